@@ -1,0 +1,2 @@
+#include "shared/config.hpp"
+// Implementation in progress (issue 2).

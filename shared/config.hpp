@@ -1,0 +1,116 @@
+// The configuration model and its loader: every rule of spec §3 and of the ADR's
+// "Config rules". The loader is the only code that reads the file; everything else gets
+// a validated Config.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "shared/verifier.hpp"
+
+namespace sb::config {
+
+inline constexpr int kDefaultMaxInflight = 8;
+inline constexpr std::string_view kV1ComputerName = "default";
+
+// A tool allowlist: every tool ("*") or a set of names. vm_status is always allowed on
+// top of it, by the caller of this type.
+struct ToolList {
+  bool all = false;
+  std::set<std::string, std::less<>> names;
+  bool allows(std::string_view tool) const { return all || names.contains(tool); }
+  friend bool operator==(const ToolList&, const ToolList&) = default;
+};
+
+// Which computers a principal may use, and which tools on each.
+struct Grant {
+  bool wildcard = false;     // computers = { "*" = [...] }: every computer, now and later
+  ToolList wildcard_tools;   // the tool list when wildcard
+  std::map<std::string, ToolList, std::less<>> named;  // computer name -> tools otherwise
+  // The tool list for `computer`, or null when this grant does not reach it.
+  const ToolList* tools_for(std::string_view computer) const;
+  friend bool operator==(const Grant&, const Grant&) = default;
+};
+
+struct Computer {
+  std::string name;
+  Verifier secret;
+  int max_inflight = kDefaultMaxInflight;  // already resolved against the global default
+};
+
+struct Client {
+  std::string name;
+  Verifier token;
+  Grant grant;
+  std::string default_computer;     // always resolved
+  std::optional<int> max_inflight;  // per-caller share on one computer
+};
+
+struct PtyAttach {
+  std::string name;
+  std::string url;
+  std::filesystem::path secret_file;  // ~/ expanded
+  std::string computer;               // always resolved
+  ToolList tools;
+  std::optional<int> max_inflight;
+  bool allow_insecure_transport = false;
+};
+
+struct Timeouts {
+  int default_secs = 60;
+  int control_secs = 15;
+  std::map<std::string, int, std::less<>> tools{{"screenshot", 10}};
+  int for_tool(std::string_view tool) const;
+};
+
+struct Config {
+  std::string listen_ip;  // as written, without brackets
+  std::uint16_t listen_port = 8790;
+  bool allow_insecure_bind = false;
+  int max_inflight = kDefaultMaxInflight;
+  bool audit_args = true;
+  std::optional<std::filesystem::path> audit_path;    // none: audit lines go to stdout
+  std::optional<std::filesystem::path> control_socket;  // this project's key; see below
+  Timeouts timeouts;
+  std::vector<Computer> computers;  // config order
+  std::vector<Client> clients;      // config order
+  std::vector<PtyAttach> pty_attaches;
+  bool v1_form = false;  // the file used [vm]
+
+  // "127.0.0.1:8790" or "[::1]:8790".
+  std::string listen_display() const;
+  // Where `serve` listens for `switchboard workers`: control_socket, or a default derived
+  // from the listen port.
+  std::filesystem::path control_socket_path() const;
+  const Computer* find_computer(std::string_view name) const;
+  std::vector<std::string> wildcard_clients() const;  // §3.11, config order
+  std::vector<std::string> unused_computers() const;  // §3.11, config order
+};
+
+// A load or validation failure. what() is the whole chain, "in <path>: <owner>: <problem>".
+class ConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Parses and validates TOML text. `home` expands a leading "~/" (empty: HOME unset).
+Config parse_config(std::string_view toml_text, std::string_view home);
+
+// Reads and parses a file; errors are prefixed "in <path>: " or "reading <path>: ".
+Config load_config_file(const std::filesystem::path& path, std::string_view home);
+
+// The result of `check`: warnings and notes for stderr, the summary line for stdout.
+struct CheckReport {
+  std::vector<std::string> stderr_lines;
+  std::string summary;
+};
+CheckReport check_report(const Config& config);
+
+}  // namespace sb::config

@@ -1,0 +1,123 @@
+#include "shared/verifier.hpp"
+
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+#include <openssl/sha.h>
+
+#include <stdexcept>
+
+namespace sb {
+namespace {
+
+constexpr std::string_view kPrefix = "sha256:";
+
+std::string_view trim(std::string_view text) {
+  const auto first = text.find_first_not_of(" \t\r\n\f\v");
+  if (first == std::string_view::npos) return {};
+  const auto last = text.find_last_not_of(" \t\r\n\f\v");
+  return text.substr(first, last - first + 1);
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::string to_hex(const unsigned char* bytes, std::size_t size) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(size * 2);
+  for (std::size_t i = 0; i < size; ++i) {
+    out.push_back(kDigits[bytes[i] >> 4]);
+    out.push_back(kDigits[bytes[i] & 0x0f]);
+  }
+  return out;
+}
+
+bool visible_ascii(std::string_view text) {
+  for (unsigned char c : text) {
+    if (c < 0x20 || c > 0x7e) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Verifier verifier_of(std::string_view secret) {
+  Verifier out;
+  SHA256(reinterpret_cast<const unsigned char*>(secret.data()), secret.size(),
+         out.digest.data());
+  return out;
+}
+
+Verifier parse_verifier(std::string_view text) {
+  text = trim(text);
+  if (!text.starts_with(kPrefix)) {
+    throw std::invalid_argument(
+        "a verifier must start with `sha256:`; make one with `switchboard hash` or "
+        "`switchboard gen-secret`");
+  }
+  const std::string_view hex = text.substr(kPrefix.size());
+  if (hex.size() % 2 != 0) {
+    throw std::invalid_argument("the verifier is not hex (odd number of digits)");
+  }
+  for (char c : hex) {
+    if (hex_value(c) < 0) throw std::invalid_argument("the verifier is not hex");
+  }
+  Verifier out;
+  if (hex.size() != out.digest.size() * 2) {
+    throw std::invalid_argument("the verifier must be 32 bytes (64 hex chars)");
+  }
+  for (std::size_t i = 0; i < out.digest.size(); ++i) {
+    out.digest[i] = static_cast<unsigned char>(hex_value(hex[2 * i]) * 16 + hex_value(hex[2 * i + 1]));
+  }
+  return out;
+}
+
+std::string render_verifier(const Verifier& verifier) {
+  return std::string(kPrefix) + to_hex(verifier.digest.data(), verifier.digest.size());
+}
+
+bool same_digest(const Verifier& a, const Verifier& b) {
+  return CRYPTO_memcmp(a.digest.data(), b.digest.data(), a.digest.size()) == 0;
+}
+
+std::optional<std::size_t> find_verifier(const std::vector<Verifier>& entries,
+                                         const Verifier& presented) {
+  std::optional<std::size_t> found;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    // No early exit: every entry is compared whatever matched before.
+    const bool match = same_digest(entries[i], presented);
+    if (match && !found) found = i;
+  }
+  return found;
+}
+
+std::optional<std::string> parse_bearer(std::string_view header_value) {
+  if (!visible_ascii(header_value)) return std::nullopt;
+  const std::string_view value = trim(header_value);
+  const auto space = value.find(' ');
+  if (space == std::string_view::npos) return std::nullopt;
+  const std::string_view scheme = value.substr(0, space);
+  static constexpr std::string_view kBearer = "bearer";
+  if (scheme.size() != kBearer.size()) return std::nullopt;
+  for (std::size_t i = 0; i < scheme.size(); ++i) {
+    const char lower = (scheme[i] >= 'A' && scheme[i] <= 'Z') ? char(scheme[i] + 32) : scheme[i];
+    if (lower != kBearer[i]) return std::nullopt;
+  }
+  const std::string_view token = trim(value.substr(space + 1));
+  if (token.empty()) return std::nullopt;
+  return std::string(token);
+}
+
+std::string generate_secret() {
+  unsigned char bytes[32];
+  if (RAND_bytes(bytes, sizeof bytes) != 1) {
+    throw std::runtime_error("OS entropy unavailable: could not draw 32 random bytes");
+  }
+  return to_hex(bytes, sizeof bytes);
+}
+
+}  // namespace sb
