@@ -1,17 +1,182 @@
+// `switchboard serve` and `switchboard workers`: wiring the supervisor together, signals,
+// reload and shutdown.
+#include <unistd.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+#include <csignal>
 #include <iostream>
 
+#include "shared/log.hpp"
 #include "supervisor/commands.hpp"
+#include "supervisor/control_socket.hpp"
+#include "supervisor/http_server.hpp"
+#include "supervisor/supervisor_state.hpp"
 
 namespace sb::supervisor {
+namespace {
 
-int run_serve(const std::string&, std::string_view) {
-  std::cerr << "Error: serve is not built yet\n";
-  return 1;
+namespace net = boost::asio;
+using namespace std::chrono_literals;
+
+// Long enough for the -32004 answers of a shutdown to be written to their callers.
+constexpr auto kShutdownDrain = 250ms;
+
+std::filesystem::path worker_binary() {
+  return std::filesystem::read_symlink("/proc/self/exe").parent_path() / "switchboard-worker";
 }
 
-int run_workers(const std::string&, std::string_view, bool) {
-  std::cerr << "Error: workers is not built yet\n";
-  return 1;
+std::string join(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& name : names) out += (out.empty() ? "" : ",") + name;
+  return out;
+}
+
+// Settings a reload cannot move under a running process (DECISIONS 5).
+void warn_about_restart_only_changes(const config::Config& before, const config::Config& after) {
+  if (before.listen_display() != after.listen_display()) {
+    log_warn("reload: `listen` changed; it applies after a restart", {{"from", before.listen_display()}, {"to", after.listen_display()}});
+  }
+  if (before.allow_insecure_bind != after.allow_insecure_bind) {
+    log_warn("reload: `allow_insecure_bind` changed; it applies after a restart");
+  }
+  if (before.audit_path != after.audit_path) log_warn("reload: `audit_path` changed; it applies after a restart");
+  if (before.control_socket_path() != after.control_socket_path()) {
+    log_warn("reload: `control_socket` changed; it applies after a restart");
+  }
+  for (const auto& attach : after.pty_attaches) {
+    const auto old = std::find_if(before.pty_attaches.begin(), before.pty_attaches.end(),
+                                  [&](const auto& candidate) { return candidate.name == attach.name; });
+    if (old == before.pty_attaches.end()) {
+      log_warn("reload: [[pty_attach]] added; it is dialled after a restart", {{"attach", attach.name}});
+    } else if (old->url != attach.url || old->secret_file != attach.secret_file) {
+      log_warn("reload: [[pty_attach]] url or secret_file changed; it applies after a restart", {{"attach", attach.name}});
+    }
+  }
+  for (const auto& attach : before.pty_attaches) {
+    const bool kept = std::any_of(after.pty_attaches.begin(), after.pty_attaches.end(),
+                                  [&](const auto& candidate) { return candidate.name == attach.name; });
+    if (!kept) log_warn("reload: [[pty_attach]] removed; it keeps dialling until a restart", {{"attach", attach.name}});
+  }
+}
+
+class Supervisor {
+ public:
+  Supervisor(std::string config_path, std::string home, std::shared_ptr<const config::Config> config)
+      : config_path_(std::move(config_path)),
+        home_(std::move(home)),
+        audit_(io_, config->audit_path),
+        workers_(io_, worker_binary(), audit_),
+        state_{config, std::make_shared<ClientTable>(config->clients), workers_, audit_},
+        http_(io_, config->listen_ip, config->listen_port, state_),
+        control_(io_, config->control_socket_path(), workers_),
+        signals_(io_, SIGHUP, SIGTERM, SIGINT),
+        drain_timer_(io_) {}
+
+  int run() {
+    const auto& config = *state_.config;
+    workers_.start(config.computers);
+    http_.start();
+    control_.start();
+    std::vector<std::string> names;
+    for (const auto& computer : config.computers) names.push_back(computer.name);
+    log_info("listening", {{"listen", config.listen_display()},
+                           {"computers", join(names)},
+                           {"clients", std::to_string(config.clients.size())},
+                           {"pty_attach", std::to_string(config.pty_attaches.size())}});
+    for (const auto& name : config.unused_computers()) {
+      log_warn("no client or pty attach may use this computer", {{"computer", name}});
+    }
+    for (const auto& name : config.wildcard_clients()) {
+      log_info("client reaches every computer, including ones added later", {{"client", name}});
+    }
+    wait_for_signal();
+    io_.run();
+    return 0;
+  }
+
+ private:
+  void wait_for_signal() {
+    signals_.async_wait([this](const boost::system::error_code& error, int signal) {
+      if (error) return;
+      if (signal == SIGHUP) {
+        reload();
+        return wait_for_signal();
+      }
+      shut_down();
+    });
+  }
+
+  void reload() {
+    std::shared_ptr<const config::Config> next;
+    try {
+      next = std::make_shared<const config::Config>(config::load_config_file(config_path_, home_));
+    } catch (const std::exception& error) {
+      log_error("reload failed; keeping the old config", {{"error", error.what()}});
+      return;
+    }
+    warn_about_restart_only_changes(*state_.config, *next);
+    // Computers first: a daemon presenting a newly added secret must never meet 4003.
+    workers_.apply(next->computers);
+    state_.clients = std::make_shared<ClientTable>(next->clients);
+    state_.config = next;
+    audit_.write("config_reloaded", nlohmann::json::object());
+    log_info("reload applied: clients, computers, in-flight limits, timeouts and pty-attach policies");
+  }
+
+  void shut_down() {
+    log_info("shutting down");
+    http_.stop();
+    control_.stop();
+    workers_.shutdown([this] {
+      audit_.stop();
+      drain_timer_.expires_after(kShutdownDrain);
+      drain_timer_.async_wait([this](const boost::system::error_code&) { io_.stop(); });
+    });
+  }
+
+  std::string config_path_;
+  std::string home_;
+  net::io_context io_;
+  AuditLog audit_;
+  WorkerRegistry workers_;
+  SupervisorState state_;
+  HttpServer http_;
+  ControlServer control_;
+  net::signal_set signals_;
+  net::steady_timer drain_timer_;
+};
+
+}  // namespace
+
+int run_serve(const std::string& config_path, std::string_view home) {
+  std::signal(SIGPIPE, SIG_IGN);
+  auto config = std::make_shared<const config::Config>(config::load_config_file(config_path, home));
+  Supervisor supervisor(config_path, std::string(home), std::move(config));
+  return supervisor.run();
+}
+
+int run_workers(const std::string& config_path, std::string_view home, bool json) {
+  const auto config = config::load_config_file(config_path, home);
+  const auto path = config.control_socket_path();
+  net::io_context io;
+  net::local::stream_protocol::socket socket(io);
+  boost::system::error_code error;
+  socket.connect(net::local::stream_protocol::endpoint(path.string()), error);
+  if (error) {
+    throw std::runtime_error("no switchboard answers on " + path.string() + " (" + error.message() +
+                             "); is `switchboard serve -c " + config_path + "` running?");
+  }
+  net::write(socket, net::buffer(std::string("workers\n")));
+  std::string reply;
+  net::read(socket, net::dynamic_buffer(reply), error);
+  if (error != net::error::eof) throw std::runtime_error("reading from " + path.string() + ": " + error.message());
+  std::cout << (json ? reply : workers_table(reply));
+  return 0;
 }
 
 }  // namespace sb::supervisor

@@ -1,0 +1,5 @@
+// Asio, Asio's SSL layer and Beast, compiled once for the whole program
+// (BOOST_ASIO_SEPARATE_COMPILATION / BOOST_BEAST_SEPARATE_COMPILATION).
+#include <boost/asio/impl/src.hpp>
+#include <boost/asio/ssl/impl/src.hpp>
+#include <boost/beast/src.hpp>

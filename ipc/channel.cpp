@@ -1,0 +1,270 @@
+#include "ipc/channel.hpp"
+
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <boost/asio/post.hpp>
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+namespace sb::ipc {
+namespace {
+
+constexpr std::size_t kStagingSize = 64 * 1024;
+constexpr std::size_t kMaxFdsPerRead = 4;
+
+}  // namespace
+
+std::pair<UniqueFd, UniqueFd> make_socket_pair() {
+  int fds[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) != 0) {
+    throw std::system_error(errno, std::generic_category(), "socketpair");
+  }
+  return {UniqueFd(fds[0]), UniqueFd(fds[1])};
+}
+
+Channel::Channel(boost::asio::io_context& io, UniqueFd socket)
+    : socket_(io, boost::asio::local::stream_protocol(), socket.release()),
+      staging_(kStagingSize) {
+  socket_.non_blocking(true);
+}
+
+void Channel::start(FrameHandler on_frame, ClosedHandler on_closed) {
+  on_frame_ = std::move(on_frame);
+  on_closed_ = std::move(on_closed);
+  wait_readable();
+}
+
+void Channel::close() {
+  on_closed_ = nullptr;  // the owner closing us needs no news of it
+  fail();
+}
+
+void Channel::fail() {
+  if (closed_) return;
+  closed_ = true;
+  boost::system::error_code ignored;
+  socket_.close(ignored);
+  outbox_.clear();
+  auto waiters = std::move(flush_waiters_);
+  for (auto& waiter : waiters) boost::asio::post(socket_.get_executor(), std::move(waiter));
+  if (on_closed_) {
+    boost::asio::post(socket_.get_executor(),
+                      [handler = std::move(on_closed_)] { handler(); });
+  }
+}
+
+// ---- reading ----
+
+void Channel::wait_readable() {
+  socket_.async_wait(boost::asio::socket_base::wait_read,
+                     [self = shared_from_this()](const boost::system::error_code& error) {
+                       if (self->closed_) return;
+                       if (error) return self->fail();
+                       self->on_readable();
+                     });
+}
+
+long Channel::receive(char* destination, std::size_t size) {
+  iovec io{destination, size};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxFdsPerRead)];
+  msghdr message{};
+  message.msg_iov = &io;
+  message.msg_iovlen = 1;
+  message.msg_control = control;
+  message.msg_controllen = sizeof control;
+  const long received = ::recvmsg(socket_.native_handle(), &message, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+  if (received < 0) return received;
+  for (cmsghdr* header = CMSG_FIRSTHDR(&message); header; header = CMSG_NXTHDR(&message, header)) {
+    if (header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS) continue;
+    const std::size_t count = (header->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (std::size_t i = 0; i < count; ++i) {
+      int fd;
+      std::memcpy(&fd, CMSG_DATA(header) + i * sizeof(int), sizeof fd);
+      received_fds_.emplace_back(fd);
+    }
+  }
+  if (message.msg_flags & MSG_CTRUNC) {
+    errno = EPROTO;  // more descriptors than any frame declares: the peer misbehaves
+    return -1;
+  }
+  return received;
+}
+
+void Channel::on_readable() {
+  // A large body is read straight into place rather than through the staging buffer.
+  const bool direct = in_frame_ && staged_begin_ == staged_end_ &&
+                      payload_filled_ >= incoming_.meta.size() &&
+                      incoming_.body.size() - (payload_filled_ - incoming_.meta.size()) >= kStagingSize;
+  long received;
+  if (direct) {
+    const std::size_t body_offset = payload_filled_ - incoming_.meta.size();
+    received = receive(incoming_.body.data() + body_offset, incoming_.body.size() - body_offset);
+    if (received > 0) payload_filled_ += static_cast<std::size_t>(received);
+  } else {
+    if (staged_begin_ == staged_end_) staged_begin_ = staged_end_ = 0;
+    received = receive(staging_.data() + staged_end_, staging_.size() - staged_end_);
+    if (received > 0) staged_end_ += static_cast<std::size_t>(received);
+  }
+  if (received < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+    return wait_readable();
+  }
+  if (received <= 0) return fail();
+  if (direct && payload_filled_ == incoming_.meta.size() + incoming_.body.size()) finish_frame();
+  if (!closed_ && !consume_staged()) return fail();
+  if (!closed_) wait_readable();
+}
+
+// Moves staged bytes into the header, meta and body of the frame being read, delivering
+// each frame as it completes. Returns false on a malformed frame.
+bool Channel::consume_staged() {
+  while (!closed_ && staged_begin_ < staged_end_) {
+    const std::size_t available = staged_end_ - staged_begin_;
+    if (!in_frame_) {
+      const std::size_t take = std::min(available, sizeof header_ - header_filled_);
+      std::memcpy(reinterpret_cast<char*>(&header_) + header_filled_, staging_.data() + staged_begin_, take);
+      header_filled_ += take;
+      staged_begin_ += take;
+      if (header_filled_ == sizeof header_ && !begin_frame()) return false;
+      continue;
+    }
+    const std::size_t meta_size = incoming_.meta.size();
+    const std::size_t payload_size = meta_size + incoming_.body.size();
+    const std::size_t take = std::min(available, payload_size - payload_filled_);
+    std::size_t copied = 0;
+    if (payload_filled_ < meta_size) {
+      const std::size_t part = std::min(take, meta_size - payload_filled_);
+      std::memcpy(incoming_.meta.data() + payload_filled_, staging_.data() + staged_begin_, part);
+      copied = part;
+    }
+    if (copied < take) {
+      const std::size_t body_offset = payload_filled_ + copied - meta_size;
+      std::memcpy(incoming_.body.data() + body_offset, staging_.data() + staged_begin_ + copied, take - copied);
+    }
+    payload_filled_ += take;
+    staged_begin_ += take;
+    if (payload_filled_ == payload_size) finish_frame();
+  }
+  return true;
+}
+
+bool Channel::begin_frame() {
+  if (header_.meta_size > kMaxMetaSize || header_.body_size > kMaxBodySize) return false;
+  incoming_ = Frame{};
+  incoming_.type = static_cast<FrameType>(header_.type);
+  incoming_.call_id = header_.call_id;
+  incoming_.meta.resize(header_.meta_size);
+  incoming_.body.resize(header_.body_size);
+  payload_filled_ = 0;
+  in_frame_ = true;
+  if (header_.meta_size + header_.body_size == 0) finish_frame();
+  return true;
+}
+
+void Channel::finish_frame() {
+  in_frame_ = false;
+  header_filled_ = 0;
+  if (header_.has_fd) {
+    if (received_fds_.empty()) return fail();
+    incoming_.fd = std::move(received_fds_.front());
+    received_fds_.pop_front();
+  }
+  Frame done = std::move(incoming_);
+  incoming_ = Frame{};
+  if (!closed_ && on_frame_) on_frame_(std::move(done));
+}
+
+// ---- writing ----
+
+void Channel::send(Frame frame) {
+  if (closed_) return;
+  Outgoing outgoing;
+  outgoing.header.meta_size = static_cast<std::uint32_t>(frame.meta.size());
+  outgoing.header.body_size = static_cast<std::uint32_t>(frame.body.size());
+  outgoing.header.call_id = frame.call_id;
+  outgoing.header.type = static_cast<std::uint16_t>(frame.type);
+  outgoing.header.has_fd = frame.fd.valid() ? 1 : 0;
+  outgoing.frame = std::move(frame);
+  outbox_.push_back(std::move(outgoing));
+  if (!waiting_writable_) write_pending();
+}
+
+void Channel::flush(std::function<void()> then) {
+  if (closed_ || outbox_.empty()) {
+    boost::asio::post(socket_.get_executor(), std::move(then));
+    return;
+  }
+  flush_waiters_.push_back(std::move(then));
+}
+
+void Channel::write_pending() {
+  while (!closed_ && !outbox_.empty()) {
+    if (!try_send(outbox_.front())) {
+      if (closed_) return;
+      waiting_writable_ = true;
+      socket_.async_wait(boost::asio::socket_base::wait_write,
+                         [self = shared_from_this()](const boost::system::error_code& error) {
+                           self->waiting_writable_ = false;
+                           if (self->closed_) return;
+                           if (error) return self->fail();
+                           self->write_pending();
+                         });
+      return;
+    }
+    outbox_.pop_front();
+  }
+  if (outbox_.empty()) {
+    auto waiters = std::move(flush_waiters_);
+    for (auto& waiter : waiters) boost::asio::post(socket_.get_executor(), std::move(waiter));
+  }
+}
+
+// Sends as much of `outgoing` as the socket takes. True when it is all sent; false when
+// the socket is full (or failed, which closes the channel).
+bool Channel::try_send(Outgoing& outgoing) {
+  while (outgoing.sent < outgoing.total()) {
+    iovec parts[3];
+    int count = 0;
+    std::size_t skip = outgoing.sent;
+    auto add = [&](const char* data, std::size_t size) {
+      if (skip >= size) {
+        skip -= size;
+        return;
+      }
+      parts[count++] = iovec{const_cast<char*>(data) + skip, size - skip};
+      skip = 0;
+    };
+    add(reinterpret_cast<const char*>(&outgoing.header), sizeof outgoing.header);
+    add(outgoing.frame.meta.data(), outgoing.frame.meta.size());
+    add(outgoing.frame.body.data(), outgoing.frame.body.size());
+
+    msghdr message{};
+    message.msg_iov = parts;
+    message.msg_iovlen = static_cast<std::size_t>(count);
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+    const bool with_fd = outgoing.frame.fd.valid();
+    if (with_fd) {
+      message.msg_control = control;
+      message.msg_controllen = sizeof control;
+      cmsghdr* header = CMSG_FIRSTHDR(&message);
+      header->cmsg_level = SOL_SOCKET;
+      header->cmsg_type = SCM_RIGHTS;
+      header->cmsg_len = CMSG_LEN(sizeof(int));
+      const int fd = outgoing.frame.fd.get();
+      std::memcpy(CMSG_DATA(header), &fd, sizeof fd);
+    }
+    const long sent = ::sendmsg(socket_.native_handle(), &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (sent < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return false;
+      fail();
+      return false;
+    }
+    // The receiver has its own copy now; ours must not linger in this process.
+    if (with_fd) outgoing.frame.fd.reset();
+    outgoing.sent += static_cast<std::size_t>(sent);
+  }
+  return true;
+}
+
+}  // namespace sb::ipc

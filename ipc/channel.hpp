@@ -1,0 +1,78 @@
+// A framed, fd-capable stream Unix socket between the supervisor and one worker.
+//
+// Reads and writes go through recvmsg/sendmsg on the non-blocking descriptor, driven by
+// Asio readiness waits, because Asio's own socket operations cannot carry SCM_RIGHTS.
+// Received descriptors are queued and handed to the frame that declared one, in order.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "ipc/frame.hpp"
+
+namespace sb::ipc {
+
+class Channel : public std::enable_shared_from_this<Channel> {
+ public:
+  using FrameHandler = std::function<void(Frame&&)>;
+  using ClosedHandler = std::function<void()>;
+
+  Channel(boost::asio::io_context& io, UniqueFd socket);
+
+  // Starts reading. `on_closed` runs once, after EOF, an error or a malformed frame; not
+  // after close(), which is the owner's own doing.
+  void start(FrameHandler on_frame, ClosedHandler on_closed);
+  void send(Frame frame);
+  // Runs `then` once every frame queued so far has been written, or the channel is closed.
+  void flush(std::function<void()> then);
+  void close();
+  bool is_open() const { return !closed_; }
+
+ private:
+  struct Outgoing {
+    WireHeader header{};
+    Frame frame;
+    std::size_t sent = 0;
+    std::size_t total() const { return sizeof header + frame.meta.size() + frame.body.size(); }
+  };
+
+  void wait_readable();
+  void on_readable();
+  bool consume_staged();
+  bool begin_frame();
+  void finish_frame();
+  long receive(char* destination, std::size_t size);
+  void write_pending();
+  bool try_send(Outgoing& outgoing);
+  void fail();
+
+  boost::asio::local::stream_protocol::socket socket_;
+  FrameHandler on_frame_;
+  ClosedHandler on_closed_;
+  bool closed_ = false;
+
+  // Reading state.
+  std::vector<char> staging_;
+  std::size_t staged_begin_ = 0;
+  std::size_t staged_end_ = 0;
+  WireHeader header_{};
+  std::size_t header_filled_ = 0;
+  bool in_frame_ = false;
+  Frame incoming_;
+  std::size_t payload_filled_ = 0;  // bytes of meta + body received so far
+  std::deque<UniqueFd> received_fds_;
+
+  // Writing state.
+  std::deque<Outgoing> outbox_;
+  bool waiting_writable_ = false;
+  std::vector<std::function<void()>> flush_waiters_;
+};
+
+// A connected pair of non-blocking, close-on-exec stream Unix sockets.
+std::pair<UniqueFd, UniqueFd> make_socket_pair();
+
+}  // namespace sb::ipc

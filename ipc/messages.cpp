@@ -1,0 +1,63 @@
+#include "ipc/messages.hpp"
+
+#include <array>
+#include <nlohmann/json.hpp>
+#include <utility>
+
+namespace sb::ipc {
+namespace {
+
+constexpr std::array<std::pair<CallStatus, std::string_view>, 5> kNames{{
+    {CallStatus::kReplied, "replied"},
+    {CallStatus::kNotAttached, "not_attached"},
+    {CallStatus::kOverloaded, "overloaded"},
+    {CallStatus::kTimeout, "timeout"},
+    {CallStatus::kDisconnected, "disconnected"},
+}};
+
+}  // namespace
+
+std::string_view to_string(CallStatus status) {
+  for (const auto& [value, name] : kNames) {
+    if (value == status) return name;
+  }
+  return "disconnected";
+}
+
+std::optional<CallStatus> call_status_from(std::string_view text) {
+  for (const auto& [value, name] : kNames) {
+    if (name == text) return value;
+  }
+  return std::nullopt;
+}
+
+std::string encode_outcome(const CallOutcome& outcome) {
+  nlohmann::json meta{{"status", to_string(outcome.status)},
+                      {"response_bytes", outcome.response_bytes},
+                      {"kind", static_cast<int>(outcome.kind)}};
+  if (outcome.error_code) meta["error_code"] = *outcome.error_code;
+  return meta.dump();
+}
+
+std::optional<CallOutcome> decode_outcome(std::string_view meta) {
+  const auto parsed = nlohmann::json::parse(meta, nullptr, false);
+  if (!parsed.is_object()) return std::nullopt;
+  const auto status = parsed.find("status");
+  const auto bytes = parsed.find("response_bytes");
+  if (status == parsed.end() || !status->is_string()) return std::nullopt;
+  if (bytes == parsed.end() || !bytes->is_number_unsigned()) return std::nullopt;
+  const auto value = call_status_from(status->get<std::string>());
+  if (!value) return std::nullopt;
+  CallOutcome outcome{*value, bytes->get<std::size_t>()};
+  const auto kind = parsed.find("kind");
+  if (kind != parsed.end() && kind->is_number_integer()) {
+    const int number = kind->get<int>();
+    if (number < 0 || number > static_cast<int>(ReplyKind::kToolError)) return std::nullopt;
+    outcome.kind = static_cast<ReplyKind>(number);
+  }
+  const auto code = parsed.find("error_code");
+  if (code != parsed.end() && code->is_number_integer()) outcome.error_code = code->get<std::int64_t>();
+  return outcome;
+}
+
+}  // namespace sb::ipc

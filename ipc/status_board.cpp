@@ -1,0 +1,132 @@
+#include "ipc/status_board.hpp"
+
+#include <boost/interprocess/mapped_region.hpp>
+#include <boost/interprocess/shared_memory_object.hpp>
+#include <cstring>
+#include <ctime>
+#include <new>
+
+namespace sb::ipc {
+
+namespace bip = boost::interprocess;
+
+namespace {
+
+constexpr std::size_t kPeerCapacity = 256;
+constexpr std::size_t kServerCapacity = 4096;
+
+// The fixed-size image of a ComputerStatus in shared memory.
+struct RecordData {
+  ComputerState state;
+  std::int32_t worker_pid;
+  std::uint32_t in_flight;
+  std::uint32_t max_in_flight;
+  std::int64_t attached_at_ms;
+  std::uint32_t peer_size;
+  std::uint32_t server_size;
+  char peer[kPeerCapacity];
+  char server[kServerCapacity];
+};
+
+}  // namespace
+
+struct BoardRecord {
+  std::atomic<std::uint64_t> sequence{0};
+  std::atomic<std::int64_t> heartbeat_ms{0};
+  RecordData data{};
+};
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
+
+std::int64_t monotonic_ms() {
+  timespec now{};
+  ::clock_gettime(CLOCK_MONOTONIC, &now);
+  return std::int64_t(now.tv_sec) * 1000 + now.tv_nsec / 1'000'000;
+}
+
+struct StatusWriter::Mapping {
+  bip::shared_memory_object object;
+  bip::mapped_region region;
+};
+
+StatusWriter::StatusWriter(const std::string& segment_name)
+    : mapping_(std::make_unique<Mapping>()) {
+  mapping_->object = bip::shared_memory_object(bip::open_only, segment_name.c_str(), bip::read_write);
+  mapping_->region = bip::mapped_region(mapping_->object, bip::read_write, 0, sizeof(BoardRecord));
+  record_ = static_cast<BoardRecord*>(mapping_->region.get_address());
+}
+
+StatusWriter::~StatusWriter() = default;
+
+void StatusWriter::publish(const ComputerStatus& status) {
+  RecordData data{};
+  data.state = status.state;
+  data.worker_pid = status.worker_pid;
+  data.in_flight = status.in_flight;
+  data.max_in_flight = status.max_in_flight;
+  data.attached_at_ms = status.attached_at_ms;
+  data.peer_size = static_cast<std::uint32_t>(std::min(status.peer.size(), kPeerCapacity));
+  std::memcpy(data.peer, status.peer.data(), data.peer_size);
+  // A serverInfo too large to keep is shown as null rather than cut into invalid JSON.
+  const std::string_view server =
+      status.server_json.size() <= kServerCapacity ? std::string_view(status.server_json) : "null";
+  data.server_size = static_cast<std::uint32_t>(server.size());
+  std::memcpy(data.server, server.data(), server.size());
+
+  const std::uint64_t sequence = record_->sequence.load(std::memory_order_relaxed);
+  record_->sequence.store(sequence + 1, std::memory_order_relaxed);  // odd: writing
+  std::atomic_thread_fence(std::memory_order_release);
+  std::memcpy(&record_->data, &data, sizeof data);
+  record_->sequence.store(sequence + 2, std::memory_order_release);  // even: stable
+}
+
+void StatusWriter::heartbeat() { record_->heartbeat_ms.store(monotonic_ms(), std::memory_order_relaxed); }
+
+struct StatusReader::Mapping {
+  bip::shared_memory_object object;
+  bip::mapped_region region;
+};
+
+StatusReader::StatusReader(std::string segment_name)
+    : name_(std::move(segment_name)), mapping_(std::make_unique<Mapping>()) {
+  bip::shared_memory_object::remove(name_.c_str());
+  mapping_->object = bip::shared_memory_object(bip::create_only, name_.c_str(), bip::read_write);
+  mapping_->object.truncate(sizeof(BoardRecord));
+  mapping_->region = bip::mapped_region(mapping_->object, bip::read_write, 0, sizeof(BoardRecord));
+  record_ = new (mapping_->region.get_address()) BoardRecord();
+}
+
+StatusReader::~StatusReader() { unlink(); }
+
+void StatusReader::unlink() { bip::shared_memory_object::remove(name_.c_str()); }
+
+ComputerStatus StatusReader::read() const {
+  RecordData data;
+  bool consistent = false;
+  // A writer stopped mid-update (SIGSTOP) must not hang the supervisor: after enough
+  // tries, report what a crashed writer would leave — nothing attached.
+  for (int attempt = 0; attempt < 1000 && !consistent; ++attempt) {
+    const std::uint64_t before = record_->sequence.load(std::memory_order_acquire);
+    if (before % 2 != 0) continue;
+    std::memcpy(&data, &record_->data, sizeof data);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    consistent = record_->sequence.load(std::memory_order_relaxed) == before;
+  }
+  if (!consistent) return ComputerStatus{};
+  ComputerStatus status;
+  status.state = data.state;
+  status.worker_pid = data.worker_pid;
+  status.in_flight = data.in_flight;
+  status.max_in_flight = data.max_in_flight;
+  status.attached_at_ms = data.attached_at_ms;
+  status.peer.assign(data.peer, std::min<std::size_t>(data.peer_size, kPeerCapacity));
+  status.server_json.assign(data.server, std::min<std::size_t>(data.server_size, kServerCapacity));
+  if (status.server_json.empty()) status.server_json = "null";
+  return status;
+}
+
+std::int64_t StatusReader::heartbeat_age_ms() const {
+  const std::int64_t beat = record_->heartbeat_ms.load(std::memory_order_relaxed);
+  return beat == 0 ? INT64_MAX : monotonic_ms() - beat;
+}
+
+}  // namespace sb::ipc

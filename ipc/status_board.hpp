@@ -1,0 +1,70 @@
+// The status board: one shared-memory record per worker, written only by that worker and
+// read by the supervisor with no round trip. A sequence counter (seqlock) makes reads
+// consistent without a lock that a crashed or stopped writer could hold.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace sb::ipc {
+
+enum class ComputerState : std::uint32_t {
+  kIdle = 0,         // no computer attached
+  kHandshaking = 1,  // socket installed, MCP initialize not answered yet
+  kReady = 2,        // calls are forwarded
+};
+
+// What a worker publishes about its computer. Plain data, copied whole.
+struct ComputerStatus {
+  ComputerState state = ComputerState::kIdle;
+  std::int32_t worker_pid = 0;
+  std::uint32_t in_flight = 0;
+  std::uint32_t max_in_flight = 0;
+  std::int64_t attached_at_ms = 0;  // wall clock, Unix epoch milliseconds
+  std::string peer;
+  std::string server_json = "null";  // the computer's serverInfo as JSON text
+};
+
+struct BoardRecord;
+
+// The worker's end: maps the segment the supervisor created.
+class StatusWriter {
+ public:
+  explicit StatusWriter(const std::string& segment_name);
+  ~StatusWriter();
+  void publish(const ComputerStatus& status);
+  // Proof of life, stamped every second from the worker's event loop.
+  void heartbeat();
+
+ private:
+  struct Mapping;
+  std::unique_ptr<Mapping> mapping_;
+  BoardRecord* record_;
+};
+
+// The supervisor's end: creates the segment before spawning the worker.
+class StatusReader {
+ public:
+  explicit StatusReader(std::string segment_name);
+  ~StatusReader();
+  const std::string& segment_name() const { return name_; }
+  // Removes the name; the mappings stay valid for both processes.
+  void unlink();
+  ComputerStatus read() const;
+  // Milliseconds since the worker's last heartbeat (large when it never beat).
+  std::int64_t heartbeat_age_ms() const;
+
+ private:
+  struct Mapping;
+  std::string name_;
+  std::unique_ptr<Mapping> mapping_;
+  BoardRecord* record_;
+};
+
+std::int64_t monotonic_ms();
+
+}  // namespace sb::ipc

@@ -1,0 +1,42 @@
+#include "shared/log.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+
+namespace sb {
+
+std::string utc_timestamp_now() {
+  using namespace std::chrono;
+  const auto now = system_clock::now();
+  const auto millis = duration_cast<milliseconds>(now.time_since_epoch()).count() % 1000;
+  const std::time_t seconds = system_clock::to_time_t(now);
+  std::tm parts{};
+  ::gmtime_r(&seconds, &parts);
+  char text[32];
+  const auto length = std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &parts);
+  char out[40];
+  std::snprintf(out, sizeof out, "%.*s.%03dZ", int(length), text, int(millis));
+  return out;
+}
+
+void log(LogLevel level, std::string_view message, std::initializer_list<LogField> fields) {
+  static constexpr const char* kNames[] = {"INFO", "WARN", "ERROR"};
+  std::string line = utc_timestamp_now();
+  line += ' ';
+  line += kNames[static_cast<int>(level)];
+  line += ' ';
+  line += message;
+  for (const auto& [key, value] : fields) {
+    line += ' ';
+    line += key;
+    line += '=';
+    line += value;
+  }
+  line += '\n';
+  // One write per line so lines from several processes on one stderr do not interleave.
+  std::fwrite(line.data(), 1, line.size(), stderr);
+  std::fflush(stderr);
+}
+
+}  // namespace sb

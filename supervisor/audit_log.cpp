@@ -1,0 +1,90 @@
+#include "supervisor/audit_log.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+#include "shared/log.hpp"
+
+namespace sb::supervisor {
+namespace {
+
+constexpr int kAuthFailuresPerWindow = 20;
+constexpr auto kAuthWindow = std::chrono::seconds(60);
+
+std::FILE* open_audit_file(const std::filesystem::path& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    throw std::runtime_error("opening the audit log " + path.string() + ": " + std::strerror(errno));
+  }
+  std::FILE* file = ::fdopen(fd, "a");
+  if (!file) {
+    ::close(fd);
+    throw std::runtime_error("opening the audit log " + path.string() + ": " + std::strerror(errno));
+  }
+  return file;
+}
+
+}  // namespace
+
+AuditLog::AuditLog(boost::asio::io_context& io, const std::optional<std::filesystem::path>& path)
+    : file_(path ? open_audit_file(*path) : stdout), owns_file_(path.has_value()), window_timer_(io) {
+  start_window();
+}
+
+AuditLog::~AuditLog() {
+  if (owns_file_) std::fclose(file_);
+}
+
+void AuditLog::stop() { window_timer_.cancel(); }
+
+void AuditLog::write(std::string_view event, nlohmann::json fields) {
+  fields["ts"] = utc_timestamp_now();
+  fields["event"] = event;
+  write_line(fields.dump());
+}
+
+void AuditLog::write_from_worker(std::string_view line) {
+  const auto parsed = nlohmann::json::parse(line, nullptr, false);
+  if (!parsed.is_object() || !parsed.contains("event")) {
+    log_warn("dropped a malformed audit line from a worker");
+    return;
+  }
+  write_line(parsed.dump());
+}
+
+void AuditLog::write_line(const std::string& line) {
+  // Write errors are ignored: the relay keeps working when the disk is full.
+  std::fwrite(line.data(), 1, line.size(), file_);
+  std::fputc('\n', file_);
+  std::fflush(file_);
+}
+
+void AuditLog::auth_failure(std::string_view event, std::string_view peer) {
+  if (written_in_window_ >= kAuthFailuresPerWindow) {
+    ++suppressed_in_window_;
+    return;
+  }
+  ++written_in_window_;
+  write(event, {{"peer", peer}});
+}
+
+void AuditLog::start_window() {
+  window_timer_.expires_after(kAuthWindow);
+  window_timer_.async_wait([this](const boost::system::error_code& error) {
+    if (error) return;
+    if (suppressed_in_window_ > 0) {
+      write("auth_failures_suppressed",
+            {{"count", suppressed_in_window_},
+             {"window_secs", std::chrono::duration_cast<std::chrono::seconds>(kAuthWindow).count()}});
+    }
+    written_in_window_ = 0;
+    suppressed_in_window_ = 0;
+    start_window();
+  });
+}
+
+}  // namespace sb::supervisor

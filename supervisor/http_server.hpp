@@ -1,0 +1,27 @@
+// The HTTP/1.1 listener: one connection object per caller, keep-alive, a 1 MiB body cap,
+// the WebSocket attach hand-over, and the hang-up watch that gives a caller's in-flight
+// share back the moment it disconnects. Beast stays in the .cpp.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <memory>
+#include <string>
+
+#include "supervisor/supervisor_state.hpp"
+
+namespace sb::supervisor {
+
+class HttpServer {
+ public:
+  // Binds now; throws std::runtime_error "binding <addr>: <reason>".
+  HttpServer(boost::asio::io_context& io, const std::string& ip, unsigned short port, SupervisorState& state);
+  ~HttpServer();
+  void start();
+  void stop();  // stops accepting; connections in progress finish
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace sb::supervisor

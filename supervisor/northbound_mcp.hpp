@@ -1,0 +1,43 @@
+// Northbound MCP (spec §6): one JSON-RPC message from a caller, already authenticated and
+// resolved to a computer, answered locally or forwarded to that computer's worker. HTTP
+// callers and pty attaches share this code.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "shared/config.hpp"
+#include "supervisor/http_types.hpp"
+#include "supervisor/worker_registry.hpp"
+
+namespace sb::supervisor {
+
+class AuditLog;
+
+// Policy for one request, resolved before any frame is sent.
+struct CallerContext {
+  std::string principal;
+  std::string computer;
+  config::ToolList tools;
+  int caller_cap = 0;  // 0: the default share
+  bool wildcard = false;
+};
+
+struct McpServices {
+  WorkerRegistry& workers;
+  AuditLog& audit;
+  std::shared_ptr<const config::Config> config;  // timeouts and audit_args, as of now
+};
+
+// The JSON text of the reply, or nothing for a notification or a response (HTTP 202).
+using McpDone = std::function<void(std::optional<std::string>)>;
+
+// Handles one message. `done` runs exactly once, unless the returned Abandon (empty when
+// nothing is pending) is called first.
+Abandon handle_mcp(const nlohmann::json& message, const CallerContext& context,
+                   const McpServices& services, McpDone done);
+
+}  // namespace sb::supervisor

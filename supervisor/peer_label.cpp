@@ -1,0 +1,42 @@
+#include "supervisor/peer_label.hpp"
+
+namespace sb::supervisor {
+namespace {
+
+constexpr std::size_t kMaxIdentity = 128;
+
+bool visible_ascii(std::string_view text) {
+  for (unsigned char c : text) {
+    if (c < 0x20 || c > 0x7e) return false;
+  }
+  return true;
+}
+
+std::string_view trim(std::string_view text) {
+  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
+  return text;
+}
+
+std::optional<std::string> usable(std::optional<std::string_view> value) {
+  if (!value || !visible_ascii(*value)) return std::nullopt;
+  const std::string_view trimmed = trim(*value);
+  if (trimmed.empty()) return std::nullopt;
+  return std::string(trimmed.substr(0, kMaxIdentity));
+}
+
+}  // namespace
+
+std::string peer_label(const std::optional<std::string_view>& tailscale_user_login,
+                       const std::optional<std::string_view>& forwarded_for,
+                       std::string_view socket_address) {
+  std::optional<std::string> identity = usable(tailscale_user_login);
+  if (!identity && forwarded_for) {
+    const std::string_view first = forwarded_for->substr(0, forwarded_for->find(','));
+    identity = usable(first);
+  }
+  if (!identity) return std::string(socket_address);
+  return *identity + " via " + std::string(socket_address);
+}
+
+}  // namespace sb::supervisor

@@ -1,0 +1,201 @@
+#include "supervisor/router.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "shared/jsonrpc.hpp"
+#include "shared/verifier.hpp"
+#include "supervisor/computer_status.hpp"
+#include "supervisor/northbound_mcp.hpp"
+
+namespace sb::supervisor {
+namespace {
+
+using json = nlohmann::json;
+
+bool is_get(const HttpRequest& request) { return request.method == "GET" || request.method == "HEAD"; }
+
+// A caller and the computer it named, both checked.
+struct Resolved {
+  const Caller* caller = nullptr;
+  std::string computer;
+  const config::ToolList* tools = nullptr;
+};
+
+class Routes {
+ public:
+  Routes(SupervisorState& state, const HttpRequest& request, Respond respond)
+      : state_(state), request_(request), respond_(std::move(respond)) {}
+
+  Abandon run() {
+    const std::string_view path = request_path(request_.target);
+    if (path == "/healthz") return get_only([&] { return text_response(200, "ok"); });
+    if (path == "/readyz") return get_only([&] { return readiness(state_.workers.any_ready()); });
+    if (path == "/computers") return get_only([&] { return with_caller([&](const Caller& caller) { return computers(caller); }); });
+    if (path == "/status") return get_only([&] { return with_caller([&](const Caller& caller) { return status(caller); }); });
+    if (path.starts_with("/readyz/")) return readyz_for(path.substr(8));
+    if (path == "/mcp") return mcp(std::nullopt);
+    if (path.starts_with("/mcp/")) return mcp(path.substr(5));
+    if (path == "/vm/attach") return reply(method_not_allowed_response("GET"));
+    return reply(empty_response(404));
+  }
+
+ private:
+  Abandon reply(HttpResponse response) {
+    respond_(std::move(response));
+    return {};
+  }
+
+  template <typename Make>
+  Abandon get_only(Make make) {
+    if (!is_get(request_)) return reply(method_not_allowed_response("GET,HEAD"));
+    return reply(make());
+  }
+
+  static HttpResponse readiness(bool ready) { return ready ? text_response(200, "ok") : text_response(503, "vm offline"); }
+
+  const Caller* authenticate() {
+    const auto token = request_.authorization ? parse_bearer(*request_.authorization) : std::nullopt;
+    const Caller* caller = state_.clients->authenticate(token);
+    if (!caller) state_.audit.auth_failure("client_auth_fail", request_.peer);
+    return caller;
+  }
+
+  template <typename Make>
+  HttpResponse with_caller(Make make) {
+    const Caller* caller = authenticate();
+    if (!caller) return unauthorized_response();
+    return make(*caller);
+  }
+
+  // The computer must be both in the caller's grant and configured now; otherwise the
+  // answer is the same 404 whichever it was.
+  std::optional<Resolved> resolve(const Caller& caller, std::string_view computer) const {
+    const config::ToolList* tools = caller.grant.tools_for(computer);
+    if (!tools || !state_.workers.view(computer)) return std::nullopt;
+    return Resolved{&caller, std::string(computer), tools};
+  }
+
+  HttpResponse computers(const Caller& caller) const {
+    json list = json::array();
+    for (const auto& name : state_.workers.names()) {
+      if (!caller.grant.tools_for(name)) continue;
+      const auto view = state_.workers.view(name);
+      list.push_back({{"attached", view->attached},
+                      {"default", name == caller.default_computer},
+                      {"name", name},
+                      {"ready", view->ready}});
+    }
+    return json_response(200, list.dump());
+  }
+
+  json status_of(const Caller& caller, const std::string& name) const {
+    const auto view = state_.workers.view(name);
+    if (!view) return json{{"attached", false}, {"computer", name}, {"ready", false}};
+    return computer_status_json(*view, caller.wildcard());
+  }
+
+  HttpResponse status(const Caller& caller) const {
+    json computers = json::array();
+    for (const auto& name : state_.workers.names()) {
+      if (caller.grant.tools_for(name)) computers.push_back(status_of(caller, name));
+    }
+    const json body{{"computers", std::move(computers)},
+                    {"switchboard", {{"name", jsonrpc::kProductName}, {"version", SWITCHBOARD_VERSION}}},
+                    {"vm", status_of(caller, caller.default_computer)}};
+    return json_response(200, body.dump());
+  }
+
+  Abandon readyz_for(std::string_view segment) {
+    if (segment.empty() || segment.find('/') != std::string_view::npos) return reply(empty_response(404));
+    if (!is_get(request_)) return reply(method_not_allowed_response("GET,HEAD"));
+    const auto computer = percent_decode(segment);
+    if (!computer) return reply(text_response(400, "invalid path segment"));
+    const Caller* caller = authenticate();
+    if (!caller) return reply(unauthorized_response());
+    const auto resolved = resolve(*caller, *computer);
+    if (!resolved) return reply(no_such_computer_response());
+    const auto view = state_.workers.view(*computer);
+    return reply(readiness(view && view->ready));
+  }
+
+  Abandon mcp(std::optional<std::string_view> segment) {
+    if (segment && (segment->empty() || segment->find('/') != std::string_view::npos)) {
+      return reply(empty_response(404));
+    }
+    const bool probe = request_.method == "GET" || request_.method == "HEAD" || request_.method == "DELETE";
+    if (!probe && request_.method != "POST") return reply(method_not_allowed_response("POST"));
+    std::optional<std::string> computer;
+    if (segment) {
+      computer = percent_decode(*segment);
+      if (!computer) return reply(text_response(400, "invalid path segment"));
+    }
+    const Caller* caller = authenticate();
+    if (!caller) return reply(unauthorized_response());
+    // MCP clients probe GET for an event stream; 405 tells them there is none.
+    if (probe) return reply(post_only_response());
+    const auto resolved = resolve(*caller, computer.value_or(caller->default_computer));
+    if (!resolved) return reply(no_such_computer_response());
+    return post_mcp(*resolved);
+  }
+
+  Abandon post_mcp(const Resolved& resolved) {
+    if (!jsonrpc::nesting_within(request_.body, jsonrpc::kMaxNesting)) return reply(parse_error());
+    const json message = json::parse(request_.body, nullptr, false);
+    if (message.is_discarded()) return reply(parse_error());
+    if (message.is_array()) {
+      return reply(json_response(
+          400, jsonrpc::error_response(nullptr, jsonrpc::kInvalidRequest, "JSON-RPC batches are not supported").dump()));
+    }
+    const CallerContext context{.principal = resolved.caller->name,
+                                .computer = resolved.computer,
+                                .tools = *resolved.tools,
+                                .caller_cap = resolved.caller->caller_cap,
+                                .wildcard = resolved.caller->wildcard()};
+    const McpServices services{state_.workers, state_.audit, state_.config};
+    return handle_mcp(message, context, services, [respond = respond_](std::optional<std::string> text) {
+      respond(text ? json_response(200, std::move(*text)) : empty_response(202));
+    });
+  }
+
+  static HttpResponse parse_error() {
+    return json_response(400, jsonrpc::error_response(nullptr, jsonrpc::kParseError, "parse error").dump());
+  }
+
+  SupervisorState& state_;
+  const HttpRequest& request_;
+  Respond respond_;
+};
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+}  // namespace
+
+std::string_view request_path(std::string_view target) { return target.substr(0, target.find('?')); }
+
+std::optional<std::string> percent_decode(std::string_view segment) {
+  std::string out;
+  for (std::size_t i = 0; i < segment.size(); ++i) {
+    if (segment[i] != '%') {
+      out.push_back(segment[i]);
+      continue;
+    }
+    if (i + 2 >= segment.size()) return std::nullopt;
+    const int high = hex_digit(segment[i + 1]);
+    const int low = hex_digit(segment[i + 2]);
+    if (high < 0 || low < 0) return std::nullopt;
+    out.push_back(static_cast<char>(high * 16 + low));
+    i += 2;
+  }
+  return out;
+}
+
+Abandon route_request(SupervisorState& state, const HttpRequest& request, Respond respond) {
+  return Routes(state, request, std::move(respond)).run();
+}
+
+}  // namespace sb::supervisor

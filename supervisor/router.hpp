@@ -1,0 +1,20 @@
+// The HTTP routes of spec §5 with DECISIONS 1–3: token first, then the computer, then
+// the body. Unknown and not-allowed computers get byte-identical 404s everywhere.
+// (GET /vm/attach is the connection's business: it needs the socket itself.)
+#pragma once
+
+#include "supervisor/http_types.hpp"
+#include "supervisor/supervisor_state.hpp"
+
+namespace sb::supervisor {
+
+// Handles one request; `respond` runs exactly once unless the returned Abandon is called.
+Abandon route_request(SupervisorState& state, const HttpRequest& request, Respond respond);
+
+// The path without its query string.
+std::string_view request_path(std::string_view target);
+
+// Decodes one path segment; nothing when it is not valid percent-encoding.
+std::optional<std::string> percent_decode(std::string_view segment);
+
+}  // namespace sb::supervisor

@@ -1,0 +1,125 @@
+// The supervisor's side of the workers: one per configured computer, keyed by the
+// computer's verifier (the name is a label). Spawns them, hands attached sockets over,
+// forwards calls with a backstop deadline, watches exits and stalls, respawns with
+// backoff, and applies a reload as a diff by verifier.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ipc/frame.hpp"
+#include "ipc/messages.hpp"
+#include "ipc/status_board.hpp"
+#include "ipc/unique_fd.hpp"
+#include "shared/config.hpp"
+
+namespace sb::supervisor {
+
+class AuditLog;
+struct Worker;
+
+struct CallRequest {
+  std::string caller;
+  int caller_cap = 0;  // 0: the default share of the socket's cap
+  std::chrono::milliseconds timeout{60'000};
+  std::string method;
+  std::string params_json;
+};
+
+struct CallResult {
+  ipc::CallStatus status = ipc::CallStatus::kDisconnected;
+  std::size_t response_bytes = 0;
+  std::string reply_without_id;  // the computer's reply object, its "id" removed
+  ipc::ReplyKind kind = ipc::ReplyKind::kOk;
+  std::optional<std::int64_t> error_code;
+};
+
+using CallCallback = std::function<void(CallResult)>;
+
+// What the routes need to know about one computer.
+struct ComputerView {
+  std::string name;
+  ipc::ComputerStatus status;
+  bool attached = false;  // a live socket holds the slot, possibly mid-handshake
+  bool ready = false;     // handshake complete and the worker alive
+};
+
+enum class HandOver { kDone, kRevoked, kWorkerUnavailable };
+
+// One row of `switchboard workers`.
+struct WorkerRow {
+  std::string computer;
+  int pid = 0;
+  std::string state;  // starting / idle / handshaking / ready / stalled / restarting
+  std::int64_t attached_for_secs = -1;
+  std::uint32_t in_flight = 0;
+  std::uint32_t max_in_flight = 0;
+  int restarts = 0;
+  std::int64_t resident_kib = 0;
+};
+
+class WorkerRegistry {
+ public:
+  WorkerRegistry(boost::asio::io_context& io, std::filesystem::path worker_binary, AuditLog& audit);
+  ~WorkerRegistry();
+
+  void start(const std::vector<config::Computer>& computers);
+  // A reload: diff by verifier (spec §11 a). Writes computer_renamed lines.
+  void apply(const std::vector<config::Computer>& computers);
+  // Closes every computer with 1001 and lets the workers exit; `done` runs when all have.
+  void shutdown(std::function<void()> done);
+
+  // Whether `presented` is some computer's verifier (every entry compared, no early exit).
+  bool knows_secret(const Verifier& presented) const;
+  // Re-resolves the verifier now and passes the socket to its worker. `socket` is taken
+  // only when the result is kDone.
+  HandOver hand_over(const Verifier& presented, ipc::UniqueFd& socket, std::string upgrade_bytes,
+                     const std::string& peer);
+
+  // Forwards one request; the callback runs exactly once unless the call is cancelled.
+  // Returns the call's id, for cancel().
+  std::uint64_t forward(std::string_view computer, CallRequest request, CallCallback done);
+  // The caller went away: its share is released now and the late reply dropped.
+  void cancel(std::uint64_t call_id);
+
+  std::optional<ComputerView> view(std::string_view computer) const;
+  std::vector<std::string> names() const;  // config order
+  bool any_ready() const;
+  std::vector<WorkerRow> rows() const;
+  std::size_t size() const { return workers_.size(); }
+  bool all_started() const;
+
+ private:
+  void spawn(const std::shared_ptr<Worker>& worker);
+  void on_frame(const std::shared_ptr<Worker>& worker, ipc::Frame&& frame);
+  void on_reply(const std::shared_ptr<Worker>& worker, ipc::Frame&& frame);
+  void on_exit(const std::shared_ptr<Worker>& worker, int exit_code);
+  void fail_in_flight(Worker& worker, ipc::CallStatus status);
+  void configure(Worker& worker);
+  void watch_stalls();
+  void retire(const std::shared_ptr<Worker>& worker, bool revoke);
+  std::shared_ptr<Worker> find(std::string_view computer) const;
+  void maybe_finish_shutdown();
+
+  boost::asio::io_context& io_;
+  std::filesystem::path worker_binary_;
+  AuditLog& audit_;
+  std::vector<std::shared_ptr<Worker>> workers_;   // config order
+  std::vector<std::shared_ptr<Worker>> retiring_;  // removed or rotated, exiting
+  std::uint64_t next_call_id_ = 1;
+  std::uint64_t next_segment_ = 1;
+  boost::asio::steady_timer stall_timer_;
+  std::function<void()> shutdown_done_;
+  bool shutting_down_ = false;
+};
+
+}  // namespace sb::supervisor

@@ -1,0 +1,435 @@
+#include "worker/computer_session.hpp"
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/websocket.hpp>
+#include <deque>
+#include <optional>
+
+#include "shared/jsonrpc.hpp"
+#include "shared/log.hpp"
+#include "worker/pending_calls.hpp"
+
+namespace sb::worker {
+namespace {
+
+namespace beast = boost::beast;
+namespace websocket = beast::websocket;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+using json = nlohmann::json;
+using namespace std::chrono_literals;
+
+constexpr auto kHandshakeTimeout = 15s;
+constexpr auto kPingInterval = 20s;
+constexpr int kSilentTicksBeforeDrop = 3;
+constexpr std::size_t kMaxMessageBytes = 16 * 1024 * 1024;
+constexpr std::size_t kOutboxLimit = 64;
+constexpr auto kCloseFlushGrace = 2s;
+constexpr std::string_view kHandshakeCaller = "openab-sb/handshake";
+
+std::string_view close_reason_text(std::uint16_t code) {
+  switch (code) {
+    case close_code::kNormal: return "normal closure";
+    case close_code::kGoingAway: return "switchboard shutting down";
+    case close_code::kAbnormal: return "connection dropped";
+    case close_code::kTooBig: return "message too big";
+    case close_code::kSilent: return "no frame from the VM within the liveness budget";
+    case close_code::kReplaced: return "replaced by a newer attach";
+    case close_code::kRevoked: return "the VM secret was revoked or rotated";
+    case close_code::kHandshakeFailed: return "MCP initialize failed or timed out";
+    default: return "closed";
+  }
+}
+
+std::int64_t wall_clock_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+ipc::CallOutcome classify_reply(const json& reply, std::size_t received_bytes) {
+  ipc::CallOutcome outcome{ipc::CallStatus::kReplied, received_bytes};
+  if (const auto error = reply.find("error"); error != reply.end()) {
+    outcome.kind = ipc::ReplyKind::kRpcError;
+    const auto code = error->is_object() ? error->find("code") : error->end();
+    if (error->is_object() && code != error->end() && code->is_number_integer()) {
+      outcome.error_code = code->get<std::int64_t>();
+    }
+    return outcome;
+  }
+  const auto result = reply.find("result");
+  if (result != reply.end() && result->is_object()) {
+    const auto is_error = result->find("isError");
+    if (is_error != result->end() && is_error->is_boolean() && is_error->get<bool>()) {
+      outcome.kind = ipc::ReplyKind::kToolError;
+    }
+  }
+  return outcome;
+}
+
+class Session final : public ComputerSession, public std::enable_shared_from_this<Session> {
+ public:
+  Session(net::io_context& io, tcp::socket socket, std::string upgrade_bytes,
+          SessionSettings settings, SessionHooks hooks)
+      : ws_(std::move(socket)),
+        upgrade_bytes_(std::move(upgrade_bytes)),
+        settings_(std::move(settings)),
+        hooks_(std::move(hooks)),
+        pending_(settings_.max_inflight),
+        tick_timer_(io),
+        flush_timer_(io) {}
+
+  void begin(std::function<void(std::shared_ptr<ComputerSession>)> installed) {
+    ws_.read_message_max(kMaxMessageBytes);
+    ws_.text(true);
+    // Liveness is ours (spec §7.8); Beast's own idle pings stay off.
+    ws_.set_option(websocket::stream_base::timeout{kHandshakeTimeout, websocket::stream_base::none(), false});
+    ws_.control_callback([this](websocket::frame_type, beast::string_view) { silent_ticks_ = 0; });
+    ws_.async_accept(net::buffer(upgrade_bytes_),
+                     [self = shared_from_this(), installed = std::move(installed)](beast::error_code error) {
+                       self->upgrade_bytes_.clear();
+                       self->upgrade_bytes_.shrink_to_fit();
+                       if (error || self->phase_ != Phase::kUpgrading) return self->finish_unupgraded();
+                       self->install();
+                       installed(self);
+                     });
+  }
+
+  void forward(std::uint64_t call_id, const std::string& caller, int caller_cap,
+               std::chrono::milliseconds timeout, const std::string& method,
+               const std::string& params_json) override {
+    if (phase_ != Phase::kReady) return reply_status(call_id, ipc::CallStatus::kNotAttached);
+    PendingCall call{.call_id = call_id, .caller = caller};
+    const auto id = pending_.add(std::move(call), caller_cap);
+    if (!id) return reply_status(call_id, ipc::CallStatus::kOverloaded);
+    arm_deadline(*id, timeout);
+    std::string frame = R"({"id":)" + std::to_string(*id) + R"(,"jsonrpc":"2.0","method":)" +
+                        json(method).dump() + R"(,"params":)" + params_json + "}";
+    enqueue(std::move(frame), /*droppable=*/false);
+    hooks_.status_changed();
+  }
+
+  void cancel(std::uint64_t call_id) override {
+    const auto id = pending_.find_by_call_id(call_id);
+    if (!id) return;
+    pending_.take(*id);  // its late reply will find no entry and be dropped
+    hooks_.status_changed();
+  }
+
+  void close(std::uint16_t code) override { begin_close(code, /*send_frame=*/true); }
+
+  void relabel(const std::string& computer) override { settings_.computer = computer; }
+
+  bool live() const override { return phase_ == Phase::kHandshaking || phase_ == Phase::kReady; }
+
+  const SessionSettings& settings() const override { return settings_; }
+
+  ipc::ComputerStatus status() const override {
+    ipc::ComputerStatus status;
+    if (!live()) return status;
+    status.state = phase_ == Phase::kReady ? ipc::ComputerState::kReady : ipc::ComputerState::kHandshaking;
+    status.in_flight = static_cast<std::uint32_t>(pending_.size());
+    status.max_in_flight = static_cast<std::uint32_t>(settings_.max_inflight);
+    status.attached_at_ms = attached_at_ms_;
+    status.peer = settings_.peer;
+    status.server_json = server_json_;
+    return status;
+  }
+
+ private:
+  enum class Phase { kUpgrading, kHandshaking, kReady, kClosing, kEnded };
+
+  // ---- lifecycle ----
+
+  void install() {
+    phase_ = Phase::kHandshaking;
+    attached_at_ms_ = wall_clock_ms();
+    attached_at_ = std::chrono::steady_clock::now();
+    read_next();
+    schedule_tick();
+    send_handshake();
+    hooks_.status_changed();
+  }
+
+  void begin_close(std::uint16_t code, bool send_frame) {
+    if (phase_ == Phase::kClosing || phase_ == Phase::kEnded) return;
+    const bool upgraded = phase_ != Phase::kUpgrading;
+    close_code_ = code;
+    phase_ = Phase::kClosing;
+    fail_all_pending();
+    outbox_.clear();
+    tick_timer_.cancel();
+    hooks_.status_changed();
+    if (!upgraded || !send_frame) return drop_connection();
+    // The close frame goes out ahead of anything still queued; a write already on the wire
+    // finishes first, which Beast orders for us.
+    ws_.async_close(websocket::close_reason(static_cast<websocket::close_code>(code), close_reason_text(code)),
+                    [self = shared_from_this()](beast::error_code) {});
+    flush_timer_.expires_after(kCloseFlushGrace);
+    flush_timer_.async_wait([self = shared_from_this()](beast::error_code error) {
+      if (!error) self->drop_connection();
+    });
+  }
+
+  void drop_connection() {
+    beast::error_code ignored;
+    beast::get_lowest_layer(ws_).shutdown(tcp::socket::shutdown_both, ignored);
+    beast::get_lowest_layer(ws_).close(ignored);
+  }
+
+  // The read loop has stopped: the session is over whatever ended it (spec §7.10).
+  void finish(std::uint16_t code_if_unclosed) {
+    if (phase_ == Phase::kEnded) return;
+    if (phase_ != Phase::kClosing) {
+      close_code_ = code_if_unclosed;
+      phase_ = Phase::kClosing;
+      fail_all_pending();
+      outbox_.clear();
+    }
+    phase_ = Phase::kEnded;
+    tick_timer_.cancel();
+    flush_timer_.cancel();
+    drop_connection();
+    const std::uint16_t code = close_code_.value_or(close_code::kNormal);
+    const auto attached_for =
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - attached_at_).count();
+    hooks_.audit(json{{"event", "vm_detach"},
+                      {"computer", settings_.computer},
+                      {"peer", settings_.peer},
+                      {"generation", settings_.generation},
+                      {"code", code},
+                      {"reason", close_reason_text(code)},
+                      {"attached_for_secs", attached_for}});
+    log_info("computer detached", {{"computer", settings_.computer},
+                                   {"peer", settings_.peer},
+                                   {"generation", std::to_string(settings_.generation)},
+                                   {"code", std::to_string(code)}});
+    hooks_.status_changed();
+    hooks_.ended();
+  }
+
+  // The upgrade never completed: no attach happened, so there is nothing to audit.
+  void finish_unupgraded() {
+    phase_ = Phase::kEnded;
+    drop_connection();
+    hooks_.ended();
+  }
+
+  void fail_all_pending() {
+    for (auto& call : pending_.take_all()) {
+      if (!call.handshake) reply_status(call.call_id, ipc::CallStatus::kDisconnected);
+    }
+  }
+
+  // ---- reading ----
+
+  void read_next() {
+    ws_.async_read(read_buffer_, [self = shared_from_this()](beast::error_code error, std::size_t) {
+      self->on_read(error);
+    });
+  }
+
+  void on_read(beast::error_code error) {
+    if (error) {
+      std::uint16_t code = close_code::kAbnormal;
+      if (error == websocket::error::closed) {
+        code = ws_.reason().code != websocket::close_code::none ? ws_.reason().code : close_code::kNormal;
+      } else if (error == websocket::error::message_too_big) {
+        code = close_code::kTooBig;
+      }
+      return finish(code);
+    }
+    silent_ticks_ = 0;
+    const auto data = read_buffer_.cdata();
+    handle_message(std::string_view(static_cast<const char*>(data.data()), data.size()));
+    read_buffer_.consume(read_buffer_.size());
+    if (phase_ != Phase::kEnded) read_next();
+  }
+
+  void handle_message(std::string_view text) {
+    json message = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (!message.is_object()) return;  // invalid JSON, arrays, scalars: ignored
+    if (message.contains("result") || message.contains("error")) return handle_response(message, text.size());
+    const auto id = message.find("id");
+    if (id == message.end()) return;  // a notification: dropped
+    handle_request_from_computer(*id, message);
+  }
+
+  void handle_response(json& message, std::size_t received_bytes) {
+    const auto id_member = message.find("id");
+    if (id_member == message.end() || !id_member->is_number_unsigned()) return;
+    auto call = pending_.take(id_member->get<std::uint64_t>());
+    if (!call) return;  // unknown, expired or cancelled: dropped silently
+    hooks_.status_changed();
+    if (call->handshake) return on_handshake_reply(message);
+    message.erase("id");
+    hooks_.reply(call->call_id, classify_reply(message, received_bytes), message.dump());
+  }
+
+  void handle_request_from_computer(const json& id, const json& message) {
+    const auto method = message.find("method");
+    json reply;
+    if (method != message.end() && method->is_string() && *method == "ping") {
+      reply = jsonrpc::result_response(id, json::object());
+    } else {
+      reply = jsonrpc::error_response(id, jsonrpc::kMethodNotFound,
+                                      "the switchboard does not serve requests from the VM");
+    }
+    enqueue(reply.dump(), /*droppable=*/true);
+  }
+
+  // ---- the MCP handshake (spec §7.4) ----
+
+  void send_handshake() {
+    PendingCall call{.caller = std::string(kHandshakeCaller), .handshake = true};
+    const auto id = pending_.add(std::move(call), 1);
+    if (!id) return;
+    arm_deadline(*id, kHandshakeTimeout);
+    const json request{{"id", *id},
+                       {"jsonrpc", "2.0"},
+                       {"method", "initialize"},
+                       {"params",
+                        {{"capabilities", json::object()},
+                         {"clientInfo", {{"name", jsonrpc::kProductName}, {"version", SWITCHBOARD_VERSION}}},
+                         {"protocolVersion", jsonrpc::kProtocolVersion}}}};
+    enqueue(request.dump(), /*droppable=*/false);
+  }
+
+  void on_handshake_reply(const json& reply) {
+    const auto result = reply.find("result");
+    if (result == reply.end()) {
+      log_warn("computer refused initialize", {{"peer", settings_.peer}, {"response", reply.dump()}});
+      return close(close_code::kHandshakeFailed);
+    }
+    const auto server = result->is_object() ? result->find("serverInfo") : result->end();
+    server_json_ = (result->is_object() && server != result->end()) ? server->dump() : "null";
+    enqueue(R"({"jsonrpc":"2.0","method":"notifications/initialized"})", /*droppable=*/false);
+    phase_ = Phase::kReady;
+    hooks_.status_changed();
+  }
+
+  // ---- deadlines ----
+
+  void arm_deadline(std::uint64_t id, std::chrono::milliseconds timeout) {
+    PendingCall* call = pending_.find(id);
+    // The timer lives in the table: taking the entry destroys it, which cancels the wait.
+    call->deadline = std::make_unique<net::steady_timer>(tick_timer_.get_executor(), timeout);
+    call->deadline->async_wait([self = shared_from_this(), id](beast::error_code error) {
+      if (!error) self->on_deadline(id);
+    });
+  }
+
+  void on_deadline(std::uint64_t id) {
+    auto call = pending_.take(id);
+    if (!call) return;
+    hooks_.status_changed();
+    if (call->handshake) {
+      if (phase_ == Phase::kClosing || phase_ == Phase::kEnded) return;
+      log_warn("initialize toward the computer failed", {{"peer", settings_.peer}, {"error", "no answer within 15 s"}});
+      return close(close_code::kHandshakeFailed);
+    }
+    reply_status(call->call_id, ipc::CallStatus::kTimeout);
+  }
+
+  void reply_status(std::uint64_t call_id, ipc::CallStatus status) {
+    hooks_.reply(call_id, ipc::CallOutcome{status, 0}, std::string());
+  }
+
+  // ---- writing ----
+
+  void enqueue(std::string text, bool droppable) {
+    if (phase_ == Phase::kClosing || phase_ == Phase::kEnded) return;
+    if (droppable && outbox_.size() >= kOutboxLimit) return;
+    outbox_.push_back(Outgoing{std::move(text), false});
+    if (!writing_) write_next();
+  }
+
+  void enqueue_ping() {
+    if (outbox_.size() >= kOutboxLimit) return;
+    outbox_.push_back(Outgoing{std::string(), true});
+    if (!writing_) write_next();
+  }
+
+  void write_next() {
+    if (outbox_.empty() || phase_ == Phase::kClosing || phase_ == Phase::kEnded) {
+      writing_ = false;
+      return;
+    }
+    writing_ = true;
+    auto done = [self = shared_from_this()](beast::error_code error, std::size_t = 0) {
+      if (!self->outbox_.empty()) self->outbox_.pop_front();
+      if (error) {
+        self->writing_ = false;
+        return;  // the read side sees the broken socket and ends the session
+      }
+      self->write_next();
+    };
+    if (outbox_.front().ping) {
+      ws_.async_ping({}, [done](beast::error_code error) { done(error); });
+    } else {
+      ws_.async_write(net::buffer(outbox_.front().text), done);
+    }
+  }
+
+  // ---- liveness (spec §7.8) ----
+
+  void schedule_tick() {
+    tick_timer_.expires_after(kPingInterval);
+    tick_timer_.async_wait([self = shared_from_this()](beast::error_code error) {
+      if (!error) self->on_tick();
+    });
+  }
+
+  void on_tick() {
+    if (!live()) return;
+    if (++silent_ticks_ >= kSilentTicksBeforeDrop) {
+      log_info("computer silent past the ping budget", {{"peer", settings_.peer}});
+      return close(close_code::kSilent);
+    }
+    enqueue_ping();
+    schedule_tick();
+  }
+
+  struct Outgoing {
+    std::string text;
+    bool ping = false;
+  };
+
+  websocket::stream<tcp::socket> ws_;
+  std::string upgrade_bytes_;
+  SessionSettings settings_;
+  SessionHooks hooks_;
+  Phase phase_ = Phase::kUpgrading;
+  PendingCalls pending_;
+  beast::flat_buffer read_buffer_;
+  std::deque<Outgoing> outbox_;
+  bool writing_ = false;
+  net::steady_timer tick_timer_;
+  net::steady_timer flush_timer_;
+  int silent_ticks_ = 0;
+  std::optional<std::uint16_t> close_code_;
+  std::chrono::steady_clock::time_point attached_at_{};
+  std::int64_t attached_at_ms_ = 0;
+  std::string server_json_ = "null";
+};
+
+}  // namespace
+
+std::shared_ptr<ComputerSession> start_session(net::io_context& io, ipc::UniqueFd socket,
+                                               std::string upgrade_bytes, SessionSettings settings,
+                                               SessionHooks hooks,
+                                               std::function<void(std::shared_ptr<ComputerSession>)> installed) {
+  sockaddr_storage address{};
+  socklen_t length = sizeof address;
+  ::getsockname(socket.get(), reinterpret_cast<sockaddr*>(&address), &length);
+  const tcp protocol = address.ss_family == AF_INET6 ? tcp::v6() : tcp::v4();
+  tcp::socket stream(io, protocol, socket.release());
+  auto session = std::make_shared<Session>(io, std::move(stream), std::move(upgrade_bytes),
+                                           std::move(settings), std::move(hooks));
+  session->begin(std::move(installed));
+  return session;
+}
+
+}  // namespace sb::worker

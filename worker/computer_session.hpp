@@ -1,0 +1,75 @@
+// The southbound MCP session with one attached computer (spec §7): the switchboard is the
+// MCP client on a WebSocket the computer dialled. Beast stays in the .cpp.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <boost/asio/io_context.hpp>
+#include <nlohmann/json.hpp>
+
+#include "ipc/messages.hpp"
+#include "ipc/status_board.hpp"
+#include "ipc/unique_fd.hpp"
+
+namespace sb::worker {
+
+struct SessionSettings {
+  std::string computer;  // the label now; relabel() changes it
+  std::uint64_t generation = 0;
+  int max_inflight = 8;  // fixed for the socket's life
+  std::string peer;
+};
+
+// What a session tells the worker.
+struct SessionHooks {
+  std::function<void(std::uint64_t call_id, const ipc::CallOutcome&, std::string body)> reply;
+  std::function<void(nlohmann::json event)> audit;
+  std::function<void()> status_changed;
+  std::function<void()> ended;  // once, after cleanup and the vm_detach line
+};
+
+// WebSocket close codes the switchboard sends (spec §7.9).
+namespace close_code {
+inline constexpr std::uint16_t kNormal = 1000;
+inline constexpr std::uint16_t kGoingAway = 1001;
+inline constexpr std::uint16_t kAbnormal = 1006;  // recorded only: nothing can be sent
+inline constexpr std::uint16_t kTooBig = 1009;
+inline constexpr std::uint16_t kSilent = 1011;
+inline constexpr std::uint16_t kReplaced = 4002;
+inline constexpr std::uint16_t kRevoked = 4003;
+inline constexpr std::uint16_t kHandshakeFailed = 4005;
+}  // namespace close_code
+
+class ComputerSession {
+ public:
+  virtual ~ComputerSession() = default;
+
+  // A forwarded request; the outcome always comes back through hooks.reply, unless the
+  // call is cancelled first. `caller_cap` 0 means the default share.
+  virtual void forward(std::uint64_t call_id, const std::string& caller, int caller_cap,
+                       std::chrono::milliseconds timeout, const std::string& method,
+                       const std::string& params_json) = 0;
+  // The caller went away: forget the call and release its share now.
+  virtual void cancel(std::uint64_t call_id) = 0;
+  // Closes with `code` unless a close is already under way (the first code wins).
+  virtual void close(std::uint16_t code) = 0;
+  virtual void relabel(const std::string& computer) = 0;
+  virtual bool live() const = 0;  // installed and not closing
+  virtual ipc::ComputerStatus status() const = 0;
+  virtual const SessionSettings& settings() const = 0;
+};
+
+// Completes the WebSocket upgrade on `socket` (the supervisor read the request; its bytes
+// and anything read past them are in `upgrade_bytes`), then runs the session. `installed`
+// runs once the 101 is sent, before the MCP handshake starts; if the upgrade fails the
+// session ends without ever calling it.
+std::shared_ptr<ComputerSession> start_session(boost::asio::io_context& io, ipc::UniqueFd socket,
+                                               std::string upgrade_bytes, SessionSettings settings,
+                                               SessionHooks hooks,
+                                               std::function<void(std::shared_ptr<ComputerSession>)> installed);
+
+}  // namespace sb::worker

@@ -1,0 +1,35 @@
+// switchboard-worker: started by the supervisor, never by hand.
+#include <csignal>
+#include <cstdlib>
+#include <exception>
+#include <iostream>
+#include <string>
+#include <string_view>
+
+#include "shared/log.hpp"
+#include "worker/worker_app.hpp"
+
+int main(int argc, char** argv) {
+  std::string status_segment;
+  int channel_fd = -1;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string_view flag = argv[i];
+    if (flag == "--channel-fd") channel_fd = std::atoi(argv[i + 1]);
+    if (flag == "--status-segment") status_segment = argv[i + 1];
+  }
+  if (channel_fd < 0 || status_segment.empty()) {
+    std::cerr << "switchboard-worker is started by `switchboard serve`, not by hand\n";
+    return 2;
+  }
+  std::signal(SIGPIPE, SIG_IGN);
+  try {
+    boost::asio::io_context io;
+    sb::worker::WorkerApp app(io, sb::ipc::UniqueFd(channel_fd), status_segment);
+    app.start();
+    io.run();
+  } catch (const std::exception& error) {
+    sb::log_error("worker failed", {{"error", error.what()}});
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,49 @@
+#include "worker/pending_calls.hpp"
+
+namespace sb::worker {
+
+std::optional<std::uint64_t> PendingCalls::add(PendingCall call, int caller_cap) {
+  const int cap = caller_cap > 0 ? caller_cap : default_caller_cap();
+  int& mine = per_caller_[call.caller];
+  if (static_cast<int>(calls_.size()) >= max_inflight_ || mine >= cap) {
+    if (mine == 0) per_caller_.erase(call.caller);
+    return std::nullopt;
+  }
+  ++mine;
+  const std::uint64_t id = next_id_++;
+  calls_.emplace(id, std::move(call));
+  return id;
+}
+
+std::optional<PendingCall> PendingCalls::take(std::uint64_t id) {
+  const auto found = calls_.find(id);
+  if (found == calls_.end()) return std::nullopt;
+  PendingCall call = std::move(found->second);
+  calls_.erase(found);
+  const auto count = per_caller_.find(call.caller);
+  if (count != per_caller_.end() && --count->second <= 0) per_caller_.erase(count);
+  return call;
+}
+
+PendingCall* PendingCalls::find(std::uint64_t id) {
+  const auto found = calls_.find(id);
+  return found == calls_.end() ? nullptr : &found->second;
+}
+
+std::optional<std::uint64_t> PendingCalls::find_by_call_id(std::uint64_t call_id) const {
+  for (const auto& [id, call] : calls_) {
+    if (!call.handshake && call.call_id == call_id) return id;
+  }
+  return std::nullopt;
+}
+
+std::vector<PendingCall> PendingCalls::take_all() {
+  std::vector<PendingCall> all;
+  all.reserve(calls_.size());
+  for (auto& [id, call] : calls_) all.push_back(std::move(call));
+  calls_.clear();
+  per_caller_.clear();
+  return all;
+}
+
+}  // namespace sb::worker

@@ -1,0 +1,48 @@
+// The pending table of one computer socket: which internal ids are awaiting a reply, for
+// whom, and the two in-flight caps (computer-wide and per caller, spec §8.1–8.2).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/asio/steady_timer.hpp>
+
+namespace sb::worker {
+
+struct PendingCall {
+  std::uint64_t call_id = 0;  // the supervisor's id; 0 for the handshake
+  std::string caller;
+  bool handshake = false;
+  std::unique_ptr<boost::asio::steady_timer> deadline;
+};
+
+class PendingCalls {
+ public:
+  explicit PendingCalls(int max_inflight) : max_inflight_(max_inflight) {}
+
+  // The per-caller share when none is configured: half the socket's cap, rounded up.
+  int default_caller_cap() const { return (max_inflight_ + 1) / 2; }
+  int max_inflight() const { return max_inflight_; }
+  std::size_t size() const { return calls_.size(); }
+
+  // Registers a call and returns its fresh id, or nothing when a cap is full.
+  // `caller_cap` 0 means the default share.
+  std::optional<std::uint64_t> add(PendingCall call, int caller_cap);
+  std::optional<PendingCall> take(std::uint64_t id);
+  PendingCall* find(std::uint64_t id);
+  // The id of the pending call the supervisor knows as `call_id`, if any.
+  std::optional<std::uint64_t> find_by_call_id(std::uint64_t call_id) const;
+  std::vector<PendingCall> take_all();
+
+ private:
+  int max_inflight_;
+  std::uint64_t next_id_ = 1;  // ids are never reused on one socket
+  std::map<std::uint64_t, PendingCall> calls_;
+  std::map<std::string, int, std::less<>> per_caller_;
+};
+
+}  // namespace sb::worker

@@ -1,0 +1,49 @@
+// The worker process's one object: takes frames from the supervisor, owns the current
+// computer session, publishes status and heartbeats, and decides when to exit.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "ipc/channel.hpp"
+#include "ipc/status_board.hpp"
+#include "worker/computer_session.hpp"
+
+namespace sb::worker {
+
+class WorkerApp {
+ public:
+  WorkerApp(boost::asio::io_context& io, ipc::UniqueFd channel, const std::string& status_segment);
+  void start();
+
+ private:
+  void on_frame(ipc::Frame&& frame);
+  void on_configure(const ipc::Frame& frame);
+  void on_attach(ipc::Frame&& frame);
+  void on_call(const ipc::Frame& frame);
+  void on_installed(const std::shared_ptr<ComputerSession>& session);
+  void on_session_ended(const ComputerSession* session);
+  void leave(std::uint16_t close_code);
+  void stop_when_idle();
+  void publish();
+  void audit(nlohmann::json event);
+  void send_reply(std::uint64_t call_id, const ipc::CallOutcome& outcome, std::string body);
+  void beat();
+
+  boost::asio::io_context& io_;
+  std::shared_ptr<ipc::Channel> channel_;
+  ipc::StatusWriter status_;
+  boost::asio::steady_timer heartbeat_timer_;
+  boost::asio::signal_set termination_signals_;
+  std::string computer_;
+  int next_max_inflight_ = 8;
+  std::shared_ptr<ComputerSession> current_;
+  int open_sessions_ = 0;
+  bool leaving_ = false;
+};
+
+}  // namespace sb::worker
