@@ -31,8 +31,8 @@ struct ToolList {
 
 // Which computers a principal may use, and which tools on each.
 struct Grant {
-  bool wildcard = false;     // computers = { "*" = [...] }: every computer, now and later
-  ToolList wildcard_tools;   // the tool list when wildcard
+  bool wildcard = false;    // computers = { "*" = [...] }: every computer, now and later
+  ToolList wildcard_tools;  // the tool list when wildcard
   std::map<std::string, ToolList, std::less<>> named;  // computer name -> tools otherwise
   // The tool list for `computer`, or null when this grant does not reach it.
   const ToolList* tools_for(std::string_view computer) const;
@@ -71,12 +71,12 @@ struct Timeouts {
 };
 
 struct Config {
-  std::string listen_ip;  // as written, without brackets
+  std::string listen_ip = "127.0.0.1";  // as written, without brackets
   std::uint16_t listen_port = 8790;
   bool allow_insecure_bind = false;
   int max_inflight = kDefaultMaxInflight;
   bool audit_args = true;
-  std::optional<std::filesystem::path> audit_path;    // none: audit lines go to stdout
+  std::optional<std::filesystem::path> audit_path;      // none: audit lines go to stdout
   std::optional<std::filesystem::path> control_socket;  // this project's key; see below
   Timeouts timeouts;
   std::vector<Computer> computers;  // config order

@@ -36,9 +36,13 @@ std::string to_hex(const unsigned char* bytes, std::size_t size) {
   return out;
 }
 
+// "Visible ASCII" as the reference's HTTP library defines it for header values: printable
+// characters plus horizontal tab. A tab is therefore kept (it does not split the scheme from
+// the token, and is trimmed at the ends), while any other control or non-ASCII byte makes
+// the header carry no token.
 bool visible_ascii(std::string_view text) {
   for (unsigned char c : text) {
-    if (c < 0x20 || c > 0x7e) return false;
+    if ((c < 0x20 && c != '\t') || c > 0x7e) return false;
   }
   return true;
 }
@@ -47,8 +51,7 @@ bool visible_ascii(std::string_view text) {
 
 Verifier verifier_of(std::string_view secret) {
   Verifier out;
-  SHA256(reinterpret_cast<const unsigned char*>(secret.data()), secret.size(),
-         out.digest.data());
+  SHA256(reinterpret_cast<const unsigned char*>(secret.data()), secret.size(), out.digest.data());
   return out;
 }
 
@@ -71,7 +74,8 @@ Verifier parse_verifier(std::string_view text) {
     throw std::invalid_argument("the verifier must be 32 bytes (64 hex chars)");
   }
   for (std::size_t i = 0; i < out.digest.size(); ++i) {
-    out.digest[i] = static_cast<unsigned char>(hex_value(hex[2 * i]) * 16 + hex_value(hex[2 * i + 1]));
+    out.digest[i] =
+        static_cast<unsigned char>(hex_value(hex[2 * i]) * 16 + hex_value(hex[2 * i + 1]));
   }
   return out;
 }
