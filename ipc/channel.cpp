@@ -25,8 +25,7 @@ std::pair<UniqueFd, UniqueFd> make_socket_pair() {
 }
 
 Channel::Channel(boost::asio::io_context& io, UniqueFd socket)
-    : socket_(io, boost::asio::local::stream_protocol(), socket.release()),
-      staging_(kStagingSize) {
+    : socket_(io, boost::asio::local::stream_protocol(), socket.release()), staging_(kStagingSize) {
   socket_.non_blocking(true);
 }
 
@@ -50,8 +49,7 @@ void Channel::fail() {
   auto waiters = std::move(flush_waiters_);
   for (auto& waiter : waiters) boost::asio::post(socket_.get_executor(), std::move(waiter));
   if (on_closed_) {
-    boost::asio::post(socket_.get_executor(),
-                      [handler = std::move(on_closed_)] { handler(); });
+    boost::asio::post(socket_.get_executor(), [handler = std::move(on_closed_)] { handler(); });
   }
 }
 
@@ -74,7 +72,8 @@ long Channel::receive(char* destination, std::size_t size) {
   message.msg_iovlen = 1;
   message.msg_control = control;
   message.msg_controllen = sizeof control;
-  const long received = ::recvmsg(socket_.native_handle(), &message, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+  const long received =
+      ::recvmsg(socket_.native_handle(), &message, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
   if (received < 0) return received;
   for (cmsghdr* header = CMSG_FIRSTHDR(&message); header; header = CMSG_NXTHDR(&message, header)) {
     if (header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS) continue;
@@ -94,9 +93,9 @@ long Channel::receive(char* destination, std::size_t size) {
 
 void Channel::on_readable() {
   // A large body is read straight into place rather than through the staging buffer.
-  const bool direct = in_frame_ && staged_begin_ == staged_end_ &&
-                      payload_filled_ >= incoming_.meta.size() &&
-                      incoming_.body.size() - (payload_filled_ - incoming_.meta.size()) >= kStagingSize;
+  const bool direct =
+      in_frame_ && staged_begin_ == staged_end_ && payload_filled_ >= incoming_.meta.size() &&
+      incoming_.body.size() - (payload_filled_ - incoming_.meta.size()) >= kStagingSize;
   long received;
   if (direct) {
     const std::size_t body_offset = payload_filled_ - incoming_.meta.size();
@@ -123,7 +122,8 @@ bool Channel::consume_staged() {
     const std::size_t available = staged_end_ - staged_begin_;
     if (!in_frame_) {
       const std::size_t take = std::min(available, sizeof header_ - header_filled_);
-      std::memcpy(reinterpret_cast<char*>(&header_) + header_filled_, staging_.data() + staged_begin_, take);
+      std::memcpy(reinterpret_cast<char*>(&header_) + header_filled_,
+                  staging_.data() + staged_begin_, take);
       header_filled_ += take;
       staged_begin_ += take;
       if (header_filled_ == sizeof header_ && !begin_frame()) return false;
@@ -140,7 +140,8 @@ bool Channel::consume_staged() {
     }
     if (copied < take) {
       const std::size_t body_offset = payload_filled_ + copied - meta_size;
-      std::memcpy(incoming_.body.data() + body_offset, staging_.data() + staged_begin_ + copied, take - copied);
+      std::memcpy(incoming_.body.data() + body_offset, staging_.data() + staged_begin_ + copied,
+                  take - copied);
     }
     payload_filled_ += take;
     staged_begin_ += take;

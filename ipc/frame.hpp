@@ -18,9 +18,9 @@ enum class FrameType : std::uint16_t {
   kRevoke = 5,     // close the computer with 4003 and exit
   kShutdown = 6,   // close the computer with 1001 and exit
   // worker -> supervisor
-  kHello = 101,    // meta: {"pid"}: the worker is up and has mapped its status record
-  kReply = 102,    // call_id; meta: CallOutcome fields; body: the reply without its "id"
-  kEvent = 103,    // body: one audit line's JSON object (without "ts")
+  kHello = 101,  // meta: {"pid"}: the worker is up and has mapped its status record
+  kReply = 102,  // call_id; meta: CallOutcome fields; body: the reply without its "id"
+  kEvent = 103,  // body: one audit line's JSON object (without "ts")
 };
 
 struct Frame {

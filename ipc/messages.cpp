@@ -56,7 +56,8 @@ std::optional<CallOutcome> decode_outcome(std::string_view meta) {
     outcome.kind = static_cast<ReplyKind>(number);
   }
   const auto code = parsed.find("error_code");
-  if (code != parsed.end() && code->is_number_integer()) outcome.error_code = code->get<std::int64_t>();
+  if (code != parsed.end() && code->is_number_integer())
+    outcome.error_code = code->get<std::int64_t>();
   return outcome;
 }
 

@@ -50,7 +50,8 @@ struct StatusWriter::Mapping {
 
 StatusWriter::StatusWriter(const std::string& segment_name)
     : mapping_(std::make_unique<Mapping>()) {
-  mapping_->object = bip::shared_memory_object(bip::open_only, segment_name.c_str(), bip::read_write);
+  mapping_->object =
+      bip::shared_memory_object(bip::open_only, segment_name.c_str(), bip::read_write);
   mapping_->region = bip::mapped_region(mapping_->object, bip::read_write, 0, sizeof(BoardRecord));
   record_ = static_cast<BoardRecord*>(mapping_->region.get_address());
 }
@@ -79,7 +80,9 @@ void StatusWriter::publish(const ComputerStatus& status) {
   record_->sequence.store(sequence + 2, std::memory_order_release);  // even: stable
 }
 
-void StatusWriter::heartbeat() { record_->heartbeat_ms.store(monotonic_ms(), std::memory_order_relaxed); }
+void StatusWriter::heartbeat() {
+  record_->heartbeat_ms.store(monotonic_ms(), std::memory_order_relaxed);
+}
 
 struct StatusReader::Mapping {
   bip::shared_memory_object object;
@@ -95,9 +98,13 @@ StatusReader::StatusReader(std::string segment_name)
   record_ = new (mapping_->region.get_address()) BoardRecord();
 }
 
-StatusReader::~StatusReader() { unlink(); }
+StatusReader::~StatusReader() {
+  unlink();
+}
 
-void StatusReader::unlink() { bip::shared_memory_object::remove(name_.c_str()); }
+void StatusReader::unlink() {
+  bip::shared_memory_object::remove(name_.c_str());
+}
 
 ComputerStatus StatusReader::read() const {
   RecordData data;

@@ -52,7 +52,8 @@ json result_response(const json& id, json result) {
 }
 
 json text_tool_result(std::string_view text, bool is_error) {
-  return json{{"content", json::array({{{"text", text}, {"type", "text"}}})}, {"isError", is_error}};
+  return json{{"content", json::array({{{"text", text}, {"type", "text"}}})},
+              {"isError", is_error}};
 }
 
 }  // namespace sb::jsonrpc

@@ -18,12 +18,14 @@ constexpr auto kAuthWindow = std::chrono::seconds(60);
 std::FILE* open_audit_file(const std::filesystem::path& path) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) {
-    throw std::runtime_error("opening the audit log " + path.string() + ": " + std::strerror(errno));
+    throw std::runtime_error("opening the audit log " + path.string() + ": " +
+                             std::strerror(errno));
   }
   std::FILE* file = ::fdopen(fd, "a");
   if (!file) {
     ::close(fd);
-    throw std::runtime_error("opening the audit log " + path.string() + ": " + std::strerror(errno));
+    throw std::runtime_error("opening the audit log " + path.string() + ": " +
+                             std::strerror(errno));
   }
   return file;
 }
@@ -31,7 +33,9 @@ std::FILE* open_audit_file(const std::filesystem::path& path) {
 }  // namespace
 
 AuditLog::AuditLog(boost::asio::io_context& io, const std::optional<std::filesystem::path>& path)
-    : file_(path ? open_audit_file(*path) : stdout), owns_file_(path.has_value()), window_timer_(io) {
+    : file_(path ? open_audit_file(*path) : stdout),
+      owns_file_(path.has_value()),
+      window_timer_(io) {
   start_window();
 }
 
@@ -39,7 +43,9 @@ AuditLog::~AuditLog() {
   if (owns_file_) std::fclose(file_);
 }
 
-void AuditLog::stop() { window_timer_.cancel(); }
+void AuditLog::stop() {
+  window_timer_.cancel();
+}
 
 void AuditLog::write(std::string_view event, nlohmann::json fields) {
   fields["ts"] = utc_timestamp_now();
@@ -77,9 +83,10 @@ void AuditLog::start_window() {
   window_timer_.async_wait([this](const boost::system::error_code& error) {
     if (error) return;
     if (suppressed_in_window_ > 0) {
-      write("auth_failures_suppressed",
-            {{"count", suppressed_in_window_},
-             {"window_secs", std::chrono::duration_cast<std::chrono::seconds>(kAuthWindow).count()}});
+      write(
+          "auth_failures_suppressed",
+          {{"count", suppressed_in_window_},
+           {"window_secs", std::chrono::duration_cast<std::chrono::seconds>(kAuthWindow).count()}});
     }
     written_in_window_ = 0;
     suppressed_in_window_ = 0;

@@ -3,7 +3,8 @@
 namespace sb::supervisor {
 
 Caller caller_from(const config::Client& client) {
-  return Caller{client.name, client.grant, client.default_computer, client.max_inflight.value_or(0)};
+  return Caller{client.name, client.grant, client.default_computer,
+                client.max_inflight.value_or(0)};
 }
 
 Caller caller_from(const config::PtyAttach& attach) {

@@ -11,7 +11,8 @@ nlohmann::json computer_status_json(const ComputerView& view, bool show_internal
                           std::chrono::system_clock::now().time_since_epoch())
                           .count();
   json status{{"attached", true},
-              {"attached_for_secs", std::max<std::int64_t>(0, (now_ms - view.status.attached_at_ms) / 1000)},
+              {"attached_for_secs",
+               std::max<std::int64_t>(0, (now_ms - view.status.attached_at_ms) / 1000)},
               {"computer", view.name},
               {"max_in_flight", view.status.max_in_flight},
               {"ready", view.ready},

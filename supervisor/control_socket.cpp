@@ -23,27 +23,29 @@ struct ControlServer::Impl : std::enable_shared_from_this<ControlServer::Impl> {
       : acceptor(io), path(std::move(path)), workers(workers) {}
 
   void accept() {
-    acceptor.async_accept([self = shared_from_this()](boost::system::error_code error, local::socket socket) {
-      if (error == net::error::operation_aborted || !self->acceptor.is_open()) return;
-      if (!error) self->answer(std::make_shared<local::socket>(std::move(socket)));
-      self->accept();
-    });
+    acceptor.async_accept(
+        [self = shared_from_this()](boost::system::error_code error, local::socket socket) {
+          if (error == net::error::operation_aborted || !self->acceptor.is_open()) return;
+          if (!error) self->answer(std::make_shared<local::socket>(std::move(socket)));
+          self->accept();
+        });
   }
 
   // One request line in, one JSON document out, then the connection closes.
   void answer(std::shared_ptr<local::socket> socket) {
     auto request = std::make_shared<net::streambuf>(256);
-    net::async_read_until(*socket, *request, '\n',
-                          [self = shared_from_this(), socket, request](boost::system::error_code error, std::size_t) {
-                            if (error) return;
-                            std::string line;
-                            std::istream(request.get()) >> line;
-                            auto reply = std::make_shared<std::string>(
-                                line == "workers" ? workers_json(self->workers.rows()) + "\n"
-                                                  : std::string("{\"error\":\"unknown request\"}\n"));
-                            net::async_write(*socket, net::buffer(*reply),
-                                             [socket, reply](boost::system::error_code, std::size_t) {});
-                          });
+    net::async_read_until(
+        *socket, *request, '\n',
+        [self = shared_from_this(), socket, request](boost::system::error_code error, std::size_t) {
+          if (error) return;
+          std::string line;
+          std::istream(request.get()) >> line;
+          auto reply = std::make_shared<std::string>(
+              line == "workers" ? workers_json(self->workers.rows()) + "\n"
+                                : std::string("{\"error\":\"unknown request\"}\n"));
+          net::async_write(*socket, net::buffer(*reply),
+                           [socket, reply](boost::system::error_code, std::size_t) {});
+        });
   }
 
   local::acceptor acceptor;
@@ -51,7 +53,8 @@ struct ControlServer::Impl : std::enable_shared_from_this<ControlServer::Impl> {
   const WorkerRegistry& workers;
 };
 
-ControlServer::ControlServer(net::io_context& io, std::filesystem::path path, const WorkerRegistry& workers)
+ControlServer::ControlServer(net::io_context& io, std::filesystem::path path,
+                             const WorkerRegistry& workers)
     : impl_(std::make_shared<Impl>(io, std::move(path), workers)) {
   const auto& where = impl_->path;
   if (std::filesystem::exists(std::filesystem::symlink_status(where))) {
@@ -76,9 +79,13 @@ ControlServer::ControlServer(net::io_context& io, std::filesystem::path path, co
   }
 }
 
-ControlServer::~ControlServer() { stop(); }
+ControlServer::~ControlServer() {
+  stop();
+}
 
-void ControlServer::start() { impl_->accept(); }
+void ControlServer::start() {
+  impl_->accept();
+}
 
 void ControlServer::stop() {
   if (!impl_->acceptor.is_open()) return;
@@ -93,7 +100,8 @@ std::string workers_json(const std::vector<WorkerRow>& rows) {
     list.push_back({{"computer", row.computer},
                     {"pid", row.pid},
                     {"state", row.state},
-                    {"attached_for_secs", row.attached_for_secs >= 0 ? json(row.attached_for_secs) : json(nullptr)},
+                    {"attached_for_secs",
+                     row.attached_for_secs >= 0 ? json(row.attached_for_secs) : json(nullptr)},
                     {"in_flight", row.in_flight},
                     {"max_in_flight", row.max_in_flight},
                     {"restarts", row.restarts},
@@ -105,19 +113,22 @@ std::string workers_json(const std::vector<WorkerRow>& rows) {
 std::string workers_table(const std::string& json_text) {
   const json document = json::parse(json_text);
   std::ostringstream out;
-  out << std::left << std::setw(20) << "COMPUTER" << std::setw(9) << "PID" << std::setw(13) << "STATE"
-      << std::setw(14) << "ATTACHED" << std::setw(11) << "IN-FLIGHT" << std::setw(10) << "RESTARTS"
+  out << std::left << std::setw(20) << "COMPUTER" << std::setw(9) << "PID" << std::setw(13)
+      << "STATE" << std::setw(14) << "ATTACHED" << std::setw(11) << "IN-FLIGHT" << std::setw(10)
+      << "RESTARTS"
       << "MEMORY\n";
   for (const auto& row : document.at("workers")) {
     const std::string attached =
-        row.at("attached_for_secs").is_null() ? "-" : std::to_string(row.at("attached_for_secs").get<long>()) + "s";
+        row.at("attached_for_secs").is_null()
+            ? "-"
+            : std::to_string(row.at("attached_for_secs").get<long>()) + "s";
     const std::string in_flight = std::to_string(row.at("in_flight").get<unsigned>()) + "/" +
                                   std::to_string(row.at("max_in_flight").get<unsigned>());
     const std::string memory = std::to_string(row.at("resident_kib").get<long>() / 1024) + " MiB";
     out << std::left << std::setw(20) << row.at("computer").get<std::string>() << std::setw(9)
-        << row.at("pid").get<int>() << std::setw(13) << row.at("state").get<std::string>() << std::setw(14)
-        << attached << std::setw(11) << in_flight << std::setw(10) << row.at("restarts").get<int>() << memory
-        << "\n";
+        << row.at("pid").get<int>() << std::setw(13) << row.at("state").get<std::string>()
+        << std::setw(14) << attached << std::setw(11) << in_flight << std::setw(10)
+        << row.at("restarts").get<int>() << memory << "\n";
   }
   return out.str();
 }

@@ -14,7 +14,8 @@ namespace sb::supervisor {
 class ControlServer {
  public:
   // Throws std::runtime_error when another supervisor answers on `path` or binding fails.
-  ControlServer(boost::asio::io_context& io, std::filesystem::path path, const WorkerRegistry& workers);
+  ControlServer(boost::asio::io_context& io, std::filesystem::path path,
+                const WorkerRegistry& workers);
   ~ControlServer();
   void start();
   void stop();

@@ -32,31 +32,40 @@ std::string endpoint_text(const tcp::endpoint& endpoint) {
   return address.to_string() + ":" + std::to_string(endpoint.port());
 }
 
-std::optional<std::string_view> header(const http::request<http::string_body>& request, std::string_view name) {
+std::optional<std::string_view> header(const http::request<http::string_body>& request,
+                                       std::string_view name) {
   const auto found = request.find(name);
   if (found == request.end()) return std::nullopt;
   return std::string_view(found->value().data(), found->value().size());
 }
 
+std::optional<std::string> optional_string(std::optional<std::string_view> value) {
+  if (!value) return std::nullopt;
+  return std::string(*value);
+}
+
 // Completes an upgrade only to close it with `code`: an attach whose secret was rotated
 // out between the check and the hand-over is told to stop (spec §7.2).
-void refuse_upgraded(tcp::socket socket, http::request<http::string_body> request, std::uint16_t code,
-                     std::string reason) {
+void refuse_upgraded(tcp::socket socket, http::request<http::string_body> request,
+                     std::uint16_t code, std::string reason) {
   struct Refusal {
     websocket::stream<tcp::socket> ws;
     http::request<http::string_body> request;
   };
-  auto refusal = std::make_shared<Refusal>(Refusal{websocket::stream<tcp::socket>(std::move(socket)), std::move(request)});
+  auto refusal = std::make_shared<Refusal>(
+      Refusal{websocket::stream<tcp::socket>(std::move(socket)), std::move(request)});
   refusal->ws.async_accept(refusal->request, [refusal, code, reason](beast::error_code error) {
     if (error) return;
-    refusal->ws.async_close(websocket::close_reason(static_cast<websocket::close_code>(code), reason),
-                            [refusal](beast::error_code) {});
+    refusal->ws.async_close(
+        websocket::close_reason(static_cast<websocket::close_code>(code), reason),
+        [refusal](beast::error_code) {});
   });
 }
 
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  Connection(tcp::socket socket, SupervisorState& state) : stream_(std::move(socket)), state_(state) {
+  Connection(tcp::socket socket, SupervisorState& state)
+      : stream_(std::move(socket)), state_(state) {
     beast::error_code error;
     const auto remote = stream_.socket().remote_endpoint(error);
     socket_address_ = error ? "unknown" : endpoint_text(remote);
@@ -70,7 +79,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     parser_->body_limit(kMaxBodyBytes);
     stream_.expires_after(kRequestReadTimeout);
     http::async_read(stream_, buffer_, *parser_,
-                     [self = shared_from_this()](beast::error_code error, std::size_t) { self->on_request(error); });
+                     [self = shared_from_this()](beast::error_code error, std::size_t) {
+                       self->on_request(error);
+                     });
   }
 
   void on_request(beast::error_code error) {
@@ -83,16 +94,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
     auto& request = parser_->get();
     keep_alive_ = request.keep_alive();
     head_ = request.method() == http::verb::head;
-    const std::string peer =
-        peer_label(header(request, "Tailscale-User-Login"), header(request, "X-Forwarded-For"), socket_address_);
-    if (request_path(std::string_view(request.target().data(), request.target().size())) == "/vm/attach" &&
+    const std::string peer = peer_label(header(request, "Tailscale-User-Login"),
+                                        header(request, "X-Forwarded-For"), socket_address_);
+    if (request_path(std::string_view(request.target().data(), request.target().size())) ==
+            "/vm/attach" &&
         request.method() == http::verb::get) {
       return attach(peer);
     }
     HttpRequest plain{.method = std::string(request.method_string()),
                       .target = std::string(request.target()),
-                      .authorization = header(request, "Authorization").transform(
-                          [](std::string_view value) { return std::string(value); }),
+                      .authorization = optional_string(header(request, "Authorization")),
                       .peer = peer,
                       .body = std::move(request.body())};
     pending_ = true;
@@ -117,16 +128,18 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // up (EOF) or pipelined its next request. Only a hang-up gives the share back.
   void watch_for_hangup() {
     watching_ = true;
-    stream_.socket().async_wait(tcp::socket::wait_read, [self = shared_from_this()](beast::error_code error) {
-      self->watching_ = false;
-      if (!self->pending_ || error == net::error::operation_aborted) return;
-      char byte;
-      const auto peeked = ::recv(self->stream_.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-      if (!error && peeked > 0) return;  // a pipelined request: answer this one first
-      self->pending_ = false;
-      if (auto abandon = std::move(self->abandon_)) abandon();
-      self->close();
-    });
+    stream_.socket().async_wait(
+        tcp::socket::wait_read, [self = shared_from_this()](beast::error_code error) {
+          self->watching_ = false;
+          if (!self->pending_ || error == net::error::operation_aborted) return;
+          char byte;
+          const auto peeked =
+              ::recv(self->stream_.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+          if (!error && peeked > 0) return;  // a pipelined request: answer this one first
+          self->pending_ = false;
+          if (auto abandon = std::move(self->abandon_)) abandon();
+          self->close();
+        });
   }
 
   void write(HttpResponse plain, bool keep_alive) {
@@ -137,22 +150,25 @@ class Connection : public std::enable_shared_from_this<Connection> {
     response->keep_alive(keep_alive);
     response->content_length(plain.body.size());
     if (!head_) response->body() = std::move(plain.body);
-    http::async_write(stream_, *response,
-                      [self = shared_from_this(), response, keep_alive](beast::error_code error, std::size_t) {
-                        if (error || !keep_alive) return self->close();
-                        self->read_request();
-                      });
+    http::async_write(
+        stream_, *response,
+        [self = shared_from_this(), response, keep_alive](beast::error_code error, std::size_t) {
+          if (error || !keep_alive) return self->close();
+          self->read_request();
+        });
   }
 
   void attach(const std::string& peer) {
     auto& request = parser_->get();
-    if (!websocket::is_upgrade(request)) return write(text_response(400, "expected a WebSocket upgrade"), false);
+    if (!websocket::is_upgrade(request))
+      return write(text_response(400, "expected a WebSocket upgrade"), false);
     if (request[http::field::sec_websocket_version] != "13") {
       auto response = text_response(426, "WebSocket version 13 required");
       response.headers.emplace_back("Sec-WebSocket-Version", "13");
       return write(std::move(response), false);
     }
-    if (request[http::field::sec_websocket_key].empty()) return write(text_response(400, "missing Sec-WebSocket-Key"), false);
+    if (request[http::field::sec_websocket_key].empty())
+      return write(text_response(400, "missing Sec-WebSocket-Key"), false);
 
     const auto token = parse_bearer(std::string(request[http::field::authorization]));
     const Verifier presented = verifier_of(token.value_or(""));
@@ -174,10 +190,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (result == HandOver::kDone) return;
     stream_.socket().assign(protocol, socket.release());
     if (result == HandOver::kWorkerUnavailable) {
-      return write(text_response(503, "the computer's worker is restarting; dial again shortly"), false);
+      return write(text_response(503, "the computer's worker is restarting; dial again shortly"),
+                   false);
     }
     state_.audit.write("vm_revoked", {{"peer", peer}, {"at", "attach"}});
-    refuse_upgraded(stream_.release_socket(), std::move(request), 4003, "the VM secret was revoked or rotated");
+    refuse_upgraded(stream_.release_socket(), std::move(request), 4003,
+                    "the VM secret was revoked or rotated");
   }
 
   void close() {
@@ -218,10 +236,12 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   SupervisorState& state;
 };
 
-HttpServer::HttpServer(net::io_context& io, const std::string& ip, unsigned short port, SupervisorState& state)
+HttpServer::HttpServer(net::io_context& io, const std::string& ip, unsigned short port,
+                       SupervisorState& state)
     : impl_(std::make_shared<Impl>(io, state)) {
-  const std::string shown = ip.find(':') != std::string::npos ? "[" + ip + "]:" + std::to_string(port)
-                                                              : ip + ":" + std::to_string(port);
+  const std::string shown = ip.find(':') != std::string::npos
+                                ? "[" + ip + "]:" + std::to_string(port)
+                                : ip + ":" + std::to_string(port);
   try {
     const tcp::endpoint endpoint(net::ip::make_address(ip), port);
     impl_->acceptor.open(endpoint.protocol());
@@ -233,9 +253,13 @@ HttpServer::HttpServer(net::io_context& io, const std::string& ip, unsigned shor
   }
 }
 
-HttpServer::~HttpServer() { stop(); }
+HttpServer::~HttpServer() {
+  stop();
+}
 
-void HttpServer::start() { impl_->accept(); }
+void HttpServer::start() {
+  impl_->accept();
+}
 
 void HttpServer::stop() {
   beast::error_code ignored;

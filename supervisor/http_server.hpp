@@ -14,7 +14,8 @@ namespace sb::supervisor {
 class HttpServer {
  public:
   // Binds now; throws std::runtime_error "binding <addr>: <reason>".
-  HttpServer(boost::asio::io_context& io, const std::string& ip, unsigned short port, SupervisorState& state);
+  HttpServer(boost::asio::io_context& io, const std::string& ip, unsigned short port,
+             SupervisorState& state);
   ~HttpServer();
   void start();
   void stop();  // stops accepting; connections in progress finish

@@ -13,7 +13,9 @@ HttpResponse json_response(int status, std::string body) {
   return HttpResponse{status, {{"Content-Type", "application/json"}}, std::move(body)};
 }
 
-HttpResponse empty_response(int status) { return HttpResponse{status, {}, {}}; }
+HttpResponse empty_response(int status) {
+  return HttpResponse{status, {}, {}};
+}
 
 HttpResponse unauthorized_response() {
   auto response = text_response(401, "unauthorized");
@@ -22,7 +24,9 @@ HttpResponse unauthorized_response() {
 }
 
 // Byte-identical for "no such computer" and "not yours": that is the point of it.
-HttpResponse no_such_computer_response() { return text_response(404, "no such computer"); }
+HttpResponse no_such_computer_response() {
+  return text_response(404, "no such computer");
+}
 
 HttpResponse post_only_response() {
   auto response = text_response(405, "POST only");

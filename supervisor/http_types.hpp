@@ -10,10 +10,10 @@
 namespace sb::supervisor {
 
 struct HttpRequest {
-  std::string method;  // "GET", "POST", ...
-  std::string target;  // path and query, as received
+  std::string method;                        // "GET", "POST", ...
+  std::string target;                        // path and query, as received
   std::optional<std::string> authorization;  // the first Authorization header
-  std::string peer;    // the peer label (spec §9.3)
+  std::string peer;                          // the peer label (spec §9.3)
   std::string body;
 };
 

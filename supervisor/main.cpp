@@ -13,7 +13,8 @@
 
 namespace {
 
-constexpr std::string_view kUsage = R"(switchboard — relay MCP calls to computers that can only dial out
+constexpr std::string_view kUsage =
+    R"(switchboard — relay MCP calls to computers that can only dial out
 
 Usage:
   switchboard serve   [-c FILE]          run the switchboard (default FILE: switchboard.toml)
@@ -80,8 +81,8 @@ int main(int argc, char** argv) {
   }
 
   Arguments args{.command = std::string(words[0])};
-  const bool takes_config = args.command == "serve" || args.command == "check" ||
-                            args.command == "workers";
+  const bool takes_config =
+      args.command == "serve" || args.command == "check" || args.command == "workers";
   for (std::size_t i = 1; i < words.size(); ++i) {
     if (takes_config && (words[i] == "-c" || words[i] == "--config")) {
       if (i + 1 == words.size()) return usage_error("-c needs a file");
@@ -97,8 +98,10 @@ int main(int argc, char** argv) {
     if (args.command == "check") return run_check(args.config_path);
     if (args.command == "gen-secret") return run_gen_secret();
     if (args.command == "hash") return run_hash();
-    if (args.command == "serve") return sb::supervisor::run_serve(args.config_path, home_directory());
-    if (args.command == "workers") return sb::supervisor::run_workers(args.config_path, home_directory(), args.json);
+    if (args.command == "serve")
+      return sb::supervisor::run_serve(args.config_path, home_directory());
+    if (args.command == "workers")
+      return sb::supervisor::run_workers(args.config_path, home_directory(), args.json);
   } catch (const std::exception& error) {
     std::cerr << "Error: " << error.what() << '\n';
     return 1;

@@ -17,7 +17,9 @@ constexpr std::string_view kStatusTool = "vm_status";
 constexpr std::size_t kMaxToolNameChars = 128;
 constexpr std::size_t kMaxAuditArgsChars = 512;
 
-std::string quoted(std::string_view name) { return "`" + std::string(name) + "`"; }
+std::string backticked(std::string_view name) {
+  return "`" + std::string(name) + "`";
+}
 
 std::size_t utf8_length(std::string_view text) {
   std::size_t count = 0;
@@ -36,22 +38,26 @@ std::string truncate_chars(const std::string& text, std::size_t limit) {
 }
 
 json status_tool_definition(std::string_view computer) {
-  return json{{"description", "Reports whether the remote computer " + quoted(computer) +
-                                  " is connected to OpenAB Switchboard, since when, and what it reported "
-                                  "about itself. Answered by the switchboard itself, so it works while the "
-                                  "computer is offline."},
-              {"inputSchema", {{"additionalProperties", false}, {"properties", json::object()}, {"type", "object"}}},
-              {"name", kStatusTool}};
+  return json{
+      {"description", "Reports whether the remote computer " + backticked(computer) +
+                          " is connected to OpenAB Switchboard, since when, and what it reported "
+                          "about itself. Answered by the switchboard itself, so it works while the "
+                          "computer is offline."},
+      {"inputSchema",
+       {{"additionalProperties", false}, {"properties", json::object()}, {"type", "object"}}},
+      {"name", kStatusTool}};
 }
 
 std::string instructions(std::string_view computer, bool ready) {
   if (ready) {
-    return "A remote computer is connected through OpenAB Switchboard as " + quoted(computer) +
-           ". Its tools are in tools/list next to vm_status. Calls cross the network, so a latency of a "
+    return "A remote computer is connected through OpenAB Switchboard as " + backticked(computer) +
+           ". Its tools are in tools/list next to vm_status. Calls cross the network, so a latency "
+           "of a "
            "second or more is normal. Never assume that a call which timed out did not run.";
   }
-  return "The remote computer " + quoted(computer) +
-         " is not connected to OpenAB Switchboard right now; only vm_status is available. Call it, or "
+  return "The remote computer " + backticked(computer) +
+         " is not connected to OpenAB Switchboard right now; only vm_status is available. Call it, "
+         "or "
          "list tools again later.";
 }
 
@@ -64,16 +70,20 @@ std::string splice_id(const json& id, const std::string& reply_without_id) {
   return out;
 }
 
-std::string dump(const json& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace); }
+std::string dump(const json& value) {
+  return value.dump(-1, ' ', false, json::error_handler_t::replace);
+}
 
 class Handler {
  public:
-  Handler(const json& message, const CallerContext& context, const McpServices& services, McpDone done)
+  Handler(const json& message, const CallerContext& context, const McpServices& services,
+          McpDone done)
       : message_(message), context_(context), services_(services), done_(std::move(done)) {}
 
   Abandon run() {
     if (!message_.is_object()) {
-      return finish(jsonrpc::error_response(nullptr, jsonrpc::kInvalidRequest, "expected one JSON-RPC object"));
+      return finish(jsonrpc::error_response(nullptr, jsonrpc::kInvalidRequest,
+                                            "expected one JSON-RPC object"));
     }
     const auto id = message_.find("id");
     const auto method = message_.find("method");
@@ -91,8 +101,9 @@ class Handler {
     if (name == "ping") return finish(jsonrpc::result_response(id_, json::object()));
     if (name == "tools/list") return tools_list();
     if (name == "tools/call") return tools_call();
-    return finish(jsonrpc::error_response(id_, jsonrpc::kMethodNotFound,
-                                          "method " + quoted(name) + " is not served by the switchboard"));
+    return finish(jsonrpc::error_response(
+        id_, jsonrpc::kMethodNotFound,
+        "method " + backticked(name) + " is not served by the switchboard"));
   }
 
  private:
@@ -117,14 +128,16 @@ class Handler {
       }
     }
     return finish(jsonrpc::result_response(
-        id_, json{{"capabilities", {{"tools", {{"listChanged", false}}}}},
-                  {"instructions", instructions(context_.computer, computer_ready())},
-                  {"protocolVersion", version},
-                  {"serverInfo", {{"name", jsonrpc::kProductName}, {"version", SWITCHBOARD_VERSION}}}}));
+        id_,
+        json{{"capabilities", {{"tools", {{"listChanged", false}}}}},
+             {"instructions", instructions(context_.computer, computer_ready())},
+             {"protocolVersion", version},
+             {"serverInfo", {{"name", jsonrpc::kProductName}, {"version", SWITCHBOARD_VERSION}}}}));
   }
 
   json status_only_list() const {
-    return jsonrpc::result_response(id_, json{{"tools", json::array({status_tool_definition(context_.computer)})}});
+    return jsonrpc::result_response(
+        id_, json{{"tools", json::array({status_tool_definition(context_.computer)})}});
   }
 
   Abandon tools_list() {
@@ -135,29 +148,34 @@ class Handler {
                         .method = "tools/list",
                         .params_json = params == message_.end() ? "{}" : dump(*params)};
     auto& workers = services_.workers;
-    const std::uint64_t call_id = workers.forward(
-        context_.computer, std::move(request),
-        [id = id_, context = context_, done = done_](CallResult result) {
-          done(dump(filtered_list(id, context, result)));
-        });
+    const std::uint64_t call_id =
+        workers.forward(context_.computer, std::move(request),
+                        [id = id_, context = context_, done = done_](CallResult result) {
+                          done(dump(filtered_list(id, context, result)));
+                        });
     if (call_id == 0) return {};
     return [&workers, call_id] { workers.cancel(call_id); };
   }
 
-  static json filtered_list(const json& id, const CallerContext& context, const CallResult& result) {
-    const json status_only =
-        jsonrpc::result_response(id, json{{"tools", json::array({status_tool_definition(context.computer)})}});
+  static json filtered_list(const json& id, const CallerContext& context,
+                            const CallResult& result) {
+    const json status_only = jsonrpc::result_response(
+        id, json{{"tools", json::array({status_tool_definition(context.computer)})}});
     switch (result.status) {
-      case ipc::CallStatus::kNotAttached: return status_only;
+      case ipc::CallStatus::kNotAttached:
+        return status_only;
       case ipc::CallStatus::kOverloaded:
       case ipc::CallStatus::kTimeout:
-      case ipc::CallStatus::kDisconnected: return relay_error(id, result.status);
-      case ipc::CallStatus::kReplied: break;
+      case ipc::CallStatus::kDisconnected:
+        return relay_error(id, result.status);
+      case ipc::CallStatus::kReplied:
+        break;
     }
     json reply = json::parse(result.reply_without_id, nullptr, false);
     if (!reply.is_object()) return status_only;
     if (const auto error = reply.find("error"); error != reply.end()) {
-      log_warn("computer answered tools/list with an error", {{"error", dump(*error)}, {"computer", context.computer}});
+      log_warn("computer answered tools/list with an error",
+               {{"error", dump(*error)}, {"computer", context.computer}});
       return status_only;
     }
     const auto result_member = reply.find("result");
@@ -187,18 +205,23 @@ class Handler {
 
   Abandon tools_call() {
     const auto params = message_.find("params");
-    const auto name = (params != message_.end() && params->is_object()) ? params->find("name") : message_.end();
-    if (params == message_.end() || !params->is_object() || name == params->end() || !name->is_string()) {
-      return finish(jsonrpc::error_response(id_, jsonrpc::kInvalidParams, "tools/call needs params.name"));
+    const auto name =
+        (params != message_.end() && params->is_object()) ? params->find("name") : message_.end();
+    if (params == message_.end() || !params->is_object() || name == params->end() ||
+        !name->is_string()) {
+      return finish(
+          jsonrpc::error_response(id_, jsonrpc::kInvalidParams, "tools/call needs params.name"));
     }
     const std::string tool = name->get<std::string>();
     const std::size_t length = utf8_length(tool);
     if (length == 0 || length > kMaxToolNameChars) {
-      return finish(jsonrpc::error_response(id_, jsonrpc::kInvalidParams, "params.name must be 1-128 characters"));
+      return finish(jsonrpc::error_response(id_, jsonrpc::kInvalidParams,
+                                            "params.name must be 1-128 characters"));
     }
     const auto arguments = params->find("arguments");
     if (arguments != params->end() && !arguments->is_object()) {
-      return finish(jsonrpc::error_response(id_, jsonrpc::kInvalidParams, "params.arguments must be an object"));
+      return finish(jsonrpc::error_response(id_, jsonrpc::kInvalidParams,
+                                            "params.arguments must be an object"));
     }
     CallAudit audit{.services = services_,
                     .principal = context_.principal,
@@ -209,8 +232,9 @@ class Handler {
 
     if (tool == kStatusTool) {
       const auto view = services_.workers.view(context_.computer);
-      json status = view ? computer_status_json(*view, context_.wildcard)
-                         : json{{"attached", false}, {"computer", context_.computer}, {"ready", false}};
+      json status =
+          view ? computer_status_json(*view, context_.wildcard)
+               : json{{"attached", false}, {"computer", context_.computer}, {"ready", false}};
       json result{{"content", json::array({{{"text", dump(status)}, {"type", "text"}}})},
                   {"isError", false},
                   {"structuredContent", status}};
@@ -220,9 +244,10 @@ class Handler {
     if (!context_.tools.allows(tool)) {
       audit.write("denied", nullptr, 0);
       return finish(jsonrpc::result_response(
-          id_, jsonrpc::text_tool_result("the switchboard's policy does not allow " + quoted(tool) + " for " +
-                                             quoted(context_.principal) + " on " + quoted(context_.computer),
-                                         true)));
+          id_, jsonrpc::text_tool_result(
+                   "the switchboard's policy does not allow " + backticked(tool) + " for " +
+                       backticked(context_.principal) + " on " + backticked(context_.computer),
+                   true)));
     }
 
     CallRequest request{.caller = context_.principal,
@@ -232,10 +257,11 @@ class Handler {
                         .params_json = dump(*params)};
     auto shared_audit = std::make_shared<CallAudit>(std::move(audit));
     auto& workers = services_.workers;
-    const std::uint64_t call_id = workers.forward(
-        context_.computer, std::move(request), [id = id_, shared_audit, done = done_](CallResult result) {
-          done(call_reply(id, result, *shared_audit));
-        });
+    const std::uint64_t call_id =
+        workers.forward(context_.computer, std::move(request),
+                        [id = id_, shared_audit, done = done_](CallResult result) {
+                          done(call_reply(id, result, *shared_audit));
+                        });
     if (call_id == 0) return {};
     return [&workers, call_id, shared_audit] {
       workers.cancel(call_id);
@@ -258,7 +284,8 @@ class Handler {
     Clock::time_point started;
 
     void write(std::string_view outcome, json error_code, std::size_t response_bytes) const {
-      const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count();
+      const auto ms =
+          std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count();
       services.audit.write("call", {{"principal", principal},
                                     {"computer", computer},
                                     {"tool", tool},
@@ -274,19 +301,28 @@ class Handler {
     switch (result.status) {
       case ipc::CallStatus::kReplied: {
         if (result.kind == ipc::ReplyKind::kRpcError) {
-          audit.write("rpc_error", result.error_code ? json(*result.error_code) : json(nullptr), result.response_bytes);
+          audit.write("rpc_error", result.error_code ? json(*result.error_code) : json(nullptr),
+                      result.response_bytes);
         } else {
-          audit.write(result.kind == ipc::ReplyKind::kToolError ? "tool_error" : "ok", nullptr, result.response_bytes);
+          audit.write(result.kind == ipc::ReplyKind::kToolError ? "tool_error" : "ok", nullptr,
+                      result.response_bytes);
         }
         return splice_id(id, result.reply_without_id);
       }
       case ipc::CallStatus::kNotAttached:
         audit.write("not_attached", jsonrpc::kNotAttached, 0);
         return dump(jsonrpc::result_response(
-            id, jsonrpc::text_tool_result(jsonrpc::relay_error_message(jsonrpc::kNotAttached), true)));
-      case ipc::CallStatus::kOverloaded: audit.write("overloaded", jsonrpc::kOverloaded, 0); break;
-      case ipc::CallStatus::kTimeout: audit.write("timeout", jsonrpc::kTimeout, 0); break;
-      case ipc::CallStatus::kDisconnected: audit.write("disconnected", jsonrpc::kDisconnected, 0); break;
+            id,
+            jsonrpc::text_tool_result(jsonrpc::relay_error_message(jsonrpc::kNotAttached), true)));
+      case ipc::CallStatus::kOverloaded:
+        audit.write("overloaded", jsonrpc::kOverloaded, 0);
+        break;
+      case ipc::CallStatus::kTimeout:
+        audit.write("timeout", jsonrpc::kTimeout, 0);
+        break;
+      case ipc::CallStatus::kDisconnected:
+        audit.write("disconnected", jsonrpc::kDisconnected, 0);
+        break;
     }
     return dump(relay_error(id, result.status));
   }
@@ -300,7 +336,8 @@ class Handler {
 
 }  // namespace
 
-Abandon handle_mcp(const json& message, const CallerContext& context, const McpServices& services, McpDone done) {
+Abandon handle_mcp(const json& message, const CallerContext& context, const McpServices& services,
+                   McpDone done) {
   return Handler(message, context, services, std::move(done)).run();
 }
 

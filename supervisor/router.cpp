@@ -12,7 +12,9 @@ namespace {
 
 using json = nlohmann::json;
 
-bool is_get(const HttpRequest& request) { return request.method == "GET" || request.method == "HEAD"; }
+bool is_get(const HttpRequest& request) {
+  return request.method == "GET" || request.method == "HEAD";
+}
 
 // A caller and the computer it named, both checked.
 struct Resolved {
@@ -30,8 +32,12 @@ class Routes {
     const std::string_view path = request_path(request_.target);
     if (path == "/healthz") return get_only([&] { return text_response(200, "ok"); });
     if (path == "/readyz") return get_only([&] { return readiness(state_.workers.any_ready()); });
-    if (path == "/computers") return get_only([&] { return with_caller([&](const Caller& caller) { return computers(caller); }); });
-    if (path == "/status") return get_only([&] { return with_caller([&](const Caller& caller) { return status(caller); }); });
+    if (path == "/computers")
+      return get_only(
+          [&] { return with_caller([&](const Caller& caller) { return computers(caller); }); });
+    if (path == "/status")
+      return get_only(
+          [&] { return with_caller([&](const Caller& caller) { return status(caller); }); });
     if (path.starts_with("/readyz/")) return readyz_for(path.substr(8));
     if (path == "/mcp") return mcp(std::nullopt);
     if (path.starts_with("/mcp/")) return mcp(path.substr(5));
@@ -51,10 +57,13 @@ class Routes {
     return reply(make());
   }
 
-  static HttpResponse readiness(bool ready) { return ready ? text_response(200, "ok") : text_response(503, "vm offline"); }
+  static HttpResponse readiness(bool ready) {
+    return ready ? text_response(200, "ok") : text_response(503, "vm offline");
+  }
 
   const Caller* authenticate() {
-    const auto token = request_.authorization ? parse_bearer(*request_.authorization) : std::nullopt;
+    const auto token =
+        request_.authorization ? parse_bearer(*request_.authorization) : std::nullopt;
     const Caller* caller = state_.clients->authenticate(token);
     if (!caller) state_.audit.auth_failure("client_auth_fail", request_.peer);
     return caller;
@@ -99,14 +108,16 @@ class Routes {
     for (const auto& name : state_.workers.names()) {
       if (caller.grant.tools_for(name)) computers.push_back(status_of(caller, name));
     }
-    const json body{{"computers", std::move(computers)},
-                    {"switchboard", {{"name", jsonrpc::kProductName}, {"version", SWITCHBOARD_VERSION}}},
-                    {"vm", status_of(caller, caller.default_computer)}};
+    const json body{
+        {"computers", std::move(computers)},
+        {"switchboard", {{"name", jsonrpc::kProductName}, {"version", SWITCHBOARD_VERSION}}},
+        {"vm", status_of(caller, caller.default_computer)}};
     return json_response(200, body.dump());
   }
 
   Abandon readyz_for(std::string_view segment) {
-    if (segment.empty() || segment.find('/') != std::string_view::npos) return reply(empty_response(404));
+    if (segment.empty() || segment.find('/') != std::string_view::npos)
+      return reply(empty_response(404));
     if (!is_get(request_)) return reply(method_not_allowed_response("GET,HEAD"));
     const auto computer = percent_decode(segment);
     if (!computer) return reply(text_response(400, "invalid path segment"));
@@ -122,7 +133,8 @@ class Routes {
     if (segment && (segment->empty() || segment->find('/') != std::string_view::npos)) {
       return reply(empty_response(404));
     }
-    const bool probe = request_.method == "GET" || request_.method == "HEAD" || request_.method == "DELETE";
+    const bool probe =
+        request_.method == "GET" || request_.method == "HEAD" || request_.method == "DELETE";
     if (!probe && request_.method != "POST") return reply(method_not_allowed_response("POST"));
     std::optional<std::string> computer;
     if (segment) {
@@ -143,8 +155,9 @@ class Routes {
     const json message = json::parse(request_.body, nullptr, false);
     if (message.is_discarded()) return reply(parse_error());
     if (message.is_array()) {
-      return reply(json_response(
-          400, jsonrpc::error_response(nullptr, jsonrpc::kInvalidRequest, "JSON-RPC batches are not supported").dump()));
+      return reply(json_response(400, jsonrpc::error_response(nullptr, jsonrpc::kInvalidRequest,
+                                                              "JSON-RPC batches are not supported")
+                                          .dump()));
     }
     const CallerContext context{.principal = resolved.caller->name,
                                 .computer = resolved.computer,
@@ -152,13 +165,15 @@ class Routes {
                                 .caller_cap = resolved.caller->caller_cap,
                                 .wildcard = resolved.caller->wildcard()};
     const McpServices services{state_.workers, state_.audit, state_.config};
-    return handle_mcp(message, context, services, [respond = respond_](std::optional<std::string> text) {
-      respond(text ? json_response(200, std::move(*text)) : empty_response(202));
-    });
+    return handle_mcp(message, context, services,
+                      [respond = respond_](std::optional<std::string> text) {
+                        respond(text ? json_response(200, std::move(*text)) : empty_response(202));
+                      });
   }
 
   static HttpResponse parse_error() {
-    return json_response(400, jsonrpc::error_response(nullptr, jsonrpc::kParseError, "parse error").dump());
+    return json_response(
+        400, jsonrpc::error_response(nullptr, jsonrpc::kParseError, "parse error").dump());
   }
 
   SupervisorState& state_;
@@ -175,7 +190,9 @@ int hex_digit(char c) {
 
 }  // namespace
 
-std::string_view request_path(std::string_view target) { return target.substr(0, target.find('?')); }
+std::string_view request_path(std::string_view target) {
+  return target.substr(0, target.find('?'));
+}
 
 std::optional<std::string> percent_decode(std::string_view segment) {
   std::string out;

@@ -39,34 +39,43 @@ std::string join(const std::vector<std::string>& names) {
 // Settings a reload cannot move under a running process (DECISIONS 5).
 void warn_about_restart_only_changes(const config::Config& before, const config::Config& after) {
   if (before.listen_display() != after.listen_display()) {
-    log_warn("reload: `listen` changed; it applies after a restart", {{"from", before.listen_display()}, {"to", after.listen_display()}});
+    log_warn("reload: `listen` changed; it applies after a restart",
+             {{"from", before.listen_display()}, {"to", after.listen_display()}});
   }
   if (before.allow_insecure_bind != after.allow_insecure_bind) {
     log_warn("reload: `allow_insecure_bind` changed; it applies after a restart");
   }
-  if (before.audit_path != after.audit_path) log_warn("reload: `audit_path` changed; it applies after a restart");
+  if (before.audit_path != after.audit_path)
+    log_warn("reload: `audit_path` changed; it applies after a restart");
   if (before.control_socket_path() != after.control_socket_path()) {
     log_warn("reload: `control_socket` changed; it applies after a restart");
   }
   for (const auto& attach : after.pty_attaches) {
-    const auto old = std::find_if(before.pty_attaches.begin(), before.pty_attaches.end(),
-                                  [&](const auto& candidate) { return candidate.name == attach.name; });
+    const auto old =
+        std::find_if(before.pty_attaches.begin(), before.pty_attaches.end(),
+                     [&](const auto& candidate) { return candidate.name == attach.name; });
     if (old == before.pty_attaches.end()) {
-      log_warn("reload: [[pty_attach]] added; it is dialled after a restart", {{"attach", attach.name}});
+      log_warn("reload: [[pty_attach]] added; it is dialled after a restart",
+               {{"attach", attach.name}});
     } else if (old->url != attach.url || old->secret_file != attach.secret_file) {
-      log_warn("reload: [[pty_attach]] url or secret_file changed; it applies after a restart", {{"attach", attach.name}});
+      log_warn("reload: [[pty_attach]] url or secret_file changed; it applies after a restart",
+               {{"attach", attach.name}});
     }
   }
   for (const auto& attach : before.pty_attaches) {
-    const bool kept = std::any_of(after.pty_attaches.begin(), after.pty_attaches.end(),
-                                  [&](const auto& candidate) { return candidate.name == attach.name; });
-    if (!kept) log_warn("reload: [[pty_attach]] removed; it keeps dialling until a restart", {{"attach", attach.name}});
+    const bool kept =
+        std::any_of(after.pty_attaches.begin(), after.pty_attaches.end(),
+                    [&](const auto& candidate) { return candidate.name == attach.name; });
+    if (!kept)
+      log_warn("reload: [[pty_attach]] removed; it keeps dialling until a restart",
+               {{"attach", attach.name}});
   }
 }
 
 class Supervisor {
  public:
-  Supervisor(std::string config_path, std::string home, std::shared_ptr<const config::Config> config)
+  Supervisor(std::string config_path, std::string home,
+             std::shared_ptr<const config::Config> config)
       : config_path_(std::move(config_path)),
         home_(std::move(home)),
         audit_(io_, config->audit_path),
@@ -125,7 +134,8 @@ class Supervisor {
     state_.clients = std::make_shared<ClientTable>(next->clients);
     state_.config = next;
     audit_.write("config_reloaded", nlohmann::json::object());
-    log_info("reload applied: clients, computers, in-flight limits, timeouts and pty-attach policies");
+    log_info(
+        "reload applied: clients, computers, in-flight limits, timeouts and pty-attach policies");
   }
 
   void shut_down() {
@@ -174,7 +184,8 @@ int run_workers(const std::string& config_path, std::string_view home, bool json
   net::write(socket, net::buffer(std::string("workers\n")));
   std::string reply;
   net::read(socket, net::dynamic_buffer(reply), error);
-  if (error != net::error::eof) throw std::runtime_error("reading from " + path.string() + ": " + error.message());
+  if (error != net::error::eof)
+    throw std::runtime_error("reading from " + path.string() + ": " + error.message());
   std::cout << (json ? reply : workers_table(reply));
   return 0;
 }

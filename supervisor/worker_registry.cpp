@@ -24,7 +24,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-constexpr auto kBackstopGrace = 2s;       // a worker's own timeout fires first
+constexpr auto kBackstopGrace = 2s;        // a worker's own timeout fires first
 constexpr auto kHeartbeatStaleAfter = 3s;  // then the computer is reported not ready
 constexpr auto kStallKillAfter = 30s;      // then the worker is killed and respawned
 constexpr auto kFirstBackoff = 100ms;
@@ -47,6 +47,8 @@ struct ChannelOnFd3 {
     } else if (::dup2(child_end, 3) < 0) {
       return boost::system::error_code(errno, boost::system::system_category());
     }
+    // A worker has nothing to say on stdout, which may be the audit stream.
+    ::dup2(STDERR_FILENO, STDOUT_FILENO);
     ::close_range(4, ~0U, CLOSE_RANGE_CLOEXEC);
     launcher.fd_whitelist.push_back(3);
     return {};
@@ -88,13 +90,17 @@ struct Worker {
   std::unique_ptr<boost::asio::steady_timer> respawn_timer;
   bool stall_reported = false;
 
-  bool has_process() const { return state == State::kStarting || state == State::kRunning || state == State::kRetiring; }
+  bool has_process() const {
+    return state == State::kStarting || state == State::kRunning || state == State::kRetiring;
+  }
   bool heartbeat_fresh() const {
-    return status && status->heartbeat_age_ms() <= std::chrono::milliseconds(kHeartbeatStaleAfter).count();
+    return status &&
+           status->heartbeat_age_ms() <= std::chrono::milliseconds(kHeartbeatStaleAfter).count();
   }
 };
 
-WorkerRegistry::WorkerRegistry(boost::asio::io_context& io, std::filesystem::path worker_binary, AuditLog& audit)
+WorkerRegistry::WorkerRegistry(boost::asio::io_context& io, std::filesystem::path worker_binary,
+                               AuditLog& audit)
     : io_(io), worker_binary_(std::move(worker_binary)), audit_(audit), stall_timer_(io) {}
 
 WorkerRegistry::~WorkerRegistry() {
@@ -125,7 +131,8 @@ void WorkerRegistry::spawn(const std::shared_ptr<Worker>& worker) {
   worker->stall_reported = false;
   try {
     worker->process = std::make_unique<bp::process>(
-        io_, worker_binary_, std::vector<std::string>{"--channel-fd", "3", "--status-segment", segment},
+        io_, worker_binary_,
+        std::vector<std::string>{"--channel-fd", "3", "--status-segment", segment},
         ChannelOnFd3{child_end.get()});
   } catch (const std::exception& error) {
     log_error("cannot start a worker", {{"computer", worker->name}, {"error", error.what()}});
@@ -144,13 +151,15 @@ void WorkerRegistry::spawn(const std::shared_ptr<Worker>& worker) {
       },
       [] { /* the exit is seen by the process wait below */ });
   configure(*worker);
-  worker->process->async_wait([this, worker](boost::system::error_code, int exit_code) { on_exit(worker, exit_code); });
+  worker->process->async_wait(
+      [this, worker](boost::system::error_code, int exit_code) { on_exit(worker, exit_code); });
 }
 
 void WorkerRegistry::configure(Worker& worker) {
   if (!worker.channel) return;
-  worker.channel->send(ipc::Frame{.type = ipc::FrameType::kConfigure,
-                                  .meta = json{{"name", worker.name}, {"max_inflight", worker.max_inflight}}.dump()});
+  worker.channel->send(ipc::Frame{
+      .type = ipc::FrameType::kConfigure,
+      .meta = json{{"name", worker.name}, {"max_inflight", worker.max_inflight}}.dump()});
 }
 
 void WorkerRegistry::on_frame(const std::shared_ptr<Worker>& worker, ipc::Frame&& frame) {
@@ -159,10 +168,13 @@ void WorkerRegistry::on_frame(const std::shared_ptr<Worker>& worker, ipc::Frame&
       if (worker->state == Worker::State::kStarting) worker->state = Worker::State::kRunning;
       worker->status->unlink();  // both sides have it mapped; the name is no longer needed
       return;
-    case ipc::FrameType::kReply: return on_reply(worker, std::move(frame));
-    case ipc::FrameType::kEvent: return audit_.write_from_worker(frame.body);
+    case ipc::FrameType::kReply:
+      return on_reply(worker, std::move(frame));
+    case ipc::FrameType::kEvent:
+      return audit_.write_from_worker(frame.body);
     default:
-      log_warn("unexpected frame from a worker", {{"computer", worker->name}, {"type", std::to_string(int(frame.type))}});
+      log_warn("unexpected frame from a worker",
+               {{"computer", worker->name}, {"type", std::to_string(int(frame.type))}});
   }
 }
 
@@ -200,18 +212,21 @@ void WorkerRegistry::on_exit(const std::shared_ptr<Worker>& worker, int exit_cod
     std::erase(retiring_, worker);
     return maybe_finish_shutdown();
   }
-  log_warn("worker exited; restarting it",
-           {{"computer", worker->name}, {"pid", std::to_string(worker->pid)}, {"exit_code", std::to_string(exit_code)}});
+  log_warn("worker exited; restarting it", {{"computer", worker->name},
+                                            {"pid", std::to_string(worker->pid)},
+                                            {"exit_code", std::to_string(exit_code)}});
   worker->state = Worker::State::kRestarting;
   ++worker->restarts;
-  if (std::chrono::steady_clock::now() - worker->started_at >= kBackoffResetAfter) worker->backoff = kFirstBackoff;
+  if (std::chrono::steady_clock::now() - worker->started_at >= kBackoffResetAfter)
+    worker->backoff = kFirstBackoff;
   worker->respawn_timer = std::make_unique<boost::asio::steady_timer>(io_, worker->backoff);
   worker->backoff = std::min<std::chrono::milliseconds>(worker->backoff * 2, kMaxBackoff);
-  worker->respawn_timer->async_wait([this, weak = std::weak_ptr<Worker>(worker)](boost::system::error_code error) {
-    auto alive = weak.lock();
-    if (error || !alive || alive->state != Worker::State::kRestarting || shutting_down_) return;
-    spawn(alive);
-  });
+  worker->respawn_timer->async_wait(
+      [this, weak = std::weak_ptr<Worker>(worker)](boost::system::error_code error) {
+        auto alive = weak.lock();
+        if (error || !alive || alive->state != Worker::State::kRestarting || shutting_down_) return;
+        spawn(alive);
+      });
 }
 
 void WorkerRegistry::watch_stalls() {
@@ -222,11 +237,13 @@ void WorkerRegistry::watch_stalls() {
       if (worker->state != Worker::State::kRunning) continue;
       const auto age = std::chrono::milliseconds(worker->status->heartbeat_age_ms());
       if (age > kStallKillAfter) {
-        log_error("worker silent too long; killing it", {{"computer", worker->name}, {"pid", std::to_string(worker->pid)}});
+        log_error("worker silent too long; killing it",
+                  {{"computer", worker->name}, {"pid", std::to_string(worker->pid)}});
         ::kill(worker->pid, SIGKILL);
       } else if (age > kHeartbeatStaleAfter && !worker->stall_reported) {
         worker->stall_reported = true;
-        log_warn("worker stalled; its computer is reported not ready", {{"computer", worker->name}});
+        log_warn("worker stalled; its computer is reported not ready",
+                 {{"computer", worker->name}});
       } else if (age <= kHeartbeatStaleAfter && worker->stall_reported) {
         worker->stall_reported = false;
         log_info("worker recovered", {{"computer", worker->name}});
@@ -241,8 +258,9 @@ void WorkerRegistry::apply(const std::vector<config::Computer>& computers) {
   std::vector<std::shared_ptr<Worker>> previous = std::move(workers_);
   workers_.clear();
   for (const auto& computer : computers) {
-    auto match = std::find_if(previous.begin(), previous.end(),
-                              [&](const auto& worker) { return worker && worker->verifier == computer.secret; });
+    auto match = std::find_if(previous.begin(), previous.end(), [&](const auto& worker) {
+      return worker && worker->verifier == computer.secret;
+    });
     if (match == previous.end()) {
       auto worker = std::make_shared<Worker>();
       worker->name = computer.name;
@@ -253,7 +271,8 @@ void WorkerRegistry::apply(const std::vector<config::Computer>& computers) {
     }
     auto worker = std::move(*match);
     if (worker->name != computer.name) {
-      const auto status = worker->status && worker->has_process() ? worker->status->read() : ipc::ComputerStatus{};
+      const auto status =
+          worker->status && worker->has_process() ? worker->status->read() : ipc::ComputerStatus{};
       audit_.write("computer_renamed", {{"from", worker->name},
                                         {"to", computer.name},
                                         {"attached", status.state != ipc::ComputerState::kIdle},
@@ -280,7 +299,8 @@ void WorkerRegistry::retire(const std::shared_ptr<Worker>& worker, bool revoke) 
   }
   worker->state = Worker::State::kRetiring;
   retiring_.push_back(worker);
-  worker->channel->send(ipc::Frame{.type = revoke ? ipc::FrameType::kRevoke : ipc::FrameType::kShutdown});
+  worker->channel->send(
+      ipc::Frame{.type = revoke ? ipc::FrameType::kRevoke : ipc::FrameType::kShutdown});
 }
 
 void WorkerRegistry::shutdown(std::function<void()> done) {
@@ -312,8 +332,8 @@ bool WorkerRegistry::knows_secret(const Verifier& presented) const {
   return find_verifier(verifiers, presented).has_value();
 }
 
-HandOver WorkerRegistry::hand_over(const Verifier& presented, ipc::UniqueFd& socket, std::string upgrade_bytes,
-                                   const std::string& peer) {
+HandOver WorkerRegistry::hand_over(const Verifier& presented, ipc::UniqueFd& socket,
+                                   std::string upgrade_bytes, const std::string& peer) {
   std::vector<Verifier> verifiers;
   for (const auto& worker : workers_) verifiers.push_back(worker->verifier);
   const auto index = find_verifier(verifiers, presented);
@@ -321,11 +341,13 @@ HandOver WorkerRegistry::hand_over(const Verifier& presented, ipc::UniqueFd& soc
   Worker& worker = *workers_[*index];
   if (!worker.channel || !worker.channel->is_open()) return HandOver::kWorkerUnavailable;
   ++worker.generation;
-  worker.channel->send(ipc::Frame{
-      .type = ipc::FrameType::kAttach,
-      .meta = json{{"peer", peer}, {"generation", worker.generation}, {"max_inflight", worker.max_inflight}}.dump(),
-      .body = std::move(upgrade_bytes),
-      .fd = std::move(socket)});
+  worker.channel->send(ipc::Frame{.type = ipc::FrameType::kAttach,
+                                  .meta = json{{"peer", peer},
+                                               {"generation", worker.generation},
+                                               {"max_inflight", worker.max_inflight}}
+                                              .dump(),
+                                  .body = std::move(upgrade_bytes),
+                                  .fd = std::move(socket)});
   return HandOver::kDone;
 }
 
@@ -336,7 +358,8 @@ std::shared_ptr<Worker> WorkerRegistry::find(std::string_view computer) const {
   return nullptr;
 }
 
-std::uint64_t WorkerRegistry::forward(std::string_view computer, CallRequest request, CallCallback done) {
+std::uint64_t WorkerRegistry::forward(std::string_view computer, CallRequest request,
+                                      CallCallback done) {
   const auto worker = find(computer);
   const auto current = view(computer);
   if (!worker || !current || !current->ready || !worker->channel) {
@@ -345,18 +368,21 @@ std::uint64_t WorkerRegistry::forward(std::string_view computer, CallRequest req
   }
   const std::uint64_t call_id = next_call_id_++;
   InFlightCall call{.done = std::move(done),
-                    .backstop = std::make_unique<boost::asio::steady_timer>(io_, request.timeout + kBackstopGrace)};
+                    .backstop = std::make_unique<boost::asio::steady_timer>(
+                        io_, request.timeout + kBackstopGrace)};
   // A stalled worker costs its own callers a timeout and nobody else anything.
-  call.backstop->async_wait([this, weak = std::weak_ptr<Worker>(worker), call_id](boost::system::error_code error) {
-    auto alive = weak.lock();
-    if (error || !alive) return;
-    const auto found = alive->in_flight.find(call_id);
-    if (found == alive->in_flight.end()) return;
-    CallCallback late = std::move(found->second.done);
-    alive->in_flight.erase(found);
-    if (alive->channel) alive->channel->send(ipc::Frame{.type = ipc::FrameType::kCancel, .call_id = call_id});
-    late(CallResult{ipc::CallStatus::kTimeout, 0, {}});
-  });
+  call.backstop->async_wait(
+      [this, weak = std::weak_ptr<Worker>(worker), call_id](boost::system::error_code error) {
+        auto alive = weak.lock();
+        if (error || !alive) return;
+        const auto found = alive->in_flight.find(call_id);
+        if (found == alive->in_flight.end()) return;
+        CallCallback late = std::move(found->second.done);
+        alive->in_flight.erase(found);
+        if (alive->channel)
+          alive->channel->send(ipc::Frame{.type = ipc::FrameType::kCancel, .call_id = call_id});
+        late(CallResult{ipc::CallStatus::kTimeout, 0, {}});
+      });
   worker->in_flight.emplace(call_id, std::move(call));
   worker->channel->send(ipc::Frame{.type = ipc::FrameType::kCall,
                                    .call_id = call_id,
@@ -372,7 +398,8 @@ std::uint64_t WorkerRegistry::forward(std::string_view computer, CallRequest req
 void WorkerRegistry::cancel(std::uint64_t call_id) {
   for (const auto& worker : workers_) {
     if (worker->in_flight.erase(call_id) == 0) continue;
-    if (worker->channel) worker->channel->send(ipc::Frame{.type = ipc::FrameType::kCancel, .call_id = call_id});
+    if (worker->channel)
+      worker->channel->send(ipc::Frame{.type = ipc::FrameType::kCancel, .call_id = call_id});
     return;
   }
 }
@@ -412,7 +439,9 @@ bool WorkerRegistry::all_started() const {
 std::vector<WorkerRow> WorkerRegistry::rows() const {
   std::vector<WorkerRow> rows;
   for (const auto& worker : workers_) {
-    WorkerRow row{.computer = worker->name, .pid = worker->has_process() ? worker->pid : 0, .restarts = worker->restarts};
+    WorkerRow row{.computer = worker->name,
+                  .pid = worker->has_process() ? worker->pid : 0,
+                  .restarts = worker->restarts};
     if (worker->state == Worker::State::kRestarting) {
       row.state = "restarting";
     } else if (worker->state != Worker::State::kRunning || !worker->status) {
@@ -420,10 +449,12 @@ std::vector<WorkerRow> WorkerRegistry::rows() const {
     } else {
       const auto status = worker->status->read();
       row.in_flight = status.in_flight;
-      row.max_in_flight = status.max_in_flight ? status.max_in_flight : static_cast<std::uint32_t>(worker->max_inflight);
+      row.max_in_flight = status.max_in_flight ? status.max_in_flight
+                                               : static_cast<std::uint32_t>(worker->max_inflight);
       if (status.state != ipc::ComputerState::kIdle) {
         const auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                std::chrono::system_clock::now().time_since_epoch()).count();
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count();
         row.attached_for_secs = (now_ms - status.attached_at_ms) / 1000;
       }
       if (!worker->heartbeat_fresh()) {

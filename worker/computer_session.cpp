@@ -31,15 +31,24 @@ constexpr std::string_view kHandshakeCaller = "openab-sb/handshake";
 
 std::string_view close_reason_text(std::uint16_t code) {
   switch (code) {
-    case close_code::kNormal: return "normal closure";
-    case close_code::kGoingAway: return "switchboard shutting down";
-    case close_code::kAbnormal: return "connection dropped";
-    case close_code::kTooBig: return "message too big";
-    case close_code::kSilent: return "no frame from the VM within the liveness budget";
-    case close_code::kReplaced: return "replaced by a newer attach";
-    case close_code::kRevoked: return "the VM secret was revoked or rotated";
-    case close_code::kHandshakeFailed: return "MCP initialize failed or timed out";
-    default: return "closed";
+    case close_code::kNormal:
+      return "normal closure";
+    case close_code::kGoingAway:
+      return "switchboard shutting down";
+    case close_code::kAbnormal:
+      return "connection dropped";
+    case close_code::kTooBig:
+      return "message too big";
+    case close_code::kSilent:
+      return "no frame from the VM within the liveness budget";
+    case close_code::kReplaced:
+      return "replaced by a newer attach";
+    case close_code::kRevoked:
+      return "the VM secret was revoked or rotated";
+    case close_code::kHandshakeFailed:
+      return "MCP initialize failed or timed out";
+    default:
+      return "closed";
   }
 }
 
@@ -85,16 +94,18 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
     ws_.read_message_max(kMaxMessageBytes);
     ws_.text(true);
     // Liveness is ours (spec §7.8); Beast's own idle pings stay off.
-    ws_.set_option(websocket::stream_base::timeout{kHandshakeTimeout, websocket::stream_base::none(), false});
+    ws_.set_option(
+        websocket::stream_base::timeout{kHandshakeTimeout, websocket::stream_base::none(), false});
     ws_.control_callback([this](websocket::frame_type, beast::string_view) { silent_ticks_ = 0; });
-    ws_.async_accept(net::buffer(upgrade_bytes_),
-                     [self = shared_from_this(), installed = std::move(installed)](beast::error_code error) {
-                       self->upgrade_bytes_.clear();
-                       self->upgrade_bytes_.shrink_to_fit();
-                       if (error || self->phase_ != Phase::kUpgrading) return self->finish_unupgraded();
-                       self->install();
-                       installed(self);
-                     });
+    ws_.async_accept(
+        net::buffer(upgrade_bytes_),
+        [self = shared_from_this(), installed = std::move(installed)](beast::error_code error) {
+          self->upgrade_bytes_.clear();
+          self->upgrade_bytes_.shrink_to_fit();
+          if (error || self->phase_ != Phase::kUpgrading) return self->finish_unupgraded();
+          self->install();
+          installed(self);
+        });
   }
 
   void forward(std::uint64_t call_id, const std::string& caller, int caller_cap,
@@ -129,7 +140,8 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
   ipc::ComputerStatus status() const override {
     ipc::ComputerStatus status;
     if (!live()) return status;
-    status.state = phase_ == Phase::kReady ? ipc::ComputerState::kReady : ipc::ComputerState::kHandshaking;
+    status.state =
+        phase_ == Phase::kReady ? ipc::ComputerState::kReady : ipc::ComputerState::kHandshaking;
     status.in_flight = static_cast<std::uint32_t>(pending_.size());
     status.max_in_flight = static_cast<std::uint32_t>(settings_.max_inflight);
     status.attached_at_ms = attached_at_ms_;
@@ -165,8 +177,9 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
     if (!upgraded || !send_frame) return drop_connection();
     // The close frame goes out ahead of anything still queued; a write already on the wire
     // finishes first, which Beast orders for us.
-    ws_.async_close(websocket::close_reason(static_cast<websocket::close_code>(code), close_reason_text(code)),
-                    [self = shared_from_this()](beast::error_code) {});
+    ws_.async_close(
+        websocket::close_reason(static_cast<websocket::close_code>(code), close_reason_text(code)),
+        [self = shared_from_this()](beast::error_code) {});
     flush_timer_.expires_after(kCloseFlushGrace);
     flush_timer_.async_wait([self = shared_from_this()](beast::error_code error) {
       if (!error) self->drop_connection();
@@ -193,8 +206,9 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
     flush_timer_.cancel();
     drop_connection();
     const std::uint16_t code = close_code_.value_or(close_code::kNormal);
-    const auto attached_for =
-        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - attached_at_).count();
+    const auto attached_for = std::chrono::duration_cast<std::chrono::seconds>(
+                                  std::chrono::steady_clock::now() - attached_at_)
+                                  .count();
     hooks_.audit(json{{"event", "vm_detach"},
                       {"computer", settings_.computer},
                       {"peer", settings_.peer},
@@ -235,7 +249,8 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
     if (error) {
       std::uint16_t code = close_code::kAbnormal;
       if (error == websocket::error::closed) {
-        code = ws_.reason().code != websocket::close_code::none ? ws_.reason().code : close_code::kNormal;
+        code = ws_.reason().code != websocket::close_code::none ? ws_.reason().code
+                                                                : close_code::kNormal;
       } else if (error == websocket::error::message_too_big) {
         code = close_code::kTooBig;
       }
@@ -251,7 +266,8 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
   void handle_message(std::string_view text) {
     json message = json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (!message.is_object()) return;  // invalid JSON, arrays, scalars: ignored
-    if (message.contains("result") || message.contains("error")) return handle_response(message, text.size());
+    if (message.contains("result") || message.contains("error"))
+      return handle_response(message, text.size());
     const auto id = message.find("id");
     if (id == message.end()) return;  // a notification: dropped
     handle_request_from_computer(*id, message);
@@ -287,20 +303,22 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
     const auto id = pending_.add(std::move(call), 1);
     if (!id) return;
     arm_deadline(*id, kHandshakeTimeout);
-    const json request{{"id", *id},
-                       {"jsonrpc", "2.0"},
-                       {"method", "initialize"},
-                       {"params",
-                        {{"capabilities", json::object()},
-                         {"clientInfo", {{"name", jsonrpc::kProductName}, {"version", SWITCHBOARD_VERSION}}},
-                         {"protocolVersion", jsonrpc::kProtocolVersion}}}};
+    const json request{
+        {"id", *id},
+        {"jsonrpc", "2.0"},
+        {"method", "initialize"},
+        {"params",
+         {{"capabilities", json::object()},
+          {"clientInfo", {{"name", jsonrpc::kProductName}, {"version", SWITCHBOARD_VERSION}}},
+          {"protocolVersion", jsonrpc::kProtocolVersion}}}};
     enqueue(request.dump(), /*droppable=*/false);
   }
 
   void on_handshake_reply(const json& reply) {
     const auto result = reply.find("result");
     if (result == reply.end()) {
-      log_warn("computer refused initialize", {{"peer", settings_.peer}, {"response", reply.dump()}});
+      log_warn("computer refused initialize",
+               {{"peer", settings_.peer}, {"response", reply.dump()}});
       return close(close_code::kHandshakeFailed);
     }
     const auto server = result->is_object() ? result->find("serverInfo") : result->end();
@@ -327,7 +345,8 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
     hooks_.status_changed();
     if (call->handshake) {
       if (phase_ == Phase::kClosing || phase_ == Phase::kEnded) return;
-      log_warn("initialize toward the computer failed", {{"peer", settings_.peer}, {"error", "no answer within 15 s"}});
+      log_warn("initialize toward the computer failed",
+               {{"peer", settings_.peer}, {"error", "no answer within 15 s"}});
       return close(close_code::kHandshakeFailed);
     }
     reply_status(call->call_id, ipc::CallStatus::kTimeout);
@@ -417,10 +436,9 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
 
 }  // namespace
 
-std::shared_ptr<ComputerSession> start_session(net::io_context& io, ipc::UniqueFd socket,
-                                               std::string upgrade_bytes, SessionSettings settings,
-                                               SessionHooks hooks,
-                                               std::function<void(std::shared_ptr<ComputerSession>)> installed) {
+std::shared_ptr<ComputerSession> start_session(
+    net::io_context& io, ipc::UniqueFd socket, std::string upgrade_bytes, SessionSettings settings,
+    SessionHooks hooks, std::function<void(std::shared_ptr<ComputerSession>)> installed) {
   sockaddr_storage address{};
   socklen_t length = sizeof address;
   ::getsockname(socket.get(), reinterpret_cast<sockaddr*>(&address), &length);

@@ -67,9 +67,9 @@ class ComputerSession {
 // and anything read past them are in `upgrade_bytes`), then runs the session. `installed`
 // runs once the 101 is sent, before the MCP handshake starts; if the upgrade fails the
 // session ends without ever calling it.
-std::shared_ptr<ComputerSession> start_session(boost::asio::io_context& io, ipc::UniqueFd socket,
-                                               std::string upgrade_bytes, SessionSettings settings,
-                                               SessionHooks hooks,
-                                               std::function<void(std::shared_ptr<ComputerSession>)> installed);
+std::shared_ptr<ComputerSession> start_session(
+    boost::asio::io_context& io, ipc::UniqueFd socket, std::string upgrade_bytes,
+    SessionSettings settings, SessionHooks hooks,
+    std::function<void(std::shared_ptr<ComputerSession>)> installed);
 
 }  // namespace sb::worker

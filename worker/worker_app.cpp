@@ -13,7 +13,9 @@ using namespace std::chrono_literals;
 
 namespace {
 
-json parse_meta(const ipc::Frame& frame) { return json::parse(frame.meta, nullptr, false); }
+json parse_meta(const ipc::Frame& frame) {
+  return json::parse(frame.meta, nullptr, false);
+}
 
 template <typename T>
 T meta_value(const json& meta, const char* key, T fallback) {
@@ -28,7 +30,8 @@ T meta_value(const json& meta, const char* key, T fallback) {
 
 }  // namespace
 
-WorkerApp::WorkerApp(boost::asio::io_context& io, ipc::UniqueFd channel, const std::string& status_segment)
+WorkerApp::WorkerApp(boost::asio::io_context& io, ipc::UniqueFd channel,
+                     const std::string& status_segment)
     : io_(io),
       channel_(std::make_shared<ipc::Channel>(io, std::move(channel))),
       status_(status_segment),
@@ -43,7 +46,8 @@ void WorkerApp::start() {
                     // The supervisor is gone: nobody can use this computer any more.
                     leave(close_code::kGoingAway);
                   });
-  channel_->send(ipc::Frame{.type = ipc::FrameType::kHello, .meta = json{{"pid", ::getpid()}}.dump()});
+  channel_->send(
+      ipc::Frame{.type = ipc::FrameType::kHello, .meta = json{{"pid", ::getpid()}}.dump()});
   termination_signals_.async_wait([this](const boost::system::error_code& error, int) {
     if (!error) leave(close_code::kGoingAway);
   });
@@ -51,9 +55,12 @@ void WorkerApp::start() {
 
 void WorkerApp::on_frame(ipc::Frame&& frame) {
   switch (frame.type) {
-    case ipc::FrameType::kConfigure: return on_configure(frame);
-    case ipc::FrameType::kAttach: return on_attach(std::move(frame));
-    case ipc::FrameType::kCall: return on_call(frame);
+    case ipc::FrameType::kConfigure:
+      return on_configure(frame);
+    case ipc::FrameType::kAttach:
+      return on_attach(std::move(frame));
+    case ipc::FrameType::kCall:
+      return on_call(frame);
     case ipc::FrameType::kCancel:
       if (current_) current_->cancel(frame.call_id);
       return;
@@ -66,7 +73,8 @@ void WorkerApp::on_frame(ipc::Frame&& frame) {
                    {"generation", settings.generation}});
       }
       return leave(close_code::kRevoked);
-    case ipc::FrameType::kShutdown: return leave(close_code::kGoingAway);
+    case ipc::FrameType::kShutdown:
+      return leave(close_code::kGoingAway);
     default:
       log_warn("worker ignored an unexpected frame", {{"type", std::to_string(int(frame.type))}});
   }
@@ -98,9 +106,9 @@ void WorkerApp::on_attach(ipc::Frame&& frame) {
       .status_changed = [this] { publish(); },
       .ended = [this, session_slot] { on_session_ended(*session_slot); },
   };
-  auto session = start_session(io_, std::move(frame.fd), std::move(frame.body), std::move(settings),
-                               std::move(hooks),
-                               [this](std::shared_ptr<ComputerSession> installed) { on_installed(installed); });
+  auto session = start_session(
+      io_, std::move(frame.fd), std::move(frame.body), std::move(settings), std::move(hooks),
+      [this](std::shared_ptr<ComputerSession> installed) { on_installed(installed); });
   *session_slot = session.get();
 }
 
@@ -144,7 +152,8 @@ void WorkerApp::on_call(const ipc::Frame& frame) {
   current_->forward(frame.call_id, meta_value<std::string>(meta, "caller", ""),
                     meta_value<int>(meta, "caller_cap", 0),
                     std::chrono::milliseconds(meta_value<std::int64_t>(meta, "timeout_ms", 60'000)),
-                    meta_value<std::string>(meta, "method", ""), frame.body.empty() ? "{}" : frame.body);
+                    meta_value<std::string>(meta, "method", ""),
+                    frame.body.empty() ? "{}" : frame.body);
 }
 
 void WorkerApp::leave(std::uint16_t close_code) {
@@ -176,7 +185,8 @@ void WorkerApp::audit(json event) {
   channel_->send(ipc::Frame{.type = ipc::FrameType::kEvent, .body = event.dump()});
 }
 
-void WorkerApp::send_reply(std::uint64_t call_id, const ipc::CallOutcome& outcome, std::string body) {
+void WorkerApp::send_reply(std::uint64_t call_id, const ipc::CallOutcome& outcome,
+                           std::string body) {
   channel_->send(ipc::Frame{.type = ipc::FrameType::kReply,
                             .call_id = call_id,
                             .meta = ipc::encode_outcome(outcome),
