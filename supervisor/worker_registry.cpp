@@ -284,8 +284,16 @@ void WorkerRegistry::apply(const std::vector<config::Computer>& computers) {
     next.push_back(std::move(worker));
   }
   workers_ = next;
+  // Written here rather than by the worker so that every line of a reload precedes its
+  // config_reloaded line.
   for (auto& removed : previous) {
-    if (removed) retire(removed, /*revoke=*/true);
+    if (!removed) continue;
+    const auto status = removed->status && removed->has_process() ? removed->status->read() : ipc::ComputerStatus{};
+    if (status.state != ipc::ComputerState::kIdle) {
+      audit_.write("vm_revoked",
+                   {{"computer", removed->name}, {"peer", status.peer}, {"generation", removed->generation}});
+    }
+    retire(removed, /*revoke=*/true);
   }
   for (auto& worker : workers_) {
     if (!worker->process && worker->state == Worker::State::kStarting) spawn(worker);

@@ -64,14 +64,7 @@ void WorkerApp::on_frame(ipc::Frame&& frame) {
     case ipc::FrameType::kCancel:
       if (current_) current_->cancel(frame.call_id);
       return;
-    case ipc::FrameType::kRevoke:
-      if (current_ && current_->live()) {
-        const auto& settings = current_->settings();
-        audit(json{{"event", "vm_revoked"},
-                   {"computer", settings.computer},
-                   {"peer", settings.peer},
-                   {"generation", settings.generation}});
-      }
+    case ipc::FrameType::kRevoke:  // the supervisor wrote the vm_revoked line
       return leave(close_code::kRevoked);
     case ipc::FrameType::kShutdown:
       return leave(close_code::kGoingAway);

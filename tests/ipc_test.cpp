@@ -1,0 +1,153 @@
+// The IPC channel over a real socket pair: framing, large bodies, descriptor passing, and
+// refusal of malformed frames. And the status board across two mappings.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "ipc/channel.hpp"
+#include "ipc/messages.hpp"
+#include "ipc/status_board.hpp"
+
+namespace sb::ipc {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Runs the loop until `done` or a deadline, so a broken channel fails instead of hanging.
+void run_until(boost::asio::io_context& io, const std::function<bool()>& done) {
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (!done() && std::chrono::steady_clock::now() < deadline) {
+    io.run_for(10ms);
+    io.restart();
+  }
+  ASSERT_TRUE(done()) << "timed out";
+}
+
+TEST(Channel, DeliversFramesInOrderWithMetaAndBody) {
+  boost::asio::io_context io;
+  auto [left_fd, right_fd] = make_socket_pair();
+  auto left = std::make_shared<Channel>(io, std::move(left_fd));
+  auto right = std::make_shared<Channel>(io, std::move(right_fd));
+  std::vector<Frame> received;
+  left->start([](Frame&&) {}, [] {});
+  right->start([&](Frame&& frame) { received.push_back(std::move(frame)); }, [] {});
+
+  left->send(Frame{.type = FrameType::kCall, .call_id = 7, .meta = R"({"caller":"a"})", .body = "{}"});
+  left->send(Frame{.type = FrameType::kCancel, .call_id = 8});
+  std::string large(5 * 1024 * 1024 + 3, 'x');
+  large.back() = 'y';
+  left->send(Frame{.type = FrameType::kReply, .call_id = 9, .meta = "{}", .body = large});
+  run_until(io, [&] { return received.size() == 3; });
+
+  EXPECT_EQ(received[0].type, FrameType::kCall);
+  EXPECT_EQ(received[0].call_id, 7u);
+  EXPECT_EQ(received[0].meta, R"({"caller":"a"})");
+  EXPECT_EQ(received[0].body, "{}");
+  EXPECT_EQ(received[1].type, FrameType::kCancel);
+  EXPECT_TRUE(received[1].meta.empty());
+  EXPECT_EQ(received[2].body, large);
+}
+
+TEST(Channel, PassesADescriptorWithItsFrame) {
+  boost::asio::io_context io;
+  auto [left_fd, right_fd] = make_socket_pair();
+  auto left = std::make_shared<Channel>(io, std::move(left_fd));
+  auto right = std::make_shared<Channel>(io, std::move(right_fd));
+  std::optional<Frame> received;
+  left->start([](Frame&&) {}, [] {});
+  right->start([&](Frame&& frame) { received = std::move(frame); }, [] {});
+
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe2(pipe_fds, O_CLOEXEC), 0);
+  UniqueFd read_end(pipe_fds[0]);
+  left->send(Frame{.type = FrameType::kAttach, .meta = "{}", .body = "GET /", .fd = UniqueFd(pipe_fds[1])});
+  run_until(io, [&] { return received.has_value(); });
+
+  ASSERT_TRUE(received->fd.valid());
+  EXPECT_EQ(received->body, "GET /");
+  // The sender's copy is closed once sent, so the received one is the only writer left.
+  ASSERT_EQ(::write(received->fd.get(), "ok", 2), 2);
+  received->fd.reset();
+  char buffer[8];
+  EXPECT_EQ(::read(read_end.get(), buffer, sizeof buffer), 2);
+  EXPECT_EQ(::read(read_end.get(), buffer, sizeof buffer), 0) << "a copy of the write end leaked";
+}
+
+TEST(Channel, ClosesOnAnOversizedFrameHeader) {
+  boost::asio::io_context io;
+  auto [left_fd, right_fd] = make_socket_pair();
+  auto right = std::make_shared<Channel>(io, std::move(right_fd));
+  bool closed = false;
+  int frames = 0;
+  right->start([&](Frame&&) { ++frames; }, [&] { closed = true; });
+  WireHeader header{.meta_size = 0, .body_size = kMaxBodySize + 1, .call_id = 1, .type = 102, .has_fd = 0, .reserved = 0};
+  ASSERT_EQ(::write(left_fd.get(), &header, sizeof header), static_cast<long>(sizeof header));
+  run_until(io, [&] { return closed; });
+  EXPECT_EQ(frames, 0);
+}
+
+TEST(Channel, ReportsThePeerHangingUp) {
+  boost::asio::io_context io;
+  auto [left_fd, right_fd] = make_socket_pair();
+  auto right = std::make_shared<Channel>(io, std::move(right_fd));
+  bool closed = false;
+  right->start([](Frame&&) {}, [&] { closed = true; });
+  left_fd.reset();
+  run_until(io, [&] { return closed; });
+}
+
+TEST(CallOutcome, RoundTripsThroughMeta) {
+  const CallOutcome outcome{CallStatus::kReplied, 1234, ReplyKind::kRpcError, -32050};
+  const auto decoded = decode_outcome(encode_outcome(outcome));
+  ASSERT_TRUE(decoded);
+  EXPECT_EQ(decoded->status, CallStatus::kReplied);
+  EXPECT_EQ(decoded->response_bytes, 1234u);
+  EXPECT_EQ(decoded->kind, ReplyKind::kRpcError);
+  EXPECT_EQ(decoded->error_code, -32050);
+  EXPECT_FALSE(decode_outcome("not json"));
+  EXPECT_FALSE(decode_outcome(R"({"status":"sideways","response_bytes":0})"));
+  EXPECT_FALSE(decode_outcome(R"({"status":"replied","response_bytes":0,"kind":9})"));
+}
+
+TEST(StatusBoard, ReaderSeesWhatTheWriterPublished) {
+  StatusReader reader("/switchboard-test-" + std::to_string(::getpid()));
+  StatusWriter writer(reader.segment_name());
+  reader.unlink();  // both mappings stay valid without the name
+  EXPECT_GT(reader.heartbeat_age_ms(), 1'000'000);
+
+  ComputerStatus status;
+  status.state = ComputerState::kReady;
+  status.worker_pid = 42;
+  status.in_flight = 3;
+  status.max_in_flight = 8;
+  status.attached_at_ms = 1234;
+  status.peer = "alice via 127.0.0.1:5";
+  status.server_json = R"({"name":"fake"})";
+  writer.publish(status);
+  writer.heartbeat();
+
+  const auto seen = reader.read();
+  EXPECT_EQ(seen.state, ComputerState::kReady);
+  EXPECT_EQ(seen.worker_pid, 42);
+  EXPECT_EQ(seen.in_flight, 3u);
+  EXPECT_EQ(seen.max_in_flight, 8u);
+  EXPECT_EQ(seen.attached_at_ms, 1234);
+  EXPECT_EQ(seen.peer, "alice via 127.0.0.1:5");
+  EXPECT_EQ(seen.server_json, R"({"name":"fake"})");
+  EXPECT_LT(reader.heartbeat_age_ms(), 5'000);
+}
+
+TEST(StatusBoard, AnOversizedServerInfoIsShownAsNull) {
+  StatusReader reader("/switchboard-test-big-" + std::to_string(::getpid()));
+  StatusWriter writer(reader.segment_name());
+  ComputerStatus status;
+  status.server_json = "\"" + std::string(10000, 'a') + "\"";
+  writer.publish(status);
+  EXPECT_EQ(reader.read().server_json, "null");
+}
+
+}  // namespace
+}  // namespace sb::ipc

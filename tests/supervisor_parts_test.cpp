@@ -1,0 +1,60 @@
+// Small supervisor pieces with rules of their own: the peer label (spec §9.3, DECISIONS 8),
+// path decoding, JSON nesting, and the client table's constant-time lookup.
+#include <gtest/gtest.h>
+
+#include "shared/jsonrpc.hpp"
+#include "supervisor/client_table.hpp"
+#include "supervisor/peer_label.hpp"
+#include "supervisor/router.hpp"
+
+namespace sb::supervisor {
+namespace {
+
+TEST(PeerLabel, PrefersTheTailscaleLogin) {
+  EXPECT_EQ(peer_label("alice@example.com", "10.0.0.1", "127.0.0.1:5"), "alice@example.com via 127.0.0.1:5");
+}
+
+TEST(PeerLabel, FallsBackToTheFirstForwardedForEntry) {
+  EXPECT_EQ(peer_label(std::nullopt, "203.0.113.7, 10.0.0.1", "127.0.0.1:5"), "203.0.113.7 via 127.0.0.1:5");
+  EXPECT_EQ(peer_label("caf\xc3\xa9", "203.0.113.7", "127.0.0.1:5"), "203.0.113.7 via 127.0.0.1:5");
+}
+
+TEST(PeerLabel, IsTheSocketAddressWithoutAUsableHeader) {
+  EXPECT_EQ(peer_label(std::nullopt, std::nullopt, "[::1]:8"), "[::1]:8");
+  EXPECT_EQ(peer_label("bad\x01", std::nullopt, "127.0.0.1:5"), "127.0.0.1:5");
+}
+
+TEST(PeerLabel, TruncatesLongIdentities) {
+  const std::string label = peer_label(std::string(300, 'a'), std::nullopt, "127.0.0.1:5");
+  EXPECT_EQ(label, std::string(128, 'a') + " via 127.0.0.1:5");
+}
+
+TEST(Paths, DecodeOneSegment) {
+  EXPECT_EQ(percent_decode("mac%2Dmini"), "mac-mini");
+  EXPECT_EQ(percent_decode("plain"), "plain");
+  EXPECT_FALSE(percent_decode("bad%2"));
+  EXPECT_FALSE(percent_decode("bad%zz"));
+  EXPECT_EQ(request_path("/mcp/a?x=1"), "/mcp/a");
+}
+
+TEST(JsonNesting, RefusesDeepBracketsButNotBracketsInStrings) {
+  EXPECT_TRUE(jsonrpc::nesting_within(R"({"a":[1,{"b":2}]})", 3));
+  EXPECT_FALSE(jsonrpc::nesting_within(std::string(300, '['), 256));
+  EXPECT_TRUE(jsonrpc::nesting_within("\"" + std::string(300, '[') + "\"", 1));
+  EXPECT_TRUE(jsonrpc::nesting_within(R"({"a":"\"[[["})", 1));
+}
+
+TEST(ClientTable, FindsTheCallerByTokenAndNobodyElse) {
+  config::Client alice{.name = "alice", .token = verifier_of("alice-token"), .default_computer = "macmini"};
+  alice.grant.wildcard = true;
+  config::Client bob{.name = "bob", .token = verifier_of("bob-token"), .default_computer = "macmini"};
+  const ClientTable table({alice, bob});
+  ASSERT_TRUE(table.authenticate("bob-token"));
+  EXPECT_EQ(table.authenticate("bob-token")->name, "bob");
+  EXPECT_TRUE(table.authenticate("alice-token")->wildcard());
+  EXPECT_FALSE(table.authenticate("carol-token"));
+  EXPECT_FALSE(table.authenticate(std::nullopt));
+}
+
+}  // namespace
+}  // namespace sb::supervisor

@@ -1,0 +1,98 @@
+// A synchronous HTTP/1.1 client for the end-to-end tests (Beast stays in the .cpp). Every
+// operation has a deadline; a connection can be kept alive across requests, or a request
+// can be sent and the connection closed before the answer arrives (a caller hanging up
+// mid-call).
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace sbtest {
+
+using Headers = std::vector<std::pair<std::string, std::string>>;
+
+struct HttpRequest {
+  std::string method = "GET";
+  std::string target = "/";
+  std::string body;
+  std::optional<std::string> token;  // sent as "Authorization: Bearer <token>"
+  Headers headers;                   // extra headers, sent as given
+};
+
+struct HttpResponse {
+  int status = 0;
+  Headers headers;  // in wire order, names as sent by the server
+  std::string body;
+
+  // The first header of that name (case-insensitive), or nullopt.
+  std::optional<std::string> header(std::string_view name) const;
+  bool has_header(std::string_view name) const { return header(name).has_value(); }
+  // The body parsed as JSON; a discarded value when it is not JSON.
+  nlohmann::json json() const;
+};
+
+inline constexpr std::chrono::milliseconds kHttpTimeout{30'000};
+
+// One TCP connection to the switchboard.
+class HttpConnection {
+ public:
+  explicit HttpConnection(int port, std::chrono::milliseconds connect_timeout = kHttpTimeout);
+  ~HttpConnection();
+  HttpConnection(const HttpConnection&) = delete;
+  HttpConnection& operator=(const HttpConnection&) = delete;
+
+  // Sends the request (keep-alive unless `keep_alive` is false) and reads the answer.
+  HttpResponse request(const HttpRequest& request, bool keep_alive = true,
+                       std::chrono::milliseconds timeout = kHttpTimeout);
+  // Sends only; read_response() collects the answer later.
+  void send(const HttpRequest& request, bool keep_alive = true,
+            std::chrono::milliseconds timeout = kHttpTimeout);
+  HttpResponse read_response(std::chrono::milliseconds timeout = kHttpTimeout,
+                             bool head_request = false);
+  // Whether the server has closed its side (EOF within `timeout`, no bytes pending).
+  bool wait_for_server_close(std::chrono::milliseconds timeout);
+  // Closes the socket now (a caller hanging up).
+  void close();
+  int local_port() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// One request on a fresh connection, closed afterwards.
+HttpResponse http(int port, const HttpRequest& request,
+                  std::chrono::milliseconds timeout = kHttpTimeout);
+HttpResponse http_get(int port, std::string target, std::optional<std::string> token = {});
+
+// ---- MCP over HTTP ----
+
+nlohmann::json rpc(const nlohmann::json& id, std::string_view method,
+                   std::optional<nlohmann::json> params = {});
+nlohmann::json tool_call(const nlohmann::json& id, std::string_view tool,
+                         std::optional<nlohmann::json> arguments = {});
+
+HttpRequest mcp_request(std::string path, const std::string& token, const nlohmann::json& body);
+// POST `body` to `path` (e.g. "/mcp" or "/mcp/alpha") with `token`; returns the response.
+HttpResponse post_mcp(int port, std::string path, const std::string& token,
+                      const nlohmann::json& body,
+                      std::chrono::milliseconds timeout = kHttpTimeout);
+// tools/call through `path`; returns the parsed JSON-RPC reply (HTTP status must be 200).
+nlohmann::json call_tool(int port, std::string path, const std::string& token,
+                         std::string_view tool, std::optional<nlohmann::json> arguments = {},
+                         const nlohmann::json& id = 1);
+// tools/list through `path`; returns the parsed JSON-RPC reply.
+nlohmann::json list_tools(int port, std::string path, const std::string& token,
+                          const nlohmann::json& id = 1);
+// The names in a tools/list reply, in order.
+std::vector<std::string> tool_names(const nlohmann::json& list_reply);
+// The text of the first content item of a tool result reply.
+std::string result_text(const nlohmann::json& reply);
+
+}  // namespace sbtest
