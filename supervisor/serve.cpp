@@ -9,12 +9,14 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 #include <csignal>
+#include <cstdlib>
 #include <iostream>
 
 #include "shared/log.hpp"
 #include "supervisor/commands.hpp"
 #include "supervisor/control_socket.hpp"
 #include "supervisor/http_server.hpp"
+#include "supervisor/service_notify.hpp"
 #include "supervisor/supervisor_state.hpp"
 
 namespace sb::supervisor {
@@ -75,9 +77,10 @@ void warn_about_restart_only_changes(const config::Config& before, const config:
 class Supervisor {
  public:
   Supervisor(std::string config_path, std::string home,
-             std::shared_ptr<const config::Config> config)
+             std::shared_ptr<const config::Config> config, ServiceNotifier notifier)
       : config_path_(std::move(config_path)),
         home_(std::move(home)),
+        notifier_(std::move(notifier)),
         audit_(io_, config->audit_path),
         workers_(io_, worker_binary(), audit_),
         state_{config, std::make_shared<ClientTable>(config->clients), workers_, audit_},
@@ -88,9 +91,10 @@ class Supervisor {
 
   int run() {
     const auto& config = *state_.config;
-    workers_.start(config.computers);
     http_.start();
     control_.start();
+    // Ready for the service manager once it listens and every computer's worker is up.
+    workers_.start(config.computers, [this] { notifier_.ready(); });
     std::vector<std::string> names;
     for (const auto& computer : config.computers) names.push_back(computer.name);
     log_info("listening", {{"listen", config.listen_display()},
@@ -121,6 +125,12 @@ class Supervisor {
   }
 
   void reload() {
+    notifier_.reloading();
+    apply_reload();
+    notifier_.ready();
+  }
+
+  void apply_reload() {
     std::shared_ptr<const config::Config> next;
     try {
       next = std::make_shared<const config::Config>(config::load_config_file(config_path_, home_));
@@ -140,6 +150,7 @@ class Supervisor {
 
   void shut_down() {
     log_info("shutting down");
+    notifier_.stopping();
     http_.stop();
     control_.stop();
     workers_.shutdown([this] {
@@ -151,6 +162,7 @@ class Supervisor {
 
   std::string config_path_;
   std::string home_;
+  ServiceNotifier notifier_;
   net::io_context io_;
   AuditLog audit_;
   WorkerRegistry workers_;
@@ -166,7 +178,9 @@ class Supervisor {
 int run_serve(const std::string& config_path, std::string_view home) {
   std::signal(SIGPIPE, SIG_IGN);
   auto config = std::make_shared<const config::Config>(config::load_config_file(config_path, home));
-  Supervisor supervisor(config_path, std::string(home), std::move(config));
+  const char* notify_socket = std::getenv("NOTIFY_SOCKET");
+  Supervisor supervisor(config_path, std::string(home), std::move(config),
+                        ServiceNotifier(notify_socket ? notify_socket : ""));
   return supervisor.run();
 }
 

@@ -110,7 +110,9 @@ WorkerRegistry::~WorkerRegistry() {
   }
 }
 
-void WorkerRegistry::start(const std::vector<config::Computer>& computers) {
+void WorkerRegistry::start(const std::vector<config::Computer>& computers,
+                           std::function<void()> all_up) {
+  all_up_ = std::move(all_up);
   for (const auto& computer : computers) {
     auto worker = std::make_shared<Worker>();
     worker->name = computer.name;
@@ -120,6 +122,14 @@ void WorkerRegistry::start(const std::vector<config::Computer>& computers) {
     spawn(worker);
   }
   watch_stalls();
+  report_when_all_up();
+}
+
+void WorkerRegistry::report_when_all_up() {
+  if (!all_up_ || !all_started()) return;
+  auto all_up = std::move(all_up_);
+  all_up_ = nullptr;
+  all_up();
 }
 
 void WorkerRegistry::spawn(const std::shared_ptr<Worker>& worker) {
@@ -167,7 +177,7 @@ void WorkerRegistry::on_frame(const std::shared_ptr<Worker>& worker, ipc::Frame&
     case ipc::FrameType::kHello:
       if (worker->state == Worker::State::kStarting) worker->state = Worker::State::kRunning;
       worker->status->unlink();  // both sides have it mapped; the name is no longer needed
-      return;
+      return report_when_all_up();
     case ipc::FrameType::kReply:
       return on_reply(worker, std::move(frame));
     case ipc::FrameType::kEvent:
@@ -288,10 +298,12 @@ void WorkerRegistry::apply(const std::vector<config::Computer>& computers) {
   // config_reloaded line.
   for (auto& removed : previous) {
     if (!removed) continue;
-    const auto status = removed->status && removed->has_process() ? removed->status->read() : ipc::ComputerStatus{};
+    const auto status =
+        removed->status && removed->has_process() ? removed->status->read() : ipc::ComputerStatus{};
     if (status.state != ipc::ComputerState::kIdle) {
-      audit_.write("vm_revoked",
-                   {{"computer", removed->name}, {"peer", status.peer}, {"generation", removed->generation}});
+      audit_.write("vm_revoked", {{"computer", removed->name},
+                                  {"peer", status.peer},
+                                  {"generation", removed->generation}});
     }
     retire(removed, /*revoke=*/true);
   }

@@ -72,7 +72,8 @@ class WorkerRegistry {
   WorkerRegistry(boost::asio::io_context& io, std::filesystem::path worker_binary, AuditLog& audit);
   ~WorkerRegistry();
 
-  void start(const std::vector<config::Computer>& computers);
+  // Spawns a worker per computer; `all_up` runs once every one of them has said hello.
+  void start(const std::vector<config::Computer>& computers, std::function<void()> all_up);
   // A reload: diff by verifier (spec §11 a). Writes computer_renamed lines.
   void apply(const std::vector<config::Computer>& computers);
   // Closes every computer with 1001 and lets the workers exit; `done` runs when all have.
@@ -109,6 +110,7 @@ class WorkerRegistry {
   void retire(const std::shared_ptr<Worker>& worker, bool revoke);
   std::shared_ptr<Worker> find(std::string_view computer) const;
   void maybe_finish_shutdown();
+  void report_when_all_up();
 
   boost::asio::io_context& io_;
   std::filesystem::path worker_binary_;
@@ -119,6 +121,7 @@ class WorkerRegistry {
   std::uint64_t next_segment_ = 1;
   boost::asio::steady_timer stall_timer_;
   std::function<void()> shutdown_done_;
+  std::function<void()> all_up_;
   bool shutting_down_ = false;
 };
 

@@ -35,7 +35,8 @@ TEST(Channel, DeliversFramesInOrderWithMetaAndBody) {
   left->start([](Frame&&) {}, [] {});
   right->start([&](Frame&& frame) { received.push_back(std::move(frame)); }, [] {});
 
-  left->send(Frame{.type = FrameType::kCall, .call_id = 7, .meta = R"({"caller":"a"})", .body = "{}"});
+  left->send(
+      Frame{.type = FrameType::kCall, .call_id = 7, .meta = R"({"caller":"a"})", .body = "{}"});
   left->send(Frame{.type = FrameType::kCancel, .call_id = 8});
   std::string large(5 * 1024 * 1024 + 3, 'x');
   large.back() = 'y';
@@ -63,7 +64,8 @@ TEST(Channel, PassesADescriptorWithItsFrame) {
   int pipe_fds[2];
   ASSERT_EQ(::pipe2(pipe_fds, O_CLOEXEC), 0);
   UniqueFd read_end(pipe_fds[0]);
-  left->send(Frame{.type = FrameType::kAttach, .meta = "{}", .body = "GET /", .fd = UniqueFd(pipe_fds[1])});
+  left->send(Frame{
+      .type = FrameType::kAttach, .meta = "{}", .body = "GET /", .fd = UniqueFd(pipe_fds[1])});
   run_until(io, [&] { return received.has_value(); });
 
   ASSERT_TRUE(received->fd.valid());
@@ -83,7 +85,12 @@ TEST(Channel, ClosesOnAnOversizedFrameHeader) {
   bool closed = false;
   int frames = 0;
   right->start([&](Frame&&) { ++frames; }, [&] { closed = true; });
-  WireHeader header{.meta_size = 0, .body_size = kMaxBodySize + 1, .call_id = 1, .type = 102, .has_fd = 0, .reserved = 0};
+  WireHeader header{.meta_size = 0,
+                    .body_size = kMaxBodySize + 1,
+                    .call_id = 1,
+                    .type = 102,
+                    .has_fd = 0,
+                    .reserved = 0};
   ASSERT_EQ(::write(left_fd.get(), &header, sizeof header), static_cast<long>(sizeof header));
   run_until(io, [&] { return closed; });
   EXPECT_EQ(frames, 0);

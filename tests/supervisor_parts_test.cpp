@@ -11,11 +11,13 @@ namespace sb::supervisor {
 namespace {
 
 TEST(PeerLabel, PrefersTheTailscaleLogin) {
-  EXPECT_EQ(peer_label("alice@example.com", "10.0.0.1", "127.0.0.1:5"), "alice@example.com via 127.0.0.1:5");
+  EXPECT_EQ(peer_label("alice@example.com", "10.0.0.1", "127.0.0.1:5"),
+            "alice@example.com via 127.0.0.1:5");
 }
 
 TEST(PeerLabel, FallsBackToTheFirstForwardedForEntry) {
-  EXPECT_EQ(peer_label(std::nullopt, "203.0.113.7, 10.0.0.1", "127.0.0.1:5"), "203.0.113.7 via 127.0.0.1:5");
+  EXPECT_EQ(peer_label(std::nullopt, "203.0.113.7, 10.0.0.1", "127.0.0.1:5"),
+            "203.0.113.7 via 127.0.0.1:5");
   EXPECT_EQ(peer_label("caf\xc3\xa9", "203.0.113.7", "127.0.0.1:5"), "203.0.113.7 via 127.0.0.1:5");
 }
 
@@ -45,9 +47,11 @@ TEST(JsonNesting, RefusesDeepBracketsButNotBracketsInStrings) {
 }
 
 TEST(ClientTable, FindsTheCallerByTokenAndNobodyElse) {
-  config::Client alice{.name = "alice", .token = verifier_of("alice-token"), .default_computer = "macmini"};
+  config::Client alice{
+      .name = "alice", .token = verifier_of("alice-token"), .default_computer = "macmini"};
   alice.grant.wildcard = true;
-  config::Client bob{.name = "bob", .token = verifier_of("bob-token"), .default_computer = "macmini"};
+  config::Client bob{
+      .name = "bob", .token = verifier_of("bob-token"), .default_computer = "macmini"};
   const ClientTable table({alice, bob});
   ASSERT_TRUE(table.authenticate("bob-token"));
   EXPECT_EQ(table.authenticate("bob-token")->name, "bob");
