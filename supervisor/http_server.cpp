@@ -78,6 +78,30 @@ class Connection : public std::enable_shared_from_this<Connection> {
     parser_.emplace();
     parser_->body_limit(kMaxBodyBytes);
     stream_.expires_after(kRequestReadTimeout);
+    http::async_read_header(stream_, buffer_, *parser_,
+                            [self = shared_from_this()](beast::error_code error, std::size_t) {
+                              self->on_header(error);
+                            });
+  }
+
+  // Clients such as curl wait for "100 Continue" before sending a larger body.
+  void on_header(beast::error_code error) {
+    if (error) return on_request(error);
+    const auto& request = parser_->get();
+    if (!parser_->is_done() && beast::iequals(request[http::field::expect], "100-continue")) {
+      auto interim =
+          std::make_shared<http::response<http::empty_body>>(http::status::continue_, 11);
+      return http::async_write(
+          stream_, *interim,
+          [self = shared_from_this(), interim](beast::error_code error, std::size_t) {
+            if (error) return self->close();
+            self->read_body();
+          });
+    }
+    read_body();
+  }
+
+  void read_body() {
     http::async_read(stream_, buffer_, *parser_,
                      [self = shared_from_this()](beast::error_code error, std::size_t) {
                        self->on_request(error);

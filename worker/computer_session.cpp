@@ -264,6 +264,7 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
   }
 
   void handle_message(std::string_view text) {
+    if (!jsonrpc::nesting_within(text, jsonrpc::kMaxNesting)) return;  // ignored like invalid JSON
     json message = json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (!message.is_object()) return;  // invalid JSON, arrays, scalars: ignored
     if (message.contains("result") || message.contains("error"))
