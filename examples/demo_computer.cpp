@@ -434,7 +434,11 @@ std::string trimmed(const std::string& text) {
 
 // Read before every dial, so replacing the file takes effect at the next attempt.
 std::string read_secret(const Options& options) {
-  if (!options.secret_file) return trimmed(getenv_or_empty("SB_SECRET"));
+  if (!options.secret_file) {
+    const std::string secret = trimmed(getenv_or_empty("SB_SECRET"));
+    if (secret.empty()) throw std::runtime_error("SB_SECRET is empty");
+    return secret;
+  }
   std::ifstream file(*options.secret_file);
   if (!file) throw std::runtime_error("cannot read secret file " + *options.secret_file);
   std::stringstream content;
@@ -542,8 +546,10 @@ class Session : public std::enable_shared_from_this<Session> {
     ping_timer_.cancel();
     beast::get_lowest_layer(ws_).close();  // no-op after a completed close handshake
     if (read_error == websocket::error::closed)
-      co_return SessionEnd{ws_.reason().code, std::string(ws_.reason().reason)};
-    co_return SessionEnd{kCloseAbnormal, read_error.message()};
+      co_return SessionEnd{ws_.reason().code,
+                           std::string(ws_.reason().reason.data(), ws_.reason().reason.size())};
+    co_return SessionEnd{kCloseAbnormal,
+                         dropped_because_.empty() ? read_error.message() : dropped_because_};
   }
 
   bool attached() const { return attached_ && !finished_; }
@@ -619,17 +625,24 @@ class Session : public std::enable_shared_from_this<Session> {
   // Ping every 20 s. Silence for 60 s (no pong to our pings, nor anything else) means the
   // path is dead even if TCP has not noticed: drop the socket so the dial loop takes over.
   net::awaitable<void> ping_loop() {
+    auto next_ping = Clock::now() + kPingInterval;
     for (;;) {
-      ping_timer_.expires_after(kPingInterval);
+      // Wake for the next ping or for the silence deadline, whichever is first; a frame
+      // heard meanwhile moves the deadline, which the next round sees.
+      ping_timer_.expires_at(std::min(next_ping, last_heard_ + kDeadAfterSilence));
       const auto [error] = co_await ping_timer_.async_wait(kAwait);
       if (error || finished_) co_return;
-      if (Clock::now() - last_heard_ >= kDeadAfterSilence) {
-        log_line("nothing heard from the switchboard for 60 s: dropping the connection");
+      const auto now = Clock::now();
+      if (now - last_heard_ >= kDeadAfterSilence) {
+        dropped_because_ = "nothing heard from the switchboard for 60 s";
         beast::get_lowest_layer(ws_).close();  // the pending read fails; serve() returns
         co_return;
       }
-      outbox_.push_back({.ping = true});
-      wake_writer_.cancel();
+      if (now >= next_ping) {
+        outbox_.push_back({.ping = true});
+        wake_writer_.cancel();
+        next_ping = now + kPingInterval;
+      }
     }
   }
 
@@ -640,6 +653,7 @@ class Session : public std::enable_shared_from_this<Session> {
   net::steady_timer ping_timer_;
   std::deque<Outgoing> outbox_;
   Clock::time_point last_heard_;
+  std::string dropped_because_;  // set when we drop a silent connection ourselves
   bool attached_ = false;
   bool finished_ = false;
   bool closing_ = false;
@@ -691,10 +705,10 @@ class Daemon {
           const std::string closed = "code " + std::to_string(end.code) +
                                      (end.reason.empty() ? "" : " (" + end.reason + ")");
           if (end.code == kCloseReplaced || end.code == kCloseRevoked) {
-            log_line("closed with " + closed + " — stopping (" +
-                     (end.code == kCloseReplaced ? "another computer attached with this secret"
-                                                 : "this secret was rotated or revoked") +
-                     ")");
+            log_line("closed with " + closed + " — stopping: " +
+                     (end.code == kCloseReplaced
+                          ? "a newer daemon attached with this secret"
+                          : "this secret is no longer accepted; restart once it is updated"));
             co_return 0;
           }
           why_redial = "detached, " + closed;
