@@ -16,6 +16,7 @@
 #include "supervisor/commands.hpp"
 #include "supervisor/control_socket.hpp"
 #include "supervisor/http_server.hpp"
+#include "supervisor/pty_dialer.hpp"
 #include "supervisor/service_notify.hpp"
 #include "supervisor/supervisor_state.hpp"
 
@@ -87,7 +88,8 @@ class Supervisor {
         http_(io_, config->listen_ip, config->listen_port, state_),
         control_(io_, config->control_socket_path(), workers_),
         signals_(io_, SIGHUP, SIGTERM, SIGINT),
-        drain_timer_(io_) {}
+        drain_timer_(io_),
+        pty_(io_, state_) {}
 
   int run() {
     const auto& config = *state_.config;
@@ -107,6 +109,7 @@ class Supervisor {
     for (const auto& name : config.wildcard_clients()) {
       log_info("client reaches every computer, including ones added later", {{"client", name}});
     }
+    pty_.start();
     wait_for_signal();
     io_.run();
     return 0;
@@ -143,6 +146,7 @@ class Supervisor {
     workers_.apply(next->computers);
     state_.clients = std::make_shared<ClientTable>(next->clients);
     state_.config = next;
+    pty_.reloaded();
     audit_.write("config_reloaded", nlohmann::json::object());
     log_info(
         "reload applied: clients, computers, in-flight limits, timeouts and pty-attach policies");
@@ -153,6 +157,9 @@ class Supervisor {
     notifier_.stopping();
     http_.stop();
     control_.stop();
+    // Pod sockets are dropped, not closed (spec 12.2); their requests in progress are
+    // abandoned while the workers can still take the cancellations.
+    pty_.stop();
     workers_.shutdown([this] {
       audit_.stop();
       drain_timer_.expires_after(kShutdownDrain);
@@ -171,6 +178,7 @@ class Supervisor {
   ControlServer control_;
   net::signal_set signals_;
   net::steady_timer drain_timer_;
+  PtyDialers pty_;  // [[pty_attach]]: pods served through the workers above
 };
 
 }  // namespace

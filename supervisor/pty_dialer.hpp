@@ -1,0 +1,72 @@
+// The [[pty_attach]] dialers (pty-attach.md): the switchboard dials an openab-pty pod's
+// tools socket, and then answers the pod as an MCP server, lending it one computer under
+// the attach's policy through the same handle_mcp() that serves HTTP callers. One dialer
+// per block present at start; each redials or stops by the rules of pty_redial_policy.hpp.
+//
+// The policy (computer, tools, max_inflight) is looked up by attach name in the
+// supervisor's current config on every pod request, so a reload changes it under a live
+// socket (a computer renamed with the same verifier keeps serving the pod). The url and
+// secret_file are fixed at start; a block removed by a reload keeps dialling under its
+// last policy until a restart.
+//
+// wss:// verifies the pod's certificate against OpenSSL's default verify paths (the
+// system store; SSL_CERT_FILE and SSL_CERT_DIR override it), with SNI and host name
+// checks. Beast stays in the .cpp.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "supervisor/pty_redial_policy.hpp"
+#include "supervisor/supervisor_state.hpp"
+
+namespace sb::supervisor {
+
+// Where one dial goes, from a [[pty_attach]] url (already validated by the config loader).
+struct DialTarget {
+  bool tls = false;         // wss://
+  std::string host;         // brackets stripped
+  std::string port;         // as written, else "80" / "443"
+  std::string host_header;  // the Host header: host, bracketed when IPv6, ":port" if given
+  std::string target;       // path and query; "/" when empty
+};
+// Nothing when the URL is not ws:// or wss:// with a host.
+std::optional<DialTarget> parse_dial_url(std::string_view url);
+
+// The secret as presented: the file's text without surrounding whitespace.
+std::string trim_secret(std::string_view text);
+// Whether `value` may be sent as an HTTP header value: no control characters except tab.
+bool valid_header_value(std::string_view value);
+
+// The most a pod may have in progress on one socket; past it a request with an id is
+// answered -32002 and not processed (pty-attach.md §4.3).
+inline constexpr int kMaxConcurrentPodRequests = 64;
+
+class PtyDialers {
+ public:
+  PtyDialers(boost::asio::io_context& io, SupervisorState& state, PtyTimings timings = {});
+  ~PtyDialers();
+  PtyDialers(const PtyDialers&) = delete;
+  PtyDialers& operator=(const PtyDialers&) = delete;
+
+  // One dialer per [[pty_attach]] of the current config, each dialling at once.
+  void start();
+  // After a reload has swapped the config: logs each attach whose computer moved. (The
+  // policy itself is read per request and needs no call.)
+  void reloaded();
+  // No more dials; every pod socket is dropped without a close frame.
+  void stop();
+
+ private:
+  class Dialer;
+  boost::asio::io_context& io_;
+  SupervisorState& state_;
+  PtyTimings timings_;
+  std::vector<std::shared_ptr<Dialer>> dialers_;
+};
+
+}  // namespace sb::supervisor
