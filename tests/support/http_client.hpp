@@ -81,8 +81,7 @@ nlohmann::json tool_call(const nlohmann::json& id, std::string_view tool,
 HttpRequest mcp_request(std::string path, const std::string& token, const nlohmann::json& body);
 // POST `body` to `path` (e.g. "/mcp" or "/mcp/alpha") with `token`; returns the response.
 HttpResponse post_mcp(int port, std::string path, const std::string& token,
-                      const nlohmann::json& body,
-                      std::chrono::milliseconds timeout = kHttpTimeout);
+                      const nlohmann::json& body, std::chrono::milliseconds timeout = kHttpTimeout);
 // tools/call through `path`; returns the parsed JSON-RPC reply (HTTP status must be 200).
 nlohmann::json call_tool(int port, std::string path, const std::string& token,
                          std::string_view tool, std::optional<nlohmann::json> arguments = {},

@@ -1,0 +1,141 @@
+// Shared pieces of the end-to-end tests: attaching a fake computer and waiting until the
+// switchboard reports it ready, and small assertions on JSON-RPC replies.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+
+#include "tests/support/audit_log.hpp"
+#include "tests/support/fake_computer.hpp"
+#include "tests/support/http_client.hpp"
+#include "tests/support/switchboard_process.hpp"
+#include "tests/support/wait.hpp"
+
+namespace sbtest {
+
+using json = nlohmann::json;
+
+// JSON-RPC error codes (relay.md §6.6).
+inline constexpr int kParseError = -32700;
+inline constexpr int kInvalidRequest = -32600;
+inline constexpr int kMethodNotFound = -32601;
+inline constexpr int kOverloaded = -32002;
+inline constexpr int kTimeout = -32003;
+inline constexpr int kDisconnected = -32004;
+
+// Whether /readyz/{computer} answers 200 for `token` (a caller granted that computer).
+inline bool computer_ready(const SwitchboardProcess& sb, const std::string& token,
+                           const std::string& computer) {
+  try {
+    return http_get(sb.port(), "/readyz/" + computer, token).status == 200;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+inline bool wait_ready(const SwitchboardProcess& sb, const std::string& token,
+                       const std::string& computer,
+                       std::chrono::milliseconds timeout = kDefaultWait) {
+  return eventually([&] { return computer_ready(sb, token, computer); }, timeout);
+}
+
+inline bool wait_not_ready(const SwitchboardProcess& sb, const std::string& token,
+                           const std::string& computer,
+                           std::chrono::milliseconds timeout = kDefaultWait) {
+  return eventually([&] { return !computer_ready(sb, token, computer); }, timeout);
+}
+
+// A fake computer attached with `secret` and reported ready by the switchboard for
+// `computer` (checked through `token`). Fails the test (and returns null) otherwise.
+inline std::unique_ptr<FakeComputer> attach_ready(const SwitchboardProcess& sb,
+                                                  const Secret& secret, const std::string& computer,
+                                                  const std::string& token,
+                                                  FakeComputerOptions options = {}) {
+  options.secret = secret.secret;
+  auto fake = std::make_unique<FakeComputer>(sb.port(), std::move(options));
+  const int status = fake->attach();
+  EXPECT_EQ(status, 101) << "attach of " << computer << " refused: " << fake->refusal().body;
+  if (status != 101) return nullptr;
+  EXPECT_TRUE(fake->wait_initialized()) << computer << " was never sent initialize";
+  EXPECT_TRUE(wait_ready(sb, token, computer)) << computer << " never reported ready";
+  return fake;
+}
+
+inline int error_code(const json& reply) {
+  if (!reply.contains("error")) return 0;
+  return reply["error"].value("code", 0);
+}
+
+// The `params.arguments` a fake echoed back in a tool result.
+inline json echoed(const json& reply) {
+  return json::parse(result_text(reply), nullptr, false);
+}
+
+// The /computers entry for `name` as `token` sees it (null if absent).
+inline json computers_entry(const SwitchboardProcess& sb, const std::string& token,
+                            const std::string& name) {
+  const auto list = http_get(sb.port(), "/computers", token).json();
+  if (!list.is_array()) return nullptr;
+  for (const auto& entry : list) {
+    if (entry.value("name", "") == name) return entry;
+  }
+  return nullptr;
+}
+
+// The tools/call the fake received with these arguments (null if none).
+inline json call_with_arguments(const FakeComputer& fake, const json& arguments) {
+  for (const auto& call : fake.calls()) {
+    if (call["params"].value("arguments", json()) == arguments) return call;
+  }
+  return nullptr;
+}
+
+inline json hold(int n) {
+  return json{{"mode", "hold"}, {"n", n}};
+}
+
+// A tools/call on its own thread, for calls a test needs in flight while it acts.
+class CallInFlight {
+ public:
+  CallInFlight(int port, std::string path, std::string token, std::string tool, json arguments,
+               json id = 1)
+      : thread_([=, this] {
+          const auto started = Clock::now();
+          try {
+            reply_ = call_tool(port, path, token, tool, arguments, id);
+          } catch (const std::exception& error) {
+            failure_ = error.what();
+          }
+          elapsed_ = elapsed_since(started);
+          done_ = true;
+        }) {}
+  ~CallInFlight() {
+    if (thread_.joinable()) thread_.join();
+  }
+  // Waits (bounded) for the reply; null if it did not come or the request failed.
+  json wait(std::chrono::milliseconds timeout = kDefaultWait) {
+    if (!eventually([&] { return done_.load(); }, timeout)) {
+      ADD_FAILURE() << "a call in flight did not finish in time";
+      return nullptr;
+    }
+    thread_.join();
+    if (!failure_.empty()) ADD_FAILURE() << failure_;
+    return reply_;
+  }
+  bool done() const { return done_; }
+  std::chrono::milliseconds elapsed() const { return elapsed_; }
+
+ private:
+  json reply_;
+  std::string failure_;
+  std::chrono::milliseconds elapsed_{0};
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
+}  // namespace sbtest

@@ -1,0 +1,321 @@
+// End to end: the HTTP surface with no computer attached (relay.md §5, §6.2–6.4), caller
+// and computer authentication (§4, §5.2, DECISIONS 1), and the HTTP details of POST /mcp
+// (§5.3: 405, 413, 400, 202).
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "tests/e2e/e2e_helpers.hpp"
+
+namespace sbtest {
+namespace {
+
+constexpr std::string_view kRealm = R"(Bearer realm="openab-sb")";
+
+class HttpSurface : public ::testing::Test {
+ protected:
+  Secret alpha_ = new_secret();
+  Secret beta_ = new_secret();
+  Secret owner_ = new_secret();
+  Secret alice_ = new_secret();
+
+  ConfigBuilder config() const {
+    return ConfigBuilder()
+        .computer("alpha", alpha_)
+        .computer("beta", beta_)
+        .client("owner", owner_, R"({ "*" = ["*"] })", "alpha")
+        .client("alice", alice_, R"({ alpha = ["echo"] })");
+  }
+};
+
+// ---------------------------------------------------------------------------------------
+// The offline surface
+
+TEST_F(HttpSurface, HealthzAnswersOkWithoutTokenAndWithoutComputers) {
+  SwitchboardProcess sb(config());
+  const auto response = http_get(sb.port(), "/healthz");
+  EXPECT_EQ(response.status, 200);
+  EXPECT_EQ(response.body, "ok");
+}
+
+TEST_F(HttpSurface, ReadyzIs503VmOfflineWhileNothingIsAttached) {
+  SwitchboardProcess sb(config());
+  const auto response = http_get(sb.port(), "/readyz");
+  EXPECT_EQ(response.status, 503);
+  EXPECT_EQ(response.body, "vm offline");
+  EXPECT_EQ(http_get(sb.port(), "/readyz/alpha", alice_.secret).status, 503);
+  EXPECT_EQ(http_get(sb.port(), "/readyz/alpha", alice_.secret).body, "vm offline");
+}
+
+TEST_F(HttpSurface, InitializeWorksOfflineAndNamesTheComputer) {
+  SwitchboardProcess sb(config());
+  const auto response = post_mcp(sb.port(), "/mcp", alice_.secret,
+                                 rpc(7, "initialize", json{{"protocolVersion", "2025-03-26"}}));
+  ASSERT_EQ(response.status, 200);
+  EXPECT_EQ(response.header("Content-Type"), "application/json");
+  const json reply = response.json();
+  EXPECT_EQ(reply["id"], 7);
+  EXPECT_EQ(reply["jsonrpc"], "2.0");
+  const json& result = reply["result"];
+  EXPECT_EQ(result["protocolVersion"], "2025-03-26");
+  EXPECT_EQ(result["serverInfo"]["name"], "openab-sb");
+  EXPECT_EQ(result["capabilities"], (json{{"tools", {{"listChanged", false}}}}));
+  const std::string instructions = result.value("instructions", "");
+  EXPECT_NE(instructions.find("`alpha`"), std::string::npos) << instructions;
+  EXPECT_NE(instructions.find("not connected"), std::string::npos) << instructions;
+
+  // The path names the computer; an unknown protocol version gets ours.
+  const json other = post_mcp(sb.port(), "/mcp/beta", owner_.secret,
+                              rpc("x", "initialize", json{{"protocolVersion", "1999-01-01"}}))
+                         .json();
+  EXPECT_EQ(other["id"], "x");
+  EXPECT_EQ(other["result"]["protocolVersion"], "2025-06-18");
+  EXPECT_NE(other["result"].value("instructions", "").find("`beta`"), std::string::npos);
+}
+
+TEST_F(HttpSurface, ToolsListOfflineGivesOnlyVmStatus) {
+  SwitchboardProcess sb(config());
+  const json reply = list_tools(sb.port(), "/mcp", alice_.secret, 3);
+  EXPECT_EQ(reply["id"], 3);
+  ASSERT_EQ(tool_names(reply), std::vector<std::string>{"vm_status"});
+  const json& tool = reply["result"]["tools"][0];
+  EXPECT_NE(tool.value("description", "").find("`alpha`"), std::string::npos);
+  EXPECT_EQ(tool["inputSchema"]["type"], "object");
+}
+
+TEST_F(HttpSurface, ToolsCallOfflineIsAToolResultSayingTheVmIsNotConnected) {
+  SwitchboardProcess sb(config());
+  const json reply = call_tool(sb.port(), "/mcp", alice_.secret, "echo", json{{"x", 1}}, 9);
+  EXPECT_EQ(reply["id"], 9);
+  EXPECT_FALSE(reply.contains("error")) << reply;
+  EXPECT_EQ(reply["result"]["isError"], true);
+  EXPECT_NE(result_text(reply).find("the VM is not connected"), std::string::npos) << reply;
+  const auto line = sb.audit().wait_for("call", fields_equal({{"tool", "echo"}}));
+  ASSERT_TRUE(line);
+  EXPECT_EQ((*line)["outcome"], "not_attached");
+  EXPECT_EQ((*line)["error_code"], -32001);
+  EXPECT_EQ((*line)["principal"], "alice");
+  EXPECT_EQ((*line)["computer"], "alpha");
+}
+
+TEST_F(HttpSurface, VmStatusOfflineReportsNotAttached) {
+  SwitchboardProcess sb(config());
+  const json reply = call_tool(sb.port(), "/mcp", alice_.secret, "vm_status");
+  EXPECT_EQ(reply["result"]["isError"], false);
+  EXPECT_EQ(reply["result"]["structuredContent"],
+            (json{{"attached", false}, {"computer", "alpha"}, {"ready", false}}));
+  EXPECT_EQ(json::parse(result_text(reply)), reply["result"]["structuredContent"]);
+}
+
+TEST_F(HttpSurface, GenSecretPrintsASecretAndItsVerifier) {
+  SwitchboardProcess sb(config());
+  const auto result = sb.run_cli({"gen-secret"}, /*with_config=*/false);
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  std::smatch match;
+  ASSERT_TRUE(std::regex_match(
+      result.out, match, std::regex("secret:   ([0-9a-f]{64})\nverifier: (sha256:[0-9a-f]{64})\n")))
+      << result.out;
+  EXPECT_EQ(match[2].str(), verifier_of(match[1].str()));
+}
+
+// ---------------------------------------------------------------------------------------
+// Authentication
+
+TEST_F(HttpSurface, AClientTokenCannotAttachAComputer) {
+  SwitchboardProcess sb(config());
+  FakeComputer fake(sb.port(), FakeComputerOptions{.secret = alice_.secret});
+  EXPECT_EQ(fake.attach(), 401);
+  EXPECT_EQ(fake.refusal().header("WWW-Authenticate"), std::string(kRealm));
+  EXPECT_EQ(fake.refusal().body, "unauthorized");
+  const auto line = sb.audit().wait_for("vm_auth_fail");
+  ASSERT_TRUE(line);
+  EXPECT_NE((*line).value("peer", "").find("127.0.0.1:"), std::string::npos) << *line;
+  EXPECT_EQ(sb.audit().count("vm_attach"), 0u);
+
+  // No token at all is refused the same way.
+  FakeComputer anonymous(sb.port(), FakeComputerOptions{});
+  EXPECT_EQ(anonymous.attach(), 401);
+  EXPECT_TRUE(sb.audit().wait_for_count("vm_auth_fail", 2));
+}
+
+TEST_F(HttpSurface, AComputerSecretIsNotACallerToken) {
+  SwitchboardProcess sb(config());
+  const auto response = post_mcp(sb.port(), "/mcp/alpha", alpha_.secret, rpc(1, "tools/list"));
+  EXPECT_EQ(response.status, 401);
+  EXPECT_EQ(response.body, "unauthorized");
+  EXPECT_TRUE(sb.audit().wait_for("client_auth_fail"));
+}
+
+TEST_F(HttpSurface, EveryClientRouteWithoutAValidTokenIs401) {
+  SwitchboardProcess sb(config());
+  const std::string ping = rpc(1, "ping").dump();
+  const std::vector<HttpRequest> routes{
+      {.method = "POST", .target = "/mcp", .body = ping},
+      {.method = "POST", .target = "/mcp/alpha", .body = ping},
+      {.method = "POST", .target = "/mcp/nosuch", .body = ping},
+      {.method = "GET", .target = "/mcp"},
+      {.method = "DELETE", .target = "/mcp"},
+      {.method = "GET", .target = "/mcp/alpha"},
+      {.method = "GET", .target = "/computers"},
+      {.method = "GET", .target = "/status"},
+      {.method = "GET", .target = "/readyz/alpha"},
+      {.method = "HEAD", .target = "/mcp"},
+  };
+  int failures = 0;
+  for (std::optional<std::string> token :
+       {std::optional<std::string>{}, std::optional<std::string>{"not-a-token"}}) {
+    for (auto request : routes) {
+      request.token = token;
+      const auto response = http(sb.port(), request);
+      ++failures;
+      SCOPED_TRACE(request.method + " " + request.target + (token ? " (wrong token)" : ""));
+      EXPECT_EQ(response.status, 401);
+      EXPECT_EQ(response.header("WWW-Authenticate"), std::string(kRealm));
+      if (request.method != "HEAD") {
+        EXPECT_EQ(response.body, "unauthorized");
+      }
+    }
+  }
+  // A scheme other than Bearer carries no token.
+  auto basic = routes[6];
+  basic.headers.emplace_back("Authorization", "Basic " + alice_.secret);
+  EXPECT_EQ(http(sb.port(), basic).status, 401);
+  ++failures;
+  // One client_auth_fail line each, up to the cap of 20 per window (relay.md §10.5).
+  EXPECT_TRUE(sb.audit().wait_for_count("client_auth_fail", 20));
+  EXPECT_EQ(failures, 21);
+  EXPECT_EQ(sb.audit().count("client_auth_fail"), 20u);
+}
+
+// ---------------------------------------------------------------------------------------
+// HTTP details of /mcp
+
+TEST_F(HttpSurface, GetOnMcpWithATokenIs405PostOnly) {
+  SwitchboardProcess sb(config());
+  for (const std::string target : {"/mcp", "/mcp/alpha"}) {
+    for (const std::string method : {"GET", "DELETE", "HEAD"}) {
+      SCOPED_TRACE(method + " " + target);
+      const auto response =
+          http(sb.port(), HttpRequest{.method = method, .target = target, .token = alice_.secret});
+      EXPECT_EQ(response.status, 405);
+      EXPECT_EQ(response.header("Allow"), "POST");
+      if (method != "HEAD") {
+        EXPECT_EQ(response.body, "POST only");
+      }
+    }
+  }
+}
+
+TEST_F(HttpSurface, ABodyOverOneMebibyteIs413AndOneMebibyteIsAccepted) {
+  SwitchboardProcess sb(config());
+  const std::string ping = rpc(1, "ping").dump();
+  std::string exactly = ping + std::string(1024 * 1024 - ping.size(), ' ');
+  ASSERT_EQ(exactly.size(), 1024u * 1024u);
+  const auto accepted = http(
+      sb.port(),
+      HttpRequest{.method = "POST", .target = "/mcp", .body = exactly, .token = alice_.secret});
+  EXPECT_EQ(accepted.status, 200);
+  EXPECT_EQ(accepted.json()["result"], json::object());
+
+  const auto refused =
+      http(sb.port(),
+           HttpRequest{
+               .method = "POST", .target = "/mcp", .body = exactly + " ", .token = alice_.secret});
+  EXPECT_EQ(refused.status, 413);
+  // The switchboard is still serving afterwards.
+  EXPECT_EQ(http_get(sb.port(), "/healthz").status, 200);
+}
+
+TEST_F(HttpSurface, InvalidJsonIs400ParseErrorWithNullId) {
+  SwitchboardProcess sb(config());
+  for (const std::string body : {"{", "", "not json", R"({"id":1,)"}) {
+    SCOPED_TRACE("body: " + body);
+    const auto response =
+        http(sb.port(),
+             HttpRequest{.method = "POST", .target = "/mcp", .body = body, .token = alice_.secret});
+    EXPECT_EQ(response.status, 400);
+    EXPECT_EQ(response.header("Content-Type"), "application/json");
+    EXPECT_EQ(response.json(), (json{{"error", {{"code", kParseError}, {"message", "parse error"}}},
+                                     {"id", nullptr},
+                                     {"jsonrpc", "2.0"}}));
+  }
+}
+
+TEST_F(HttpSurface, BatchesAreRefusedWith400) {
+  SwitchboardProcess sb(config());
+  for (const json& batch : {json::array(), json::array({rpc(1, "ping"), rpc(2, "ping")})}) {
+    SCOPED_TRACE(batch.dump());
+    const auto response = post_mcp(sb.port(), "/mcp", alice_.secret, batch);
+    EXPECT_EQ(response.status, 400);
+    const json reply = response.json();
+    EXPECT_EQ(error_code(reply), kInvalidRequest);
+    EXPECT_TRUE(reply["id"].is_null());
+    EXPECT_NE(reply["error"].value("message", "").find("batch"), std::string::npos) << reply;
+  }
+}
+
+TEST_F(HttpSurface, NotificationsAndResponsesAre202AndNeverReachTheComputer) {
+  SwitchboardProcess sb(config());
+  auto fake = attach_ready(sb, alpha_, "alpha", alice_.secret);
+  ASSERT_TRUE(fake);
+  const std::vector<json> swallowed{
+      json{{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}},
+      json{{"jsonrpc", "2.0"},
+           {"method", "notifications/cancelled"},
+           {"params", {{"requestId", 1}}}},
+      json{{"jsonrpc", "2.0"}, {"id", 5}, {"result", json::object()}},
+  };
+  for (const auto& message : swallowed) {
+    SCOPED_TRACE(message.dump());
+    const auto response = post_mcp(sb.port(), "/mcp", alice_.secret, message);
+    EXPECT_EQ(response.status, 202);
+    EXPECT_EQ(response.body, "");
+    EXPECT_FALSE(response.has_header("Content-Type"));
+  }
+  // A call afterwards is the barrier: everything before it has been handled.
+  EXPECT_EQ(echoed(call_tool(sb.port(), "/mcp", alice_.secret, "echo", json{{"n", 1}})),
+            (json{{"n", 1}}));
+  for (const auto& frame : fake->frames()) {
+    const std::string method = frame.value("method", "");
+    EXPECT_TRUE(method == "initialize" || method == "notifications/initialized" ||
+                method == "tools/call")
+        << "forwarded: " << frame;
+  }
+}
+
+TEST_F(HttpSurface, PingAndUnknownMethodsAreAnsweredLocally) {
+  SwitchboardProcess sb(config());
+  auto fake = attach_ready(sb, alpha_, "alpha", alice_.secret);
+  ASSERT_TRUE(fake);
+  EXPECT_EQ(post_mcp(sb.port(), "/mcp", alice_.secret, rpc(1, "ping")).json(),
+            (json{{"id", 1}, {"jsonrpc", "2.0"}, {"result", json::object()}}));
+  const auto unknown = post_mcp(sb.port(), "/mcp", alice_.secret, rpc(2, "resources/list"));
+  EXPECT_EQ(unknown.status, 200);
+  EXPECT_EQ(error_code(unknown.json()), kMethodNotFound);
+  EXPECT_EQ(unknown.json()["id"], 2);
+  const auto no_method =
+      post_mcp(sb.port(), "/mcp", alice_.secret, json{{"jsonrpc", "2.0"}, {"id", 3}});
+  EXPECT_EQ(no_method.status, 200);
+  EXPECT_EQ(error_code(no_method.json()), kInvalidRequest);
+  EXPECT_EQ(no_method.json()["error"]["message"], "missing method");
+  const auto scalar = post_mcp(sb.port(), "/mcp", alice_.secret, json(5));
+  EXPECT_EQ(scalar.status, 200);
+  EXPECT_EQ(error_code(scalar.json()), kInvalidRequest);
+  EXPECT_TRUE(scalar.json()["id"].is_null());
+  // Nothing of the above was forwarded.
+  EXPECT_TRUE(fake->requests("ping").empty());
+  EXPECT_TRUE(fake->requests("resources/list").empty());
+}
+
+TEST_F(HttpSurface, PathsThatMatchNoRouteAreAnEmpty404) {
+  SwitchboardProcess sb(config());
+  for (const std::string target : {"/nope", "/mcp/", "/mcp/alpha/extra", "/readyz/"}) {
+    SCOPED_TRACE(target);
+    const auto response = http_get(sb.port(), target, alice_.secret);
+    EXPECT_EQ(response.status, 404);
+    EXPECT_EQ(response.body, "");
+  }
+}
+
+}  // namespace
+}  // namespace sbtest

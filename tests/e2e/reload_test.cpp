@@ -1,0 +1,146 @@
+// End to end: what a reload (SIGHUP) changes and when (relay.md §11, ADR "Reload",
+// DECISIONS 4 and 5): per-caller caps from the next call, a computer's max_inflight from
+// its next attach, timeouts and audit_args live, and a failed reload changes nothing.
+#include <gtest/gtest.h>
+
+#include <csignal>
+
+#include "tests/e2e/e2e_helpers.hpp"
+
+namespace sbtest {
+namespace {
+
+class Reload : public ::testing::Test {
+ protected:
+  Secret alpha_ = new_secret();
+  Secret owner_ = new_secret();
+  Secret alice_ = new_secret();
+
+  ConfigBuilder config(std::optional<int> alpha_max = {}, std::optional<int> alice_max = {},
+                       int slow_secs = 1) const {
+    ConfigBuilder builder;
+    builder.timeouts(20, 5, {{"slow", slow_secs}})
+        .computer("alpha", alpha_, alpha_max)
+        .client("owner", owner_, R"({ "*" = ["*"] })", "alpha")
+        .client("alice", alice_, R"({ alpha = ["echo", "slow"] })", std::nullopt, alice_max);
+    return builder;
+  }
+};
+
+TEST_F(Reload, APerCallerCapAppliesFromTheCallersNextCall) {
+  SwitchboardProcess sb(config(8, /*alice_max=*/1));
+  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  ASSERT_TRUE(fake);
+  CallInFlight first(sb.port(), "/mcp", alice_.secret, "echo", hold(1));
+  ASSERT_TRUE(fake->wait_for_calls(1));
+  EXPECT_EQ(error_code(call_tool(sb.port(), "/mcp", alice_.secret, "echo", hold(2))), kOverloaded);
+
+  sb.reload(config(8, /*alice_max=*/2));
+  CallInFlight second(sb.port(), "/mcp", alice_.secret, "echo", hold(3));
+  ASSERT_TRUE(fake->wait_for_calls(2)) << "the raised cap did not apply";
+  EXPECT_EQ(error_code(call_tool(sb.port(), "/mcp", alice_.secret, "echo", hold(4))), kOverloaded);
+  EXPECT_FALSE(fake->closed());
+  for (const auto& call : fake->calls()) fake->answer_echo(call);
+  EXPECT_EQ(echoed(first.wait()), hold(1));
+  EXPECT_EQ(echoed(second.wait()), hold(3));
+}
+
+TEST_F(Reload, AComputersMaxInflightAppliesFromItsNextAttach) {
+  SwitchboardProcess sb(config(/*alpha_max=*/2));
+  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  ASSERT_TRUE(fake);
+  auto max_in_flight = [&] {
+    const json status = http_get(sb.port(), "/status", owner_.secret).json();
+    return status["vm"]["max_in_flight"];
+  };
+  EXPECT_EQ(max_in_flight(), 2);
+
+  sb.reload(config(/*alpha_max=*/6));
+  EXPECT_EQ(max_in_flight(), 2) << "the live socket keeps the value it attached with";
+  EXPECT_FALSE(fake->closed());
+
+  auto successor = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  ASSERT_TRUE(successor);
+  EXPECT_EQ(max_in_flight(), 6);
+  EXPECT_EQ(sb.worker("alpha")["max_in_flight"], 6);
+}
+
+TEST_F(Reload, TimeoutsApplyFromTheNextRequest) {
+  SwitchboardProcess sb(config(8, std::nullopt, /*slow_secs=*/1));
+  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  ASSERT_TRUE(fake);
+  sb.reload(config(8, std::nullopt, /*slow_secs=*/2));
+  const auto started = Clock::now();
+  const json reply = call_tool(sb.port(), "/mcp", alice_.secret, "slow", hold(1));
+  EXPECT_EQ(error_code(reply), kTimeout) << reply;
+  EXPECT_GE(elapsed_since(started), 1800ms) << "DECISIONS 5: timeouts apply live";
+  EXPECT_LT(elapsed_since(started), 4500ms);
+}
+
+TEST_F(Reload, AuditArgsApplyFromTheNextRequest) {
+  SwitchboardProcess sb(config());
+  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  ASSERT_TRUE(fake);
+  call_tool(sb.port(), "/mcp", alice_.secret, "echo", json{{"n", 1}});
+  sb.reload(config().set("audit_args", "false"));
+  call_tool(sb.port(), "/mcp", alice_.secret, "echo", json{{"n", 2}});
+  ASSERT_TRUE(sb.audit().wait_for_count("call", 2));
+  const auto calls = sb.audit().events("call");
+  EXPECT_EQ(calls[0]["args"], R"({"n":1})");
+  EXPECT_TRUE(calls[1]["args"].is_null()) << calls[1];
+}
+
+TEST_F(Reload, AnInvalidConfigChangesNothingAndTheLogSaysWhy) {
+  SwitchboardProcess sb(config());
+  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  ASSERT_TRUE(fake);
+  // Removing alpha while alice still names it is refused (ADR "Config rules").
+  const Secret beta = new_secret();
+  sb.write_config(ConfigBuilder()
+                      .computer("beta", beta)
+                      .client("owner", owner_, R"({ "*" = ["*"] })", "beta")
+                      .client("alice", alice_, R"({ alpha = ["echo"] })"));
+  sb.send_signal(SIGHUP);
+  ASSERT_TRUE(eventually([&] {
+    return sb.stderr_text().find("reload failed") != std::string::npos;
+  })) << sb.stderr_text();
+  const std::string log = sb.stderr_text();
+  EXPECT_NE(log.find("not a configured"), std::string::npos)
+      << "DECISIONS 4: the reason is logged: " << log;
+  EXPECT_EQ(sb.audit().count("config_reloaded"), 0u);
+  EXPECT_EQ(sb.audit().count("vm_revoked"), 0u);
+  EXPECT_FALSE(fake->closed());
+  EXPECT_EQ(echoed(call_tool(sb.port(), "/mcp", alice_.secret, "echo", json{{"n", 1}})),
+            (json{{"n", 1}}));
+  FakeComputer newcomer(sb.port(), FakeComputerOptions{.secret = beta.secret});
+  EXPECT_EQ(newcomer.attach(), 401) << "beta is not configured";
+}
+
+TEST_F(Reload, RemovingAComputerFailsItsCallsInFlightWith32004) {
+  const Secret beta = new_secret();
+  auto two = [&] {
+    return ConfigBuilder()
+        .computer("alpha", alpha_)
+        .computer("beta", beta)
+        .client("owner", owner_, R"({ "*" = ["*"] })", "beta");
+  };
+  SwitchboardProcess sb(two());
+  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  ASSERT_TRUE(fake);
+  CallInFlight pending(sb.port(), "/mcp/alpha", owner_.secret, "echo", hold(1), "gone");
+  ASSERT_TRUE(fake->wait_for_calls(1));
+  sb.reload(
+      ConfigBuilder().computer("beta", beta).client("owner", owner_, R"({ "*" = ["*"] })", "beta"));
+  const json lost = pending.wait();
+  EXPECT_EQ(error_code(lost), kDisconnected) << lost;
+  EXPECT_EQ(lost["id"], "gone");
+  const auto closed = fake->wait_closed();
+  ASSERT_TRUE(closed);
+  EXPECT_EQ(closed->code, 4003);
+  // Its worker is gone from `switchboard workers`.
+  EXPECT_TRUE(eventually([&] { return sb.workers().size() == 1; }));
+  EXPECT_EQ(sb.workers()[0]["computer"], "beta");
+}
+
+}  // namespace
+}  // namespace sbtest
