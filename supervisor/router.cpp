@@ -119,10 +119,10 @@ class Routes {
     if (segment.empty() || segment.find('/') != std::string_view::npos)
       return reply(empty_response(404));
     if (!is_get(request_)) return reply(method_not_allowed_response("GET,HEAD"));
-    const auto computer = percent_decode(segment);
-    if (!computer) return reply(text_response(400, "invalid path segment"));
     const Caller* caller = authenticate();
     if (!caller) return reply(unauthorized_response());
+    const auto computer = percent_decode(segment);
+    if (!computer) return reply(text_response(400, "invalid path segment"));
     const auto resolved = resolve(*caller, *computer);
     if (!resolved) return reply(no_such_computer_response());
     const auto view = state_.workers.view(*computer);
@@ -136,13 +136,14 @@ class Routes {
     const bool probe =
         request_.method == "GET" || request_.method == "HEAD" || request_.method == "DELETE";
     if (!probe && request_.method != "POST") return reply(method_not_allowed_response("POST"));
+    // The token first: without one, nothing about the path is answered.
+    const Caller* caller = authenticate();
+    if (!caller) return reply(unauthorized_response());
     std::optional<std::string> computer;
     if (segment) {
       computer = percent_decode(*segment);
       if (!computer) return reply(text_response(400, "invalid path segment"));
     }
-    const Caller* caller = authenticate();
-    if (!caller) return reply(unauthorized_response());
     // MCP clients probe GET for an event stream; 405 tells them there is none.
     if (probe) return reply(post_only_response());
     const auto resolved = resolve(*caller, computer.value_or(caller->default_computer));
