@@ -30,10 +30,18 @@ struct RecordData {
 
 }  // namespace
 
-struct BoardRecord {
-  std::atomic<std::uint64_t> sequence{0};
-  std::atomic<std::int64_t> heartbeat_ms{0};
+// Two slots, written alternately: while the worker writes one (and may be preempted or
+// stopped half-way), the other holds the last complete status, so a reader never has to
+// wait for the writer or guess.
+struct BoardSlot {
+  std::atomic<std::uint64_t> sequence{0};  // odd while being written
   RecordData data{};
+};
+
+struct BoardRecord {
+  std::atomic<std::uint64_t> version{0};  // the slot version % 2 is the latest complete one
+  std::atomic<std::int64_t> heartbeat_ms{0};
+  BoardSlot slots[2];
 };
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
 
@@ -73,11 +81,13 @@ void StatusWriter::publish(const ComputerStatus& status) {
   data.server_size = static_cast<std::uint32_t>(server.size());
   std::memcpy(data.server, server.data(), server.size());
 
-  const std::uint64_t sequence = record_->sequence.load(std::memory_order_relaxed);
-  record_->sequence.store(sequence + 1, std::memory_order_relaxed);  // odd: writing
+  const std::uint64_t next = record_->version.load(std::memory_order_relaxed) + 1;
+  BoardSlot& slot = record_->slots[next % 2];
+  slot.sequence.store(2 * next - 1, std::memory_order_relaxed);  // odd: writing
   std::atomic_thread_fence(std::memory_order_release);
-  std::memcpy(&record_->data, &data, sizeof data);
-  record_->sequence.store(sequence + 2, std::memory_order_release);  // even: stable
+  std::memcpy(&slot.data, &data, sizeof data);
+  slot.sequence.store(2 * next, std::memory_order_release);  // even: complete
+  record_->version.store(next, std::memory_order_release);
 }
 
 void StatusWriter::heartbeat() {
@@ -109,14 +119,16 @@ void StatusReader::unlink() {
 ComputerStatus StatusReader::read() const {
   RecordData data;
   bool consistent = false;
-  // A writer stopped mid-update (SIGSTOP) must not hang the supervisor: after enough
-  // tries, report what a crashed writer would leave — nothing attached.
-  for (int attempt = 0; attempt < 1000 && !consistent; ++attempt) {
-    const std::uint64_t before = record_->sequence.load(std::memory_order_acquire);
+  // The published slot is complete; it changes under the reader only if the writer
+  // publishes twice during one copy, in which case the reader simply looks again.
+  for (int attempt = 0; attempt < 100 && !consistent; ++attempt) {
+    const std::uint64_t version = record_->version.load(std::memory_order_acquire);
+    const BoardSlot& slot = record_->slots[version % 2];
+    const std::uint64_t before = slot.sequence.load(std::memory_order_acquire);
     if (before % 2 != 0) continue;
-    std::memcpy(&data, &record_->data, sizeof data);
+    std::memcpy(&data, &slot.data, sizeof data);
     std::atomic_thread_fence(std::memory_order_acquire);
-    consistent = record_->sequence.load(std::memory_order_relaxed) == before;
+    consistent = slot.sequence.load(std::memory_order_relaxed) == before;
   }
   if (!consistent) return ComputerStatus{};
   ComputerStatus status;

@@ -1,6 +1,7 @@
 // The status board: one shared-memory record per worker, written only by that worker and
-// read by the supervisor with no round trip. A sequence counter (seqlock) makes reads
-// consistent without a lock that a crashed or stopped writer could hold.
+// read by the supervisor with no round trip. Two alternating slots, each with a sequence
+// counter, make reads consistent without a lock that a crashed or stopped writer could
+// hold, and without ever waiting for a writer preempted half-way through an update.
 #pragma once
 
 #include <atomic>

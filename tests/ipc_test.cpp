@@ -6,6 +6,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <thread>
 
 #include "ipc/channel.hpp"
 #include "ipc/messages.hpp"
@@ -145,6 +146,36 @@ TEST(StatusBoard, ReaderSeesWhatTheWriterPublished) {
   EXPECT_EQ(seen.peer, "alice via 127.0.0.1:5");
   EXPECT_EQ(seen.server_json, R"({"name":"fake"})");
   EXPECT_LT(reader.heartbeat_age_ms(), 5'000);
+}
+
+// The reader must never see a half-written record, nor report a busy-but-ready computer
+// as idle because the writer happened to be mid-update.
+TEST(StatusBoard, ConcurrentReadsSeeOnlyCompleteRecords) {
+  StatusReader reader("/switchboard-test-race-" + std::to_string(::getpid()));
+  StatusWriter writer(reader.segment_name());
+  auto status_for = [](std::uint32_t n) {
+    ComputerStatus status;
+    status.state = ComputerState::kReady;
+    status.in_flight = n;
+    status.peer = "peer-" + std::to_string(n);
+    return status;
+  };
+  writer.publish(status_for(0));
+  std::atomic<bool> stop{false};
+  std::thread writing([&] {
+    for (std::uint32_t n = 1; !stop.load(); ++n) writer.publish(status_for(n % 1000));
+  });
+  int idle = 0;
+  int torn = 0;
+  for (int i = 0; i < 200'000; ++i) {
+    const auto seen = reader.read();
+    if (seen.state != ComputerState::kReady) ++idle;
+    if (seen.peer != "peer-" + std::to_string(seen.in_flight)) ++torn;
+  }
+  stop = true;
+  writing.join();
+  EXPECT_EQ(idle, 0);
+  EXPECT_EQ(torn, 0);
 }
 
 TEST(StatusBoard, AnOversizedServerInfoIsShownAsNull) {
