@@ -1,0 +1,78 @@
+// The callers: what the bench measures with. On one io_context thread of their own they
+// make the same `tools/call` two ways:
+//   relay  — a keep-alive HTTP/1.1 POST /mcp/<computer> to the switchboard;
+//   direct — the same JSON-RPC text straight over a WebSocket to the same fake computer
+//            code (the bench listens; a fake computer dials it as it dials /vm/attach,
+//            and the caller runs the MCP handshake the way the switchboard does).
+// Both build the same request and check the same reply (id, nonce, image length and
+// bytes), so the difference between the two is what the relay costs.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bench/fake_computer.hpp"
+
+namespace sbbench {
+
+enum class Path { kRelay, kDirect };
+
+struct CallSpec {
+  std::size_t result_bytes = 0;  // 0: a small text result; else the image data's length
+};
+
+// What a run of calls did.
+struct Tally {
+  long ok = 0;
+  long failed = 0;
+  std::string first_error;
+  double seconds = 0;                      // wall time of the run
+  std::vector<std::int64_t> latencies_ns;  // sequential runs only: each round trip
+};
+
+class CallerPool {
+ public:
+  CallerPool();
+  ~CallerPool();
+  CallerPool(const CallerPool&) = delete;
+  CallerPool& operator=(const CallerPool&) = delete;
+
+  // Replaces the relay callers with `count` keep-alive connections to the switchboard;
+  // caller i posts to /mcp/<computers[i % computers.size()]>. An error text on failure.
+  std::optional<std::string> connect_relay(int port, const std::string& token,
+                                           const std::vector<std::string>& computers, int count);
+  // Replaces the direct callers with `count` WebSockets that `fleet` dials in to the bench,
+  // each past its MCP handshake. An error text on failure.
+  std::optional<std::string> connect_direct(ComputerFleet& fleet, int count);
+
+  // `calls` calls one after another on the first caller of `path`, each timed.
+  Tally sequential(Path path, const CallSpec& spec, int calls);
+  // The first `callers` callers of `path` each call in a loop, until `duration` has passed
+  // or `max_calls` calls have been started in all.
+  Tally concurrent(Path path, const CallSpec& spec, int callers, std::chrono::milliseconds duration,
+                   long max_calls);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// A blocking keep-alive HTTP client for polling routes such as GET /computers.
+class HttpPoller {
+ public:
+  HttpPoller(int port, std::string token);
+  ~HttpPoller();
+  // Status and body, or nothing when the connection failed (it reconnects next time).
+  std::optional<std::pair<int, std::string>> get(const std::string& target);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace sbbench

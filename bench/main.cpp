@@ -1,0 +1,680 @@
+// switchboard-bench: what the relay costs, measured against a direct call.
+//
+// Starts the real `switchboard serve` (found beside this program) with fake computers
+// that the bench dials itself, and measures, each against the same work done straight
+// over a WebSocket to the same fake computer code:
+//   1. latency of a small tools/call, sequential, keep-alive HTTP/1.1 (p50, p99, p99.9);
+//   2. throughput with 1, 8 and 64 concurrent callers over 1 and 4 computers, and the CPU
+//      the supervisor and the workers spend per call;
+//   3. 1, 4 and 16 MiB results (base64 image content): time, and peak memory growth of
+//      the supervisor and the worker;
+//   4. memory at rest (RSS, PSS) with 1, 10 and 100 computers attached and idle;
+//   5. an attach storm: 100 computers dial at once; time until /computers shows all ready.
+// Every call's reply is checked (id, nonce, image bytes); any failed call, failed setup or
+// worker restart makes the exit status non-zero. No timing is ever asserted.
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench/callers.hpp"
+#include "bench/fake_computer.hpp"
+#include "bench/proc_stats.hpp"
+#include "bench/report.hpp"
+#include "bench/switchboard_process.hpp"
+
+namespace sbbench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+using json = nlohmann::json;
+
+constexpr std::size_t kMiB = 1024 * 1024;
+constexpr auto kReadyTimeout = 60s;
+
+constexpr std::string_view kUsage =
+    R"(switchboard-bench — what the relay costs, measured against a direct call
+
+Usage: switchboard-bench [--smoke | --full] [--only PHASES] [--fault-every N]
+
+  (default)        a short run, under a minute
+  --full           longer runs and more samples (the numbers in docs/benchmarks.md)
+  --smoke          a few hundred calls in seconds, for CI: checks results, not timings
+  --only PHASES    comma-separated subset of: latency,throughput,large,memory,storm
+  --fault-every N  the fake computers answer every Nth call wrongly (the run must fail)
+
+Exit status: 0 when every call succeeded, 1 when a call or a setup step failed, 2 on a
+usage error. SB_BENCH_KEEP=1 keeps the temporary directories (config, audit, log).
+)";
+
+enum class Mode { kSmoke, kDefault, kFull };
+
+struct Plan {
+  Mode mode = Mode::kDefault;
+  int latency_warmup = 200;
+  int latency_rounds = 4;
+  int latency_calls_per_round = 1000;
+  std::vector<int> throughput_computers{1, 4};
+  std::vector<int> throughput_callers{1, 8, 64};
+  std::chrono::milliseconds throughput_duration = 1500ms;
+  std::chrono::milliseconds throughput_warmup = 200ms;
+  int throughput_blocks = 2;  // per path, alternating
+  long throughput_max_calls = 1L << 40;
+  std::vector<int> large_mib{1, 4, 16};
+  int large_repeats = 5;
+  std::vector<int> rest_computers{1, 10};
+  int storm_computers = 100;
+  int storm_repeats = 1;
+};
+
+Plan plan_for(Mode mode) {
+  Plan plan;
+  plan.mode = mode;
+  if (mode == Mode::kFull) {
+    plan.latency_warmup = 1000;
+    plan.latency_rounds = 10;
+    plan.latency_calls_per_round = 5000;
+    plan.throughput_duration = 5s;
+    plan.throughput_blocks = 5;
+    plan.throughput_warmup = 500ms;
+    plan.large_repeats = 20;
+    plan.storm_repeats = 3;
+  } else if (mode == Mode::kSmoke) {
+    plan.latency_warmup = 10;
+    plan.latency_rounds = 1;
+    plan.latency_calls_per_round = 100;
+    plan.throughput_callers = {8};
+    plan.throughput_duration = 60s;  // bounded by the call count instead
+    plan.throughput_warmup = 0ms;
+    plan.throughput_max_calls = 100;
+    plan.throughput_blocks = 1;
+    plan.large_mib = {1};
+    plan.large_repeats = 2;
+    plan.rest_computers = {1};
+    plan.storm_computers = 10;
+  }
+  return plan;
+}
+
+// Failures seen anywhere in the run; any one makes the exit status 1.
+struct Failures {
+  long count = 0;
+  std::vector<std::string> notes;
+  void add(const std::string& where, long failed, const std::string& first_error) {
+    if (failed <= 0) return;
+    count += failed;
+    notes.push_back(where + ": " + std::to_string(failed) + " failed (first: " + first_error + ")");
+  }
+  void add(const std::string& where, const Tally& tally) {
+    add(where, tally.failed, tally.first_error);
+  }
+};
+
+void progress(const std::string& line) {
+  std::cerr << "… " << line << std::endl;
+}
+
+std::vector<std::string> names_of(const SwitchboardProcess& switchboard, int count) {
+  std::vector<std::string> names;
+  for (int i = 0; i < count; ++i) names.push_back(switchboard.computers()[std::size_t(i)].name);
+  return names;
+}
+
+// How many computers GET /computers reports ready, or -1 when it does not answer.
+int ready_count(HttpPoller& poller) {
+  const auto answer = poller.get("/computers");
+  if (!answer || answer->first != 200) return -1;
+  const auto list = json::parse(answer->second, nullptr, false);
+  if (!list.is_array()) return -1;
+  int ready = 0;
+  for (const auto& entry : list) ready += entry.is_object() && entry.value("ready", false);
+  return ready;
+}
+
+bool wait_all_ready(const SwitchboardProcess& switchboard, int count, Clock::duration timeout) {
+  HttpPoller poller(switchboard.port(), switchboard.token());
+  const auto deadline = Clock::now() + timeout;
+  while (ready_count(poller) < count) {
+    if (Clock::now() > deadline) return false;
+    std::this_thread::sleep_for(5ms);
+  }
+  return true;
+}
+
+// Attaches `count` fake computers of `fleet` to `switchboard` and waits until all are ready.
+void attach_all(SwitchboardProcess& switchboard, ComputerFleet& fleet, int count) {
+  for (int i = 0; i < count; ++i)
+    fleet.dial(switchboard.port(), switchboard.computers()[std::size_t(i)].secret);
+  if (!fleet.wait_initialized(count, kReadyTimeout) ||
+      !wait_all_ready(switchboard, count, kReadyTimeout)) {
+    throw std::runtime_error("the fake computers did not all become ready (" +
+                             std::to_string(fleet.initialized()) + "/" + std::to_string(count) +
+                             " initialized, " + std::to_string(fleet.dial_failures()) +
+                             " dials failed)\n--- switchboard log ---\n" + switchboard.log_tail());
+  }
+}
+
+void accumulate(Tally& into, const Tally& block) {
+  into.ok += block.ok;
+  into.failed += block.failed;
+  into.seconds += block.seconds;
+  if (into.first_error.empty()) into.first_error = block.first_error;
+}
+
+double cpu_of(const std::vector<pid_t>& pids) {
+  double total = 0;
+  for (pid_t pid : pids) total += cpu_seconds(pid).value_or(0);
+  return total;
+}
+
+struct Latency {
+  double p50 = 0, p99 = 0, p999 = 0, mean = 0, min = 0;
+  std::size_t samples = 0;
+};
+
+Latency latency_of(std::vector<std::int64_t> ns) {
+  std::sort(ns.begin(), ns.end());
+  Latency out;
+  out.samples = ns.size();
+  if (ns.empty()) return out;
+  out.p50 = percentile(ns, 50) / 1000.0;
+  out.p99 = percentile(ns, 99) / 1000.0;
+  out.p999 = percentile(ns, 99.9) / 1000.0;
+  out.mean = mean(ns) / 1000.0;
+  out.min = double(ns.front()) / 1000.0;
+  return out;
+}
+
+// Targets from the issue, filled in as the phases run, printed at the end.
+struct Verdicts {
+  std::vector<std::vector<std::string>> rows;
+  void add(const std::string& target, const std::string& measured, bool met) {
+    rows.push_back({target, measured, met ? "met" : "**missed**"});
+  }
+};
+
+struct Memory {
+  int computers = 0;
+  long supervisor_rss = 0, supervisor_pss = 0;
+  long worker_rss_mean = 0, worker_pss_mean = 0, worker_pss_max = 0, worker_uss_mean = 0;
+};
+
+Memory memory_at_rest(const SwitchboardProcess& switchboard, int computers) {
+  Memory memory{.computers = computers};
+  memory.supervisor_rss = smaps_rollup_kib(switchboard.pid(), "Rss").value_or(0);
+  memory.supervisor_pss = smaps_rollup_kib(switchboard.pid(), "Pss").value_or(0);
+  long rss = 0, pss = 0, uss = 0;
+  const auto pids = switchboard.worker_pids();
+  for (pid_t pid : pids) {
+    rss += smaps_rollup_kib(pid, "Rss").value_or(0);
+    const long worker_pss = smaps_rollup_kib(pid, "Pss").value_or(0);
+    pss += worker_pss;
+    uss += smaps_rollup_kib(pid, "Private_Clean").value_or(0) +
+           smaps_rollup_kib(pid, "Private_Dirty").value_or(0);
+    memory.worker_pss_max = std::max(memory.worker_pss_max, worker_pss);
+  }
+  const long count = std::max<long>(1, long(pids.size()));
+  memory.worker_rss_mean = rss / count;
+  memory.worker_pss_mean = pss / count;
+  memory.worker_uss_mean = uss / count;
+  return memory;
+}
+
+class Bench {
+ public:
+  Bench(Plan plan, std::set<std::string> phases, int fault_every)
+      : plan_(std::move(plan)), phases_(std::move(phases)), fault_every_(fault_every) {}
+
+  int run() {
+    print_header();
+    const bool main_instance = wants("latency") || wants("throughput") || wants("large");
+    if (main_instance) guarded("relay", [&] { run_main_instance(); });
+    if (wants("memory")) {
+      for (int computers : plan_.rest_computers)
+        guarded("memory", [&] { run_memory_at_rest(computers); });
+    }
+    if (wants("storm")) guarded("storm", [&] { run_storm(); });
+    if (!memory_.empty()) print_memory();
+    std::cout << storm_table_;
+    print_footer();
+    return failures_.count == 0 ? 0 : 1;
+  }
+
+ private:
+  bool wants(const std::string& phase) const { return phases_.empty() || phases_.count(phase); }
+
+  template <typename F>
+  void guarded(const std::string& what, F f) {
+    try {
+      f();
+    } catch (const std::exception& error) {
+      failures_.add(what + " setup", 1, error.what());
+      std::cerr << "error: " << what << ": " << error.what() << std::endl;
+    }
+  }
+
+  void print_header() {
+    const auto machine = machine_info();
+    const char* mode = plan_.mode == Mode::kFull    ? "--full"
+                       : plan_.mode == Mode::kSmoke ? "--smoke"
+                                                    : "default";
+    std::cout << "# switchboard-bench (" << mode << " run)\n\n"
+              << "Machine: " << machine.cpus << " CPUs (" << machine.model << "), "
+              << mib(double(machine.memory_kib)) << " MiB memory; load average at start "
+              << load_average() << ".\nBuild: " << build_kind() << ".\n\n";
+  }
+
+  static std::string build_kind() {
+    std::string kind;
+#if defined(__OPTIMIZE__)
+    kind = "optimised";
+#else
+    kind = "unoptimised";
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+    kind += ", AddressSanitizer (timings meaningless)";
+#endif
+    return kind;
+  }
+
+  // ---- the main instance: 4 computers; latency, throughput, large results ----
+
+  void run_main_instance() {
+    int computers = 1;
+    if (wants("throughput"))
+      computers =
+          *std::max_element(plan_.throughput_computers.begin(), plan_.throughput_computers.end());
+    progress("starting switchboard with " + std::to_string(computers) + " computers");
+    SwitchboardProcess switchboard(computers, kReadyTimeout);
+    ComputerFleet fleet(fault_every_);
+    CallerPool pool;
+    attach_all(switchboard, fleet, computers);
+    const auto workers = switchboard.worker_pids();
+    if (wants("latency")) latency(switchboard, fleet, pool);
+    if (wants("throughput")) throughput(switchboard, fleet, pool, workers);
+    if (wants("large")) large(switchboard, fleet, pool, workers);
+    const int restarts = switchboard.worker_restarts();
+    if (restarts > 0) failures_.add("workers", restarts, "a worker restarted during the run");
+  }
+
+  void latency(SwitchboardProcess& switchboard, ComputerFleet& fleet, CallerPool& pool) {
+    connect(pool, switchboard, fleet, {switchboard.computers()[0].name}, 1);
+    const CallSpec small;
+    failures_.add("latency warm-up (relay)",
+                  pool.sequential(Path::kRelay, small, plan_.latency_warmup));
+    failures_.add("latency warm-up (direct)",
+                  pool.sequential(Path::kDirect, small, plan_.latency_warmup));
+    std::vector<std::int64_t> relay_ns, direct_ns;
+    // Blocks alternate so that a neighbour's build slows both paths alike.
+    for (int round = 0; round < plan_.latency_rounds; ++round) {
+      progress("latency round " + std::to_string(round + 1) + "/" +
+               std::to_string(plan_.latency_rounds));
+      for (int half = 0; half < 2; ++half) {
+        const bool relay_turn = (round + half) % 2 == 0;
+        auto tally = pool.sequential(relay_turn ? Path::kRelay : Path::kDirect, small,
+                                     plan_.latency_calls_per_round);
+        failures_.add(relay_turn ? "latency (relay)" : "latency (direct)", tally);
+        auto& into = relay_turn ? relay_ns : direct_ns;
+        into.insert(into.end(), tally.latencies_ns.begin(), tally.latencies_ns.end());
+      }
+    }
+    const auto relay = latency_of(relay_ns);
+    const auto direct = latency_of(direct_ns);
+    std::cout << "## 1. Latency: small tools/call, one caller, sequential\n\n"
+              << relay.samples << " calls per path, in " << plan_.latency_rounds
+              << " alternating blocks; keep-alive HTTP/1.1 caller → supervisor → worker → "
+                 "computer and back, against the same request over one WebSocket to the same "
+                 "fake computer. Microseconds.\n\n"
+              << row({"path", "p50", "p99", "p99.9", "mean", "min"}) << separator(6)
+              << row({"relay", fixed(relay.p50, 1), fixed(relay.p99, 1), fixed(relay.p999, 1),
+                      fixed(relay.mean, 1), fixed(relay.min, 1)})
+              << row({"direct", fixed(direct.p50, 1), fixed(direct.p99, 1), fixed(direct.p999, 1),
+                      fixed(direct.mean, 1), fixed(direct.min, 1)})
+              << row({"relay / direct", ratio(relay.p50, direct.p50), ratio(relay.p99, direct.p99),
+                      ratio(relay.p999, direct.p999), ratio(relay.mean, direct.mean),
+                      ratio(relay.min, direct.min)})
+              << row({"relay − direct", fixed(relay.p50 - direct.p50, 1),
+                      fixed(relay.p99 - direct.p99, 1), fixed(relay.p999 - direct.p999, 1),
+                      fixed(relay.mean - direct.mean, 1), fixed(relay.min - direct.min, 1)})
+              << "\n";
+    if (direct.samples && relay.samples) {
+      verdicts_.add("latency p50 ≤ 2× direct", ratio(relay.p50, direct.p50),
+                    relay.p50 <= 2 * direct.p50);
+      verdicts_.add("latency p99 ≤ 3× direct", ratio(relay.p99, direct.p99),
+                    relay.p99 <= 3 * direct.p99);
+    }
+  }
+
+  void connect(CallerPool& pool, SwitchboardProcess& switchboard, ComputerFleet& fleet,
+               const std::vector<std::string>& computers, int callers) {
+    if (auto error =
+            pool.connect_relay(switchboard.port(), switchboard.token(), computers, callers))
+      throw std::runtime_error("relay callers: " + *error);
+    if (auto error = pool.connect_direct(fleet, callers))
+      throw std::runtime_error("direct callers: " + *error);
+  }
+
+  void throughput(SwitchboardProcess& switchboard, ComputerFleet& fleet, CallerPool& pool,
+                  const std::vector<pid_t>& workers) {
+    std::ostringstream table;
+    table << "## 2. Throughput: small tools/call, concurrent callers\n\n"
+          << "Each caller has one keep-alive connection and one call in flight; "
+          << (plan_.mode == Mode::kSmoke
+                  ? std::to_string(plan_.throughput_max_calls) + " calls per run"
+                  : fixed(double(plan_.throughput_duration.count()) / 1000.0, 1) +
+                        " s per path, in " + std::to_string(plan_.throughput_blocks) +
+                        " alternating blocks")
+          << "; max_inflight 64 for the computers and the client. Direct: one WebSocket per "
+             "caller to the same fake computer code. CPU: utime+stime from /proc per successful "
+             "call; the bench's own CPU (callers and fake computers) is shown for each path, so "
+             "the whole cost of a relayed call is bench + supervisor + workers.\n\n"
+          << row({"computers", "callers", "relay calls/s", "direct calls/s", "relay / direct",
+                  "supervisor CPU s", "workers CPU s", "supervisor CPU µs/call",
+                  "workers CPU µs/call", "bench CPU µs/call (relay)", "bench CPU µs/call (direct)"})
+          << separator(11);
+    const CallSpec small;
+    for (int computers : plan_.throughput_computers) {
+      for (int callers : plan_.throughput_callers) {
+        progress("throughput: " + std::to_string(callers) + " callers over " +
+                 std::to_string(computers) + " computers");
+        connect(pool, switchboard, fleet, names_of(switchboard, computers), callers);
+        const std::string label =
+            std::to_string(callers) + " callers/" + std::to_string(computers) + " computers";
+        if (plan_.throughput_warmup.count() > 0) {
+          failures_.add("throughput warm-up (relay) " + label,
+                        pool.concurrent(Path::kRelay, small, callers, plan_.throughput_warmup,
+                                        plan_.throughput_max_calls));
+          failures_.add("throughput warm-up (direct) " + label,
+                        pool.concurrent(Path::kDirect, small, callers, plan_.throughput_warmup,
+                                        plan_.throughput_max_calls));
+        }
+        // Relay and direct alternate in blocks, so that a neighbour's load hits both alike.
+        Tally relay, direct;
+        double supervisor_cpu = 0, workers_cpu = 0, bench_relay_cpu = 0, bench_direct_cpu = 0;
+        const auto block = plan_.throughput_duration / plan_.throughput_blocks;
+        for (int b = 0; b < plan_.throughput_blocks; ++b) {
+          for (int half = 0; half < 2; ++half) {
+            const double bench_before = cpu_seconds(::getpid()).value_or(0);
+            if ((b + half) % 2 == 1) {
+              accumulate(direct, pool.concurrent(Path::kDirect, small, callers, block,
+                                                 plan_.throughput_max_calls));
+              bench_direct_cpu += cpu_seconds(::getpid()).value_or(0) - bench_before;
+              continue;
+            }
+            const double supervisor_before = cpu_seconds(switchboard.pid()).value_or(0);
+            const double workers_before = cpu_of(workers);
+            accumulate(relay, pool.concurrent(Path::kRelay, small, callers, block,
+                                              plan_.throughput_max_calls));
+            supervisor_cpu += cpu_seconds(switchboard.pid()).value_or(0) - supervisor_before;
+            workers_cpu += cpu_of(workers) - workers_before;
+            bench_relay_cpu += cpu_seconds(::getpid()).value_or(0) - bench_before;
+          }
+        }
+        failures_.add("throughput (relay) " + label, relay);
+        failures_.add("throughput (direct) " + label, direct);
+        const double relay_rate = relay.seconds > 0 ? double(relay.ok) / relay.seconds : 0;
+        const double direct_rate = direct.seconds > 0 ? double(direct.ok) / direct.seconds : 0;
+        const double calls = std::max(1.0, double(relay.ok));
+        const double direct_calls = std::max(1.0, double(direct.ok));
+        table << row({std::to_string(computers), std::to_string(callers), fixed(relay_rate, 0),
+                      fixed(direct_rate, 0), ratio(relay_rate, direct_rate),
+                      fixed(supervisor_cpu, 2), fixed(workers_cpu, 2),
+                      fixed(supervisor_cpu / calls * 1e6, 1), fixed(workers_cpu / calls * 1e6, 1),
+                      fixed(bench_relay_cpu / calls * 1e6, 1),
+                      fixed(bench_direct_cpu / direct_calls * 1e6, 1)});
+        if (callers == 64) {
+          verdicts_.add("throughput at 64 callers, " + std::to_string(computers) +
+                            (computers == 1 ? " computer" : " computers") + " ≥ 50% of direct",
+                        fixed(100.0 * relay_rate / std::max(direct_rate, 1e-9), 0) + "%",
+                        relay_rate >= 0.5 * direct_rate);
+        }
+      }
+    }
+    std::cout << table.str() << "\n";
+  }
+
+  void large(SwitchboardProcess& switchboard, ComputerFleet& fleet, CallerPool& pool,
+             const std::vector<pid_t>& workers) {
+    connect(pool, switchboard, fleet, {switchboard.computers()[0].name}, 1);
+    const pid_t supervisor = switchboard.pid();
+    const pid_t worker = workers.empty() ? 0 : workers.front();
+    std::ostringstream times, memory;
+    times << "## 3. Large results: base64 image content, one call at a time\n\n"
+          << plan_.large_repeats
+          << " calls per size and path; median time. The image data is the size less 1 KiB, so "
+             "the whole reply fits the 16 MiB frame limit. CPU: utime+stime per relayed call."
+             "\n\n"
+          << row({"result", "relay ms", "direct ms", "relay / direct", "supervisor CPU ms/call",
+                  "worker CPU ms/call"})
+          << separator(6);
+    memory << "Memory of the relayed calls above (one in flight). Before: VmRSS before them; "
+              "peak: VmHWM after them (reset to VmRSS first via /proc/<pid>/clear_refs); growth: "
+              "peak less before, also as a multiple of the payload; retained: VmRSS after less "
+              "before. MiB.\n\n"
+           << row({"result", "supervisor before", "supervisor peak", "supervisor growth",
+                   "(× payload)", "supervisor retained", "worker before", "worker peak",
+                   "worker growth", "(× payload)", "worker retained"})
+           << separator(11);
+    bool peaks_reset = true;
+    for (int size_mib : plan_.large_mib) {
+      const CallSpec spec{.result_bytes = std::size_t(size_mib) * kMiB - 1024};
+      const std::string label = std::to_string(size_mib) + " MiB";
+      progress("large results: " + label);
+      image_data(spec.result_bytes);  // made before any clock starts
+      failures_.add("large warm-up (relay)", pool.sequential(Path::kRelay, spec, 1));
+      failures_.add("large warm-up (direct)", pool.sequential(Path::kDirect, spec, 1));
+      peaks_reset = reset_peak(supervisor) && reset_peak(worker) && peaks_reset;
+      const long supervisor_before = status_kib(supervisor, "VmRSS").value_or(0);
+      const long worker_before = status_kib(worker, "VmRSS").value_or(0);
+      const double supervisor_cpu_before = cpu_seconds(supervisor).value_or(0);
+      const double worker_cpu_before = cpu_seconds(worker).value_or(0);
+      const auto relay = pool.sequential(Path::kRelay, spec, plan_.large_repeats);
+      const double calls = std::max(1.0, double(relay.ok));
+      const double supervisor_cpu_ms =
+          (cpu_seconds(supervisor).value_or(0) - supervisor_cpu_before) / calls * 1000;
+      const double worker_cpu_ms =
+          (cpu_seconds(worker).value_or(0) - worker_cpu_before) / calls * 1000;
+      const long supervisor_peak = status_kib(supervisor, "VmHWM").value_or(0);
+      const long worker_peak = status_kib(worker, "VmHWM").value_or(0);
+      const long supervisor_after = status_kib(supervisor, "VmRSS").value_or(0);
+      const long worker_after = status_kib(worker, "VmRSS").value_or(0);
+      const auto direct = pool.sequential(Path::kDirect, spec, plan_.large_repeats);
+      failures_.add("large (relay) " + label, relay);
+      failures_.add("large (direct) " + label, direct);
+      const double relay_ms = latency_of(relay.latencies_ns).p50 / 1000.0;
+      const double direct_ms = latency_of(direct.latencies_ns).p50 / 1000.0;
+      const double payload_kib = double(spec.result_bytes) / 1024.0;
+      const double supervisor_growth = double(supervisor_peak - supervisor_before);
+      const double worker_growth = double(worker_peak - worker_before);
+      times << row({label, fixed(relay_ms, 2), fixed(direct_ms, 2), ratio(relay_ms, direct_ms),
+                    fixed(supervisor_cpu_ms, 1), fixed(worker_cpu_ms, 1)});
+      memory << row({label, mib(double(supervisor_before)), mib(double(supervisor_peak)),
+                     mib(supervisor_growth), fixed(supervisor_growth / payload_kib, 2),
+                     mib(double(supervisor_after - supervisor_before)), mib(double(worker_before)),
+                     mib(double(worker_peak)), mib(worker_growth),
+                     fixed(worker_growth / payload_kib, 2),
+                     mib(double(worker_after - worker_before))});
+      if (size_mib == 16) {
+        verdicts_.add("16 MiB result ≤ 2× direct time", ratio(relay_ms, direct_ms),
+                      relay_ms <= 2 * direct_ms);
+        verdicts_.add("16 MiB: supervisor peak growth ≤ ~2× payload",
+                      fixed(supervisor_growth / payload_kib, 2) + "×",
+                      supervisor_growth <= 2.2 * payload_kib);
+        verdicts_.add("16 MiB: worker peak growth ≤ ~2× payload",
+                      fixed(worker_growth / payload_kib, 2) + "×",
+                      worker_growth <= 2.2 * payload_kib);
+      }
+    }
+    if (!peaks_reset) memory << "\n(The kernel refused clear_refs: peaks are lifetime peaks.)\n";
+    std::cout << times.str() << "\n" << memory.str() << "\n";
+  }
+
+  // ---- memory at rest ----
+
+  void run_memory_at_rest(int computers) {
+    progress("memory at rest: " + std::to_string(computers) + " computers");
+    SwitchboardProcess switchboard(computers, kReadyTimeout);
+    ComputerFleet fleet(fault_every_);
+    attach_all(switchboard, fleet, computers);
+    std::this_thread::sleep_for(1s);  // idle: a heartbeat or so, nothing else
+    memory_.push_back(memory_at_rest(switchboard, computers));
+  }
+
+  void print_memory() {
+    std::sort(memory_.begin(), memory_.end(),
+              [](const Memory& a, const Memory& b) { return a.computers < b.computers; });
+    std::cout << "## 4. Memory at rest: computers attached and idle\n\n"
+              << "From /proc/<pid>/smaps_rollup, 1 s after the last computer was ready, on a "
+                 "fresh switchboard per row. Worker columns: mean over the workers (PSS max: "
+                 "the largest). USS = private clean + private dirty. MiB.\n\n"
+              << row({"computers", "supervisor RSS", "supervisor PSS", "worker RSS", "worker PSS",
+                      "worker PSS max", "worker USS"})
+              << separator(7);
+    for (const auto& memory : memory_) {
+      std::cout << row({std::to_string(memory.computers), mib(double(memory.supervisor_rss)),
+                        mib(double(memory.supervisor_pss)), mib(double(memory.worker_rss_mean)),
+                        mib(double(memory.worker_pss_mean)), mib(double(memory.worker_pss_max)),
+                        mib(double(memory.worker_uss_mean))});
+    }
+    std::cout << "\n";
+    for (const auto& memory : memory_) {
+      verdicts_.add("idle worker ≤ 2 MiB PSS (" + std::to_string(memory.computers) +
+                        (memory.computers == 1 ? " computer)" : " computers)"),
+                    mib(double(memory.worker_pss_mean)) + " MiB", memory.worker_pss_mean <= 2048);
+    }
+  }
+
+  // ---- the attach storm ----
+
+  void run_storm() {
+    const int count = plan_.storm_computers;
+    std::ostringstream table;
+    table << "## 5. Attach storm: " << count << " computers dial at once\n\n"
+          << "Workers all started first; then every fake computer dials at the same instant. "
+             "Milliseconds from the first dial until: every upgrade answered (101), every "
+             "computer initialized (it received notifications/initialized), and GET /computers "
+             "(wildcard client, polled every 2 ms) shows all ready.\n\n"
+          << row({"run", "all upgraded", "all initialized", "/computers all ready"})
+          << separator(4);
+    double worst = 0;
+    for (int repeat = 0; repeat < plan_.storm_repeats; ++repeat) {
+      progress("attach storm " + std::to_string(repeat + 1) + "/" +
+               std::to_string(plan_.storm_repeats) + ": starting switchboard with " +
+               std::to_string(count) + " computers");
+      SwitchboardProcess switchboard(count, kReadyTimeout);
+      HttpPoller poller(switchboard.port(), switchboard.token());
+      ComputerFleet fleet(fault_every_);
+      if (ready_count(poller) != 0) throw std::runtime_error("/computers did not answer");
+      const auto begin = Clock::now();
+      for (const auto& computer : switchboard.computers())
+        fleet.dial(switchboard.port(), computer.secret);
+      std::optional<Clock::time_point> ready;
+      while (!ready && Clock::now() - begin < kReadyTimeout) {
+        if (ready_count(poller) == count)
+          ready = Clock::now();
+        else
+          std::this_thread::sleep_for(2ms);
+      }
+      if (!ready) {
+        failures_.add("storm", count - std::max(0, ready_count(poller)),
+                      "computers not ready within 60 s");
+        continue;
+      }
+      fleet.wait_initialized(count, 5s);
+      auto ms = [&](Clock::time_point at) {
+        return fixed(std::chrono::duration<double, std::milli>(at - begin).count(), 1);
+      };
+      const double ready_ms = std::chrono::duration<double, std::milli>(*ready - begin).count();
+      worst = std::max(worst, ready_ms);
+      table << row({std::to_string(repeat + 1), ms(fleet.last_upgraded()),
+                    ms(fleet.last_initialized()), fixed(ready_ms, 1)});
+      const bool last = repeat + 1 == plan_.storm_repeats;
+      const bool measured = std::any_of(memory_.begin(), memory_.end(),
+                                        [&](const Memory& m) { return m.computers == count; });
+      if (last && wants("memory") && !measured) {
+        std::this_thread::sleep_for(1s);
+        memory_.push_back(memory_at_rest(switchboard, count));
+      }
+      if (switchboard.worker_restarts() > 0)
+        failures_.add("storm", switchboard.worker_restarts(), "a worker restarted");
+    }
+    storm_table_ = table.str() + "\n";
+    if (worst > 0) {
+      verdicts_.add(std::to_string(count) + " computers ready within 2 s",
+                    fixed(worst, 0) + " ms (slowest run)", worst <= 2000);
+    }
+  }
+
+  void print_footer() {
+    if (!verdicts_.rows.empty() && plan_.mode != Mode::kSmoke) {
+      std::cout << "## Targets\n\n" << row({"target", "measured", "verdict"}) << separator(3);
+      for (const auto& verdict : verdicts_.rows) std::cout << row(verdict);
+      std::cout << "\n";
+    }
+    std::cout << "Load average at end: " << load_average() << ".\n";
+    if (failures_.count == 0) {
+      std::cout << "\nOK: every call succeeded.\n";
+      return;
+    }
+    std::cout << "\nFAIL: " << failures_.count << " calls or steps failed.\n";
+    for (const auto& note : failures_.notes) std::cout << "  " << note << "\n";
+  }
+
+  Plan plan_;
+  std::set<std::string> phases_;
+  int fault_every_;
+  Failures failures_;
+  Verdicts verdicts_;
+  std::vector<Memory> memory_;
+  std::string storm_table_;  // printed after the memory table, whose last row it measures
+};
+
+}  // namespace
+}  // namespace sbbench
+
+int main(int argc, char** argv) {
+  using namespace sbbench;
+  Mode mode = Mode::kDefault;
+  std::set<std::string> phases;
+  int fault_every = 0;
+  const std::set<std::string> known{"latency", "throughput", "large", "memory", "storm"};
+  auto usage_error = [](const std::string& why) {
+    std::cerr << "error: " << why << "\n\n" << kUsage;
+    return 2;
+  };
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::cout << kUsage;
+      return 0;
+    } else if (arg == "--smoke") {
+      mode = Mode::kSmoke;
+    } else if (arg == "--full") {
+      mode = Mode::kFull;
+    } else if (arg == "--only" && i + 1 < argc) {
+      std::stringstream list(argv[++i]);
+      for (std::string phase; std::getline(list, phase, ',');) {
+        if (!known.count(phase)) return usage_error("unknown phase `" + phase + "`");
+        phases.insert(phase);
+      }
+    } else if (arg == "--fault-every" && i + 1 < argc) {
+      fault_every = std::atoi(argv[++i]);
+      if (fault_every <= 0) return usage_error("--fault-every needs a positive number");
+    } else {
+      return usage_error("unexpected argument `" + arg + "`");
+    }
+  }
+  std::signal(SIGPIPE, SIG_IGN);
+  return Bench(plan_for(mode), std::move(phases), fault_every).run();
+}
