@@ -5,6 +5,7 @@
 #include <cstring>
 #include <ctime>
 #include <new>
+#include <thread>
 
 namespace sb::ipc {
 
@@ -121,7 +122,8 @@ ComputerStatus StatusReader::read() const {
   bool consistent = false;
   // The published slot is complete; it changes under the reader only if the writer
   // publishes twice during one copy, in which case the reader simply looks again.
-  for (int attempt = 0; attempt < 100 && !consistent; ++attempt) {
+  for (int attempt = 0; attempt < 100'000 && !consistent; ++attempt) {
+    if (attempt >= 3) std::this_thread::yield();  // let a busy writer finish its update
     const std::uint64_t version = record_->version.load(std::memory_order_acquire);
     const BoardSlot& slot = record_->slots[version % 2];
     const std::uint64_t before = slot.sequence.load(std::memory_order_acquire);
