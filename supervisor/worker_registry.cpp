@@ -210,6 +210,7 @@ void WorkerRegistry::fail_in_flight(Worker& worker, ipc::CallStatus status) {
 
 void WorkerRegistry::on_exit(const std::shared_ptr<Worker>& worker, int exit_code) {
   const bool was_retiring = worker->state == Worker::State::kRetiring;
+  audit_lost_session(*worker);
   if (worker->channel) worker->channel->close();
   worker->channel.reset();
   worker->process.reset();
@@ -239,12 +240,37 @@ void WorkerRegistry::on_exit(const std::shared_ptr<Worker>& worker, int exit_cod
       });
 }
 
+// A worker that dies cannot write its computer's vm_detach line; the board still shows
+// the session it held, so the supervisor writes the line for it (unless the worker had
+// already ended the session and cleared the board).
+void WorkerRegistry::audit_lost_session(const Worker& worker) {
+  if (!worker.status) return;
+  const auto status = worker.status->read();
+  if (status.state == ipc::ComputerState::kIdle) return;
+  const auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  audit_.write("vm_detach", {{"computer", worker.name},
+                             {"peer", status.peer},
+                             {"generation", worker.generation},
+                             {"code", 1006},
+                             {"reason", "the computer's worker exited"},
+                             {"attached_for_secs",
+                              std::max<std::int64_t>(0, (now_ms - status.attached_at_ms) / 1000)}});
+}
+
 void WorkerRegistry::watch_stalls() {
   stall_timer_.expires_after(1s);
   stall_timer_.async_wait([this](boost::system::error_code error) {
     if (error) return;
-    for (auto& worker : workers_) {
-      if (worker->state != Worker::State::kRunning) continue;
+    std::vector<std::shared_ptr<Worker>> watched = workers_;
+    // A removed computer's worker that stalls before it could leave must not linger
+    // holding its computer's socket either.
+    watched.insert(watched.end(), retiring_.begin(), retiring_.end());
+    for (auto& worker : watched) {
+      if (worker->state != Worker::State::kRunning && worker->state != Worker::State::kRetiring)
+        continue;
+      if (!worker->status) continue;
       const auto age = std::chrono::milliseconds(worker->status->heartbeat_age_ms());
       if (age > kStallKillAfter) {
         log_error("worker silent too long; killing it",

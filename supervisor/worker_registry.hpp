@@ -107,6 +107,7 @@ class WorkerRegistry {
   void fail_in_flight(Worker& worker, ipc::CallStatus status);
   void configure(Worker& worker);
   void watch_stalls();
+  void audit_lost_session(const Worker& worker);
   void retire(const std::shared_ptr<Worker>& worker, bool revoke);
   std::shared_ptr<Worker> find(std::string_view computer) const;
   void maybe_finish_shutdown();
