@@ -38,6 +38,17 @@ TEST_F(HttpSurface, HealthzAnswersOkWithoutTokenAndWithoutComputers) {
   EXPECT_EQ(response.body, "ok");
 }
 
+TEST_F(HttpSurface, TheAuditFileAndControlSocketAreBornOwnerOnly) {
+  SwitchboardProcess sb(config());
+  EXPECT_EQ(http_get(sb.port(), "/computers", "wrong").status, 401);
+  ASSERT_TRUE(sb.audit().wait_for("client_auth_fail"));
+  EXPECT_EQ(fs::status(sb.audit_path()).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
+  ASSERT_TRUE(fs::is_socket(sb.control_socket()));
+  EXPECT_EQ(fs::status(sb.control_socket()).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
+}
+
 TEST_F(HttpSurface, ReadyzIs503VmOfflineWhileNothingIsAttached) {
   SwitchboardProcess sb(config());
   const auto response = http_get(sb.port(), "/readyz");
@@ -226,6 +237,32 @@ TEST_F(HttpSurface, ABodyOverOneMebibyteIs413AndOneMebibyteIsAccepted) {
   EXPECT_EQ(http_get(sb.port(), "/healthz").status, 200);
 }
 
+TEST_F(HttpSurface, ExpectContinueIsAnswered) {
+  SwitchboardProcess sb(config());
+  const auto response = http(sb.port(), HttpRequest{.method = "POST",
+                                                    .target = "/mcp",
+                                                    .body = rpc(1, "ping").dump(),
+                                                    .token = alice_.secret,
+                                                    .headers = {{"Expect", "100-continue"}}});
+  EXPECT_EQ(response.status, 200);
+  EXPECT_EQ(response.json()["result"], json::object());
+}
+
+TEST_F(HttpSurface, AChunkedBodyOverOneMebibyteIs413Too) {
+  SwitchboardProcess sb(config());
+  const std::string ping = rpc(1, "ping").dump();
+  auto chunked = [&](std::string body) {
+    return http(sb.port(), HttpRequest{.method = "POST",
+                                       .target = "/mcp",
+                                       .body = std::move(body),
+                                       .token = alice_.secret,
+                                       .headers = {{"Transfer-Encoding", "chunked"}}});
+  };
+  EXPECT_EQ(chunked(ping).status, 200);
+  EXPECT_EQ(chunked(ping + std::string(1024 * 1024, ' ')).status, 413);
+  EXPECT_EQ(http_get(sb.port(), "/healthz").status, 200);
+}
+
 TEST_F(HttpSurface, InvalidJsonIs400ParseErrorWithNullId) {
   SwitchboardProcess sb(config());
   for (const std::string body : {"{", "", "not json", R"({"id":1,)"}) {
@@ -315,6 +352,66 @@ TEST_F(HttpSurface, PathsThatMatchNoRouteAreAnEmpty404) {
     EXPECT_EQ(response.status, 404);
     EXPECT_EQ(response.body, "");
   }
+}
+
+TEST_F(HttpSurface, GetRoutesAnswerHeadAndOtherMethodsAre405) {
+  SwitchboardProcess sb(config());
+  const auto healthz = http(sb.port(), HttpRequest{.method = "HEAD", .target = "/healthz"});
+  EXPECT_EQ(healthz.status, 200);
+  EXPECT_EQ(healthz.body, "");
+  EXPECT_EQ(http(sb.port(), HttpRequest{.method = "HEAD", .target = "/readyz"}).status, 503);
+  EXPECT_EQ(
+      http(sb.port(), HttpRequest{.method = "HEAD", .target = "/computers", .token = alice_.secret})
+          .status,
+      200);
+  EXPECT_EQ(http(sb.port(), HttpRequest{.method = "HEAD", .target = "/vm/attach"}).status, 405);
+  const auto post_status =
+      http(sb.port(), HttpRequest{.method = "POST", .target = "/status", .token = alice_.secret});
+  EXPECT_EQ(post_status.status, 405);
+  EXPECT_EQ(post_status.header("Allow"), "GET,HEAD");
+  EXPECT_EQ(post_status.body, "");
+}
+
+TEST_F(HttpSurface, ThePeerLabelPrefersTailscaleThenTheFirstForwardedForEntry) {
+  SwitchboardProcess sb(config());
+  auto failing_request = [&](Headers headers) {
+    HttpConnection connection(sb.port());
+    const int port = connection.local_port();
+    const auto response = connection.request(
+        HttpRequest{.target = "/computers", .headers = std::move(headers)}, false);
+    EXPECT_EQ(response.status, 401);
+    return "127.0.0.1:" + std::to_string(port);
+  };
+  const std::string plain = failing_request({});
+  const std::string tailscale = failing_request(
+      {{"Tailscale-User-Login", "ops@example.com"}, {"X-Forwarded-For", "10.9.9.9"}});
+  // Not visible ASCII: no forwarded identity from it, so X-Forwarded-For's first entry.
+  const std::string forwarded =
+      failing_request({{"Tailscale-User-Login", "caf\xc3\xa9@example.com"},
+                       {"X-Forwarded-For", "10.1.2.3, 10.0.0.1"}});
+  ASSERT_TRUE(sb.audit().wait_for_count("client_auth_fail", 3));
+  const auto lines = sb.audit().events("client_auth_fail");
+  EXPECT_EQ(lines[0]["peer"], plain);
+  EXPECT_EQ(lines[1]["peer"], "ops@example.com via " + tailscale);
+  EXPECT_EQ(lines[2]["peer"], "10.1.2.3 via " + forwarded) << "DECISIONS 8";
+}
+
+// DECISIONS 6: the summary comes from a timer when the 60 s window ends. The window opens
+// with the audit log, so this waits at most a minute.
+TEST_F(HttpSurface, AuthFailuresOverTheCapAreSummarisedWhenTheWindowEnds) {
+  SwitchboardProcess sb(config());
+  for (int i = 0; i < 25; ++i) {
+    EXPECT_EQ(http_get(sb.port(), "/computers", "wrong-" + std::to_string(i)).status, 401);
+  }
+  ASSERT_TRUE(sb.audit().wait_for_count("client_auth_fail", 20));
+  EXPECT_EQ(sb.audit().count("client_auth_fail"), 20u);
+  const auto summary = sb.audit().wait_for("auth_failures_suppressed", {}, 70s);
+  ASSERT_TRUE(summary) << "no summary a minute after the window opened";
+  EXPECT_EQ((*summary)["count"], 5);
+  EXPECT_EQ((*summary)["window_secs"], 60);
+  // A new window: failures are written again.
+  EXPECT_EQ(http_get(sb.port(), "/computers", "wrong-again").status, 401);
+  EXPECT_TRUE(sb.audit().wait_for_count("client_auth_fail", 21));
 }
 
 }  // namespace

@@ -159,6 +159,23 @@ TEST_F(MultiComputer, ASameVerifierRenameKeepsTheSocket) {
   EXPECT_EQ((*detach)["generation"], 1);
 }
 
+TEST_F(MultiComputer, RenamingAnUnattachedComputerMovesItsSlot) {
+  SwitchboardProcess sb(config());
+  sb.reload(config("gamma", "beta"));
+  const auto renamed = sb.audit().wait_for("computer_renamed");
+  ASSERT_TRUE(renamed);
+  EXPECT_EQ((*renamed)["from"], "alpha");
+  EXPECT_EQ((*renamed)["to"], "gamma");
+  EXPECT_EQ((*renamed)["attached"], false);
+  EXPECT_EQ((*renamed)["generation"], 0);
+  // alpha's secret now attaches as gamma.
+  auto fake = attach_ready(sb, alpha_, "gamma", owner_.secret);
+  ASSERT_TRUE(fake);
+  EXPECT_TRUE(
+      sb.audit().wait_for("vm_attach", fields_equal({{"computer", "gamma"}, {"generation", 1}})));
+  expect_served_by(sb, "/mcp/gamma", alice_.secret, *fake, 1);
+}
+
 TEST_F(MultiComputer, SwappingTwoVerifiersBetweenNamesEvictsNothing) {
   SwitchboardProcess sb(config());
   auto both = attach_both(sb);
@@ -178,6 +195,29 @@ TEST_F(MultiComputer, SwappingTwoVerifiersBetweenNamesEvictsNothing) {
   EXPECT_FALSE(both.beta->closed());
   EXPECT_EQ(sb.audit().count("vm_revoked"), 0u);
   EXPECT_EQ(sb.audit().count("vm_detach"), 0u);
+}
+
+TEST_F(MultiComputer, InOneReloadRenamesAreWrittenBeforeRevokes) {
+  SwitchboardProcess sb(config());
+  auto both = attach_both(sb);
+  ASSERT_TRUE(both);
+  const Secret rotated = new_secret();
+  // alpha keeps its verifier under a new name; beta's verifier is rotated.
+  sb.reload(config("gamma", "beta", &alpha_, &rotated));
+  const auto closed = both.beta->wait_closed();
+  ASSERT_TRUE(closed);
+  EXPECT_EQ(closed->code, 4003);
+  ASSERT_TRUE(sb.audit().wait_for("vm_revoked"));
+  std::vector<std::string> order;
+  for (const auto& line : sb.audit().lines()) {
+    const std::string event = line.value("event", "");
+    if (event == "computer_renamed" || event == "vm_revoked" || event == "config_reloaded")
+      order.push_back(event);
+  }
+  EXPECT_EQ(order, (std::vector<std::string>{"computer_renamed", "vm_revoked", "config_reloaded"}));
+  EXPECT_EQ(sb.audit().events("vm_revoked")[0]["computer"], "beta");
+  expect_served_by(sb, "/mcp/gamma", alice_.secret, *both.alpha, 1);
+  EXPECT_FALSE(both.alpha->closed());
 }
 
 TEST_F(MultiComputer, AComputerAddedByReloadAcceptsAnAttachAtOnce) {

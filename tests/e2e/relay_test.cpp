@@ -45,6 +45,40 @@ TEST_F(Relay, TheAllowlistFiltersToolsList) {
   // Each listing was forwarded; each carries the caller's id.
   EXPECT_EQ(fake->requests("tools/list").size(), 3u);
   EXPECT_EQ(list_tools(sb.port(), "/mcp", bob_.secret, "list-1")["id"], "list-1");
+  // params travel verbatim (a cursor passes through); absent params become {}.
+  EXPECT_EQ(fake->requests("tools/list")[0]["params"], json::object());
+  post_mcp(sb.port(), "/mcp", bob_.secret, rpc(2, "tools/list", json{{"cursor", "page-2"}}));
+  EXPECT_EQ(fake->requests("tools/list").back()["params"], (json{{"cursor", "page-2"}}));
+}
+
+TEST_F(Relay, CallParamsAreForwardedVerbatimOnAKeptAliveConnection) {
+  SwitchboardProcess sb(config());
+  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  ASSERT_TRUE(fake);
+  HttpConnection connection(sb.port());
+  for (int i = 1; i <= 3; ++i) {
+    const json params{{"name", "echo"},
+                      {"arguments", {{"i", i}, {"nested", {{"list", {1, "two", nullptr}}}}}},
+                      {"_meta", {{"progressToken", i}}}};
+    const auto response = connection.request(
+        mcp_request("/mcp", alice_.secret, rpc(i, "tools/call", params)), /*keep_alive=*/true);
+    ASSERT_EQ(response.status, 200);
+    EXPECT_EQ(response.json()["id"], i);
+    EXPECT_EQ(echoed(response.json()), params["arguments"]);
+    ASSERT_TRUE(fake->wait_for_calls(i));
+    EXPECT_EQ(fake->calls().back()["params"], params) << "params must travel verbatim";
+  }
+}
+
+TEST_F(Relay, InitializeWhileReadyNamesTheConnectedComputer) {
+  SwitchboardProcess sb(config());
+  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  ASSERT_TRUE(fake);
+  const json reply = post_mcp(sb.port(), "/mcp", alice_.secret, rpc(1, "initialize")).json();
+  const std::string instructions = reply["result"].value("instructions", "");
+  EXPECT_NE(instructions.find("connected through OpenAB Switchboard as `alpha`"), std::string::npos)
+      << instructions;
+  EXPECT_TRUE(fake->requests("initialize").size() == 1u) << "initialize is never forwarded";
 }
 
 TEST_F(Relay, ADeniedToolIsAToolResultAndNeverReachesTheComputer) {
@@ -223,6 +257,9 @@ TEST_F(Relay, ASecondAttachWithTheSameSecretTakesOver) {
             (json{{"new", true}}));
   EXPECT_EQ(new_fake.calls().size(), 1u);
   EXPECT_EQ(old_fake->calls().size(), 1u);
+  // A new socket numbers its requests from 1 again: the handshake, then the call.
+  EXPECT_EQ(new_fake.requests("initialize").at(0)["id"], 1);
+  EXPECT_EQ(new_fake.calls().at(0)["id"], 2);
 
   const auto takeover = sb.audit().wait_for("vm_takeover");
   ASSERT_TRUE(takeover);
@@ -231,6 +268,13 @@ TEST_F(Relay, ASecondAttachWithTheSameSecretTakesOver) {
   EXPECT_EQ((*takeover)["new_generation"], 2);
   EXPECT_TRUE(sb.audit().wait_for("vm_detach", fields_equal({{"generation", 1}, {"code", 4002}})));
   EXPECT_FALSE(new_fake.closed());
+  // The takeover line comes before the new socket's vm_attach.
+  std::vector<std::string> order;
+  for (const auto& line : sb.audit().lines()) {
+    const std::string event = line.value("event", "");
+    if (event == "vm_takeover" || event == "vm_attach") order.push_back(event);
+  }
+  EXPECT_EQ(order, (std::vector<std::string>{"vm_attach", "vm_takeover", "vm_attach"}));
 }
 
 TEST_F(Relay, AComputerThatVanishesMidCallGives32004Promptly) {
@@ -286,6 +330,9 @@ TEST_F(Relay, RotatingTheSecretByReloadClosesWith4003AndFailsTheCall) {
   ASSERT_TRUE(revoked);
   EXPECT_EQ((*revoked)["computer"], "alpha");
   EXPECT_EQ((*revoked)["generation"], 1);
+  const auto detach = sb.audit().wait_for("vm_detach");
+  ASSERT_TRUE(detach);
+  EXPECT_EQ((*detach)["code"], 4003);
 
   // The old secret is refused now; the new one attaches at once.
   FakeComputer stale(sb.port(), FakeComputerOptions{.secret = old_secret.secret});

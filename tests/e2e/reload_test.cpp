@@ -3,7 +3,10 @@
 // its next attach, timeouts and audit_args live, and a failed reload changes nothing.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <csignal>
+#include <fstream>
+#include <sstream>
 
 #include "tests/e2e/e2e_helpers.hpp"
 
@@ -43,6 +46,25 @@ TEST_F(Reload, APerCallerCapAppliesFromTheCallersNextCall) {
   for (const auto& call : fake->calls()) fake->answer_echo(call);
   EXPECT_EQ(echoed(first.wait()), hold(1));
   EXPECT_EQ(echoed(second.wait()), hold(3));
+}
+
+TEST_F(Reload, ARotatedClientTokenAppliesFromTheNextRequestAndInFlightCallsFinish) {
+  SwitchboardProcess sb(config());
+  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  ASSERT_TRUE(fake);
+  CallInFlight pending(sb.port(), "/mcp", alice_.secret, "echo", hold(1), "old");
+  ASSERT_TRUE(fake->wait_for_calls(1));
+  const Secret old_token = alice_;
+  alice_ = new_secret();
+  sb.reload(config());
+  EXPECT_EQ(post_mcp(sb.port(), "/mcp", old_token.secret, rpc(1, "ping")).status, 401);
+  EXPECT_EQ(echoed(call_tool(sb.port(), "/mcp", alice_.secret, "echo", json{{"n", 1}})),
+            (json{{"n", 1}}));
+  // The call made under the old token runs to completion.
+  fake->answer_echo(call_with_arguments(*fake, hold(1)));
+  const json finished = pending.wait();
+  EXPECT_EQ(finished["id"], "old");
+  EXPECT_EQ(echoed(finished), hold(1));
 }
 
 TEST_F(Reload, AComputersMaxInflightAppliesFromItsNextAttach) {
@@ -107,6 +129,13 @@ TEST_F(Reload, AnInvalidConfigChangesNothingAndTheLogSaysWhy) {
   const std::string log = sb.stderr_text();
   EXPECT_NE(log.find("not a configured"), std::string::npos)
       << "DECISIONS 4: the reason is logged: " << log;
+  // ...the same text `check` prints for that file.
+  const auto check = sb.run_cli({"check"});
+  EXPECT_EQ(check.exit_code, 1);
+  const std::string prefix = "Error: ";
+  ASSERT_EQ(check.err.rfind(prefix, 0), 0u) << check.err;
+  const std::string reason = check.err.substr(prefix.size(), check.err.find('\n') - prefix.size());
+  EXPECT_NE(log.find(reason), std::string::npos) << "check says: " << reason << "\nlog: " << log;
   EXPECT_EQ(sb.audit().count("config_reloaded"), 0u);
   EXPECT_EQ(sb.audit().count("vm_revoked"), 0u);
   EXPECT_FALSE(fake->closed());
@@ -114,6 +143,42 @@ TEST_F(Reload, AnInvalidConfigChangesNothingAndTheLogSaysWhy) {
             (json{{"n", 1}}));
   FakeComputer newcomer(sb.port(), FakeComputerOptions{.secret = beta.secret});
   EXPECT_EQ(newcomer.attach(), 401) << "beta is not configured";
+}
+
+TEST_F(Reload, SettingsThatNeedARestartAreWarnedAboutAndNotApplied) {
+  SwitchboardProcess sb(config());
+  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  ASSERT_TRUE(fake);
+  const int other_port = free_port();
+  {
+    // Written by hand: listen, audit_path and control_socket all change.
+    std::ofstream out(sb.config_path(), std::ios::trunc);
+    out << "listen = \"127.0.0.1:" << other_port << "\"\naudit_path = \""
+        << (sb.dir() / "other-audit.jsonl").string() << "\"\ncontrol_socket = \""
+        << (sb.dir() / "other.sock").string() << "\"\n"
+        << config().toml();
+  }
+  sb.send_signal(SIGHUP);
+  // The audit file is not reopened: the reload is recorded in the old one.
+  ASSERT_TRUE(sb.audit().wait_for("config_reloaded"));
+  const std::string log = sb.stderr_text();
+  std::vector<std::string> warnings;
+  std::istringstream lines(log);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find(" WARN ") != std::string::npos) warnings.push_back(line);
+  }
+  for (const char* key : {"`listen`", "`audit_path`"}) {
+    EXPECT_EQ(
+        std::count_if(warnings.begin(), warnings.end(),
+                      [&](const std::string& line) { return line.find(key) != std::string::npos; }),
+        1)
+        << key << " not warned about exactly once:\n"
+        << log;
+  }
+  EXPECT_EQ(http_get(sb.port(), "/healthz").status, 200) << "listen moved without a restart";
+  EXPECT_THROW(http_get(other_port, "/healthz"), std::exception);
+  EXPECT_FALSE(fs::exists(sb.dir() / "other-audit.jsonl"));
+  EXPECT_FALSE(fake->closed());
 }
 
 TEST_F(Reload, RemovingAComputerFailsItsCallsInFlightWith32004) {

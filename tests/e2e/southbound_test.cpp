@@ -48,6 +48,24 @@ TEST_F(Southbound, DuringTheHandshakeTheComputerIsAttachedButNotReady) {
   EXPECT_EQ(fake.frames().size(), 1u) << "sent before ready: " << fake.frames().back();
 }
 
+TEST_F(Southbound, AnInitializeThatIsNeverAnsweredIsClosedWith4005After15Seconds) {
+  SwitchboardProcess sb(config());
+  FakeComputer fake(sb.port(),
+                    FakeComputerOptions{.secret = alpha_.secret, .init = InitMode::kNever});
+  ASSERT_EQ(fake.attach(), 101);
+  const auto attached_at = Clock::now();
+  const auto closed = fake.wait_closed(25s);
+  ASSERT_TRUE(closed);
+  EXPECT_TRUE(closed->close_frame);
+  EXPECT_EQ(closed->code, 4005);
+  EXPECT_GE(elapsed_since(attached_at), 14s);
+  EXPECT_LT(elapsed_since(attached_at), 20s);
+  const auto detach = sb.audit().wait_for("vm_detach");
+  ASSERT_TRUE(detach);
+  EXPECT_EQ((*detach)["code"], 4005);
+  EXPECT_TRUE(computers_entry(sb, owner_.secret, "alpha")["attached"] == false);
+}
+
 TEST_F(Southbound, RequestsFromTheComputerAreAnsweredAndJunkIsIgnored) {
   SwitchboardProcess sb(config());
   auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
@@ -64,6 +82,11 @@ TEST_F(Southbound, RequestsFromTheComputerAreAnsweredAndJunkIsIgnored) {
   const json refused =
       fake->wait_for_frame([](const json& frame) { return frame.value("id", json()) == 7; });
   EXPECT_EQ(error_code(refused), kMethodNotFound) << refused;
+  // After its initialize answer the computer was told it is initialized (no id).
+  const auto frames = fake->frames();
+  ASSERT_GE(frames.size(), 2u);
+  EXPECT_EQ(frames[0]["method"], "initialize");
+  EXPECT_EQ(frames[1], (json{{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}));
   // The session is unharmed.
   EXPECT_EQ(echoed(call_tool(sb.port(), "/mcp", alice_.secret, "echo", json{{"n", 1}})),
             (json{{"n", 1}}));
@@ -139,6 +162,26 @@ TEST_F(Southbound, AuditedArgumentsAreCutAt512Characters) {
   EXPECT_EQ(calls[1]["args"], "");
 }
 
+TEST_F(Southbound, LengthsAreCountedInCharactersNotBytes) {
+  SwitchboardProcess sb(config());
+  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  ASSERT_TRUE(fake);
+  std::string name;
+  for (int i = 0; i < 128; ++i) name += "\u00e9";  // 128 characters, 256 bytes
+  EXPECT_EQ(call_tool(sb.port(), "/mcp", alice_.secret, name)["result"]["isError"], true);
+  EXPECT_EQ(error_code(call_tool(sb.port(), "/mcp", alice_.secret, name + "\u00e9")), -32602);
+
+  std::string text;
+  for (int i = 0; i < 600; ++i) text += "\u00e9";
+  const json arguments{{"t", text}};
+  EXPECT_EQ(echoed(call_tool(sb.port(), "/mcp", alice_.secret, "echo", arguments)), arguments);
+  ASSERT_TRUE(sb.audit().wait_for_count("call", 2));
+  // {"t":" is 6 characters, then 506 of the 2-byte ones, then the ellipsis.
+  std::string expected = R"({"t":")";
+  for (int i = 0; i < 506; ++i) expected += "\u00e9";
+  EXPECT_EQ(sb.audit().events("call")[1]["args"], expected + "\u2026");
+}
+
 TEST_F(Southbound, BadToolsCallParamsAre32602AndNotAudited) {
   SwitchboardProcess sb(config());
   auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
@@ -182,6 +225,20 @@ TEST_F(Southbound, ToolsListCountsAgainstTheCapsAndAComputerErrorGivesVmStatusOn
   EXPECT_EQ(full["id"], 4);
   fake->answer_echo(fake->calls()[0]);
   EXPECT_EQ(echoed(pending.wait()), hold(1));
+}
+
+TEST_F(Southbound, ToolsListPastControlSecsGets32003) {
+  SwitchboardProcess sb(config().timeouts(20, /*control_secs=*/1, {}));
+  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret,
+                           FakeComputerOptions{.hold_tools_list = true});
+  ASSERT_TRUE(fake);
+  const auto started = Clock::now();
+  const json reply = list_tools(sb.port(), "/mcp", alice_.secret, "l");
+  EXPECT_EQ(error_code(reply), kTimeout) << reply;
+  EXPECT_EQ(reply["id"], "l");
+  EXPECT_GE(elapsed_since(started), 900ms);
+  EXPECT_LT(elapsed_since(started), 2900ms);
+  EXPECT_EQ(sb.audit().count("call"), 0u) << "tools/list is never audited";
 }
 
 TEST_F(Southbound, AttachWithoutAWebSocketUpgradeIsRefusedWithoutAudit) {

@@ -90,8 +90,55 @@ TEST_F(WorkerProcess, AKilledWorkerFailsItsCallAtOnceAndIsRespawned) {
   EXPECT_EQ(sb.worker("beta")["restarts"], 0);
   auto again = attach_ready(sb, alpha_, "alpha", owner_.secret);
   ASSERT_TRUE(again);
+  // The slot (and its generation) follows the verifier across the respawn.
+  EXPECT_TRUE(
+      sb.audit().wait_for("vm_attach", fields_equal({{"computer", "alpha"}, {"generation", 2}})));
   EXPECT_EQ(echoed(call_tool(sb.port(), "/mcp/alpha", owner_.secret, "echo", json{{"n", 2}})),
             (json{{"n", 2}}));
+}
+
+// relay.md §7.10 and §10.3: every session that was attached ends with a vm_detach line.
+// The audit is the operator's only record; a worker that dies cannot write the line, so
+// the supervisor, which sees the death, has to.
+TEST_F(WorkerProcess, ASessionEndedByAWorkerCrashIsAuditedAsADetach) {
+  SwitchboardProcess sb(config());
+  auto alpha = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  ASSERT_TRUE(alpha);
+  ASSERT_TRUE(sb.audit().wait_for("vm_attach", fields_equal({{"computer", "alpha"}})));
+  ASSERT_EQ(::kill(sb.worker("alpha")["pid"].get<pid_t>(), SIGKILL), 0);
+  ASSERT_TRUE(alpha->wait_closed());
+  ASSERT_TRUE(eventually([&] { return sb.worker("alpha")["restarts"] == 1; }));
+  const auto detach = sb.audit().wait_for(
+      "vm_detach", fields_equal({{"computer", "alpha"}, {"generation", 1}}), 3s);
+  EXPECT_TRUE(detach) << "vm_attach of generation 1 has no vm_detach:\n" << sb.audit().text();
+}
+
+TEST_F(WorkerProcess, RepeatedCrashesAreCountedAndEachIsRespawned) {
+  SwitchboardProcess sb(config());
+  std::set<pid_t> pids;
+  for (int restarts = 1; restarts <= 2; ++restarts) {
+    json row;
+    ASSERT_TRUE(eventually([&] {
+      row = sb.worker("alpha");
+      return row["state"] == "idle" && row["pid"].get<pid_t>() > 0 &&
+             !pids.contains(row["pid"].get<pid_t>());
+    })) << row;
+    pids.insert(row["pid"].get<pid_t>());
+    ASSERT_EQ(::kill(row["pid"].get<pid_t>(), SIGKILL), 0);
+    ASSERT_TRUE(eventually([&] { return sb.worker("alpha")["restarts"] == restarts; }));
+  }
+  json row;
+  ASSERT_TRUE(eventually([&] {
+    row = sb.worker("alpha");
+    return row["state"] == "idle" && !pids.contains(row["pid"].get<pid_t>());
+  })) << row;
+  EXPECT_EQ(row["restarts"], 2);
+  EXPECT_EQ(sb.worker("beta")["restarts"], 0);
+  auto alpha = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  ASSERT_TRUE(alpha);
+  EXPECT_EQ(echoed(call_tool(sb.port(), "/mcp/alpha", owner_.secret, "echo", json{{"n", 1}})),
+            (json{{"n", 1}}));
+  EXPECT_NE(sb.stderr_text().find("worker exited"), std::string::npos);
 }
 
 TEST_F(WorkerProcess, AStoppedWorkerCostsItsCallTheBackstopAndRecoversAfterSigcont) {
@@ -130,6 +177,46 @@ TEST_F(WorkerProcess, AStoppedWorkerCostsItsCallTheBackstopAndRecoversAfterSigco
   EXPECT_EQ(row["restarts"], 0);
   EXPECT_EQ(row["state"], "ready");
   EXPECT_FALSE(alpha->closed());
+}
+
+// DECISIONS: a worker silent for long enough (30 s here) is killed and respawned, and the
+// log says so. This test waits that long, so it also covers a stalled worker whose
+// computer is removed meanwhile: nothing respawns it, but it must not linger holding its
+// computer's socket (the daemon would never learn that it was revoked).
+TEST_F(WorkerProcess, StalledWorkersAreKilledAfter30sAndOnlyKeptComputersRespawn) {
+  SwitchboardProcess sb(config());
+  auto alpha = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  auto beta = attach_ready(sb, beta_, "beta", owner_.secret);
+  ASSERT_TRUE(alpha && beta);
+  const pid_t pid = sb.worker("alpha")["pid"].get<pid_t>();
+  const pid_t removed = sb.worker("beta")["pid"].get<pid_t>();
+  ASSERT_EQ(::kill(pid, SIGSTOP), 0);
+  ASSERT_EQ(::kill(removed, SIGSTOP), 0);
+  sb.reload(ConfigBuilder()
+                .computer("alpha", alpha_)
+                .client("owner", owner_, R"({ "*" = ["*"] })", "alpha"));
+  json row;
+  ASSERT_TRUE(eventually(
+      [&] {
+        row = sb.worker("alpha");
+        return row["pid"] != pid && row["state"] == "idle";
+      },
+      45s))
+      << row;
+  EXPECT_EQ(row["restarts"], 1);
+  EXPECT_FALSE(process_alive(pid));
+  EXPECT_NE(sb.stderr_text().find("killing it"), std::string::npos) << sb.stderr_text();
+  const auto ended = alpha->wait_closed();
+  ASSERT_TRUE(ended);
+  auto again = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(echoed(call_tool(sb.port(), "/mcp/alpha", owner_.secret, "echo", json{{"n", 1}})),
+            (json{{"n", 1}}));
+
+  // The removed computer's stalled worker has had the same budget.
+  EXPECT_TRUE(eventually([&] { return !process_alive(removed); }, 5s))
+      << "the stalled worker of a removed computer (pid " << removed << ") is still there";
+  EXPECT_TRUE(beta->wait_closed(5s)) << "beta's daemon still holds a socket to nowhere";
 }
 
 // ---------------------------------------------------------------------------------------
@@ -249,6 +336,67 @@ TEST_F(WorkerProcess, SigtermClosesEveryComputerWith1001AndExitsZero) {
   }
   EXPECT_THROW(http_get(sb.port(), "/healthz"), std::exception);
   EXPECT_FALSE(fs::exists(sb.control_socket()));
+}
+
+TEST_F(WorkerProcess, SigtermWithAStoppedWorkerStillExitsZeroWithinAFewSeconds) {
+  SwitchboardProcess sb(config());
+  auto alpha = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  auto beta = attach_ready(sb, beta_, "beta", owner_.secret);
+  ASSERT_TRUE(alpha && beta);
+  const pid_t stopped = sb.worker("beta")["pid"].get<pid_t>();
+  ASSERT_EQ(::kill(stopped, SIGSTOP), 0);
+  ASSERT_TRUE(eventually([&] { return process_state(stopped) == 'T'; }));
+  const auto signalled = Clock::now();
+  sb.send_signal(SIGTERM);
+  const auto closed = alpha->wait_closed();
+  ASSERT_TRUE(closed);
+  EXPECT_EQ(closed->code, 1001);
+  EXPECT_EQ(sb.wait_exit(15s), 0);
+  EXPECT_LT(elapsed_since(signalled), 10s);
+  EXPECT_TRUE(eventually([&] { return !process_alive(stopped); }))
+      << "the stopped worker outlived its supervisor";
+}
+
+TEST_F(WorkerProcess, WhenTheSupervisorIsKilledItsWorkersCloseTheirComputersAndExit) {
+  SwitchboardProcess sb(config());
+  auto alpha = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  ASSERT_TRUE(alpha);
+  const json rows = sb.workers();
+  sb.send_signal(SIGKILL);
+  EXPECT_EQ(sb.wait_exit(10s), -SIGKILL);
+  const auto closed = alpha->wait_closed();
+  ASSERT_TRUE(closed);
+  EXPECT_TRUE(closed->close_frame);
+  EXPECT_EQ(closed->code, 1001) << "nobody can use the computer any more";
+  for (const auto& row : rows) {
+    const pid_t pid = row["pid"].get<pid_t>();
+    EXPECT_TRUE(eventually([&] { return !process_alive(pid); })) << "orphan worker " << pid;
+  }
+  // The control socket it left behind does not stop the next start.
+  ASSERT_TRUE(fs::exists(sb.control_socket()));
+  sb.restart();
+  EXPECT_EQ(sb.workers().size(), 2u);
+  auto again = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  ASSERT_TRUE(again);
+}
+
+TEST_F(WorkerProcess, ASecondSupervisorOnTheSameControlSocketRefusesToStart) {
+  SwitchboardProcess sb(config());
+  const fs::path second = sb.dir() / "second.toml";
+  {
+    std::ofstream out(second);
+    out << "listen = \"127.0.0.1:" << free_port() << "\"\ncontrol_socket = \""
+        << sb.control_socket().string() << "\"\naudit_path = \""
+        << (sb.dir() / "second-audit.jsonl").string() << "\"\n"
+        << config().toml();
+  }
+  const auto result =
+      run_command({(bin_dir() / "switchboard").string(), "serve", "-c", second.string()}, sb.dir());
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.err.find("another switchboard"), std::string::npos) << result.err;
+  // The first one is untouched and still answers on its control socket.
+  EXPECT_EQ(sb.workers().size(), 2u);
+  EXPECT_EQ(http_get(sb.port(), "/healthz").status, 200);
 }
 
 // ---------------------------------------------------------------------------------------

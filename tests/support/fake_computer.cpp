@@ -200,6 +200,7 @@ struct FakeComputer::Impl {
       return;
     }
     if (name == "tools/list") {
+      if (options.hold_tools_list) return;
       send_reply(*id, json{{"result", {{"tools", options.tools}}}});
       return;
     }

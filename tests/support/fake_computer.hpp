@@ -67,6 +67,7 @@ struct FakeComputerOptions {
   nlohmann::json tools;  // tools/list result entries; default: echo, slow, secret_tool
   CallHandler on_call = scripted_by_arguments;
   std::vector<std::pair<std::string, std::string>> headers;  // extra upgrade headers
+  bool hold_tools_list = false;  // never answer tools/list (answer() still can)
 };
 
 // Tool definitions the default fake offers.

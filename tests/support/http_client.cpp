@@ -53,9 +53,19 @@ struct HttpConnection::Impl {
     out.target(request.target);
     out.set(bhttp::field::host, "127.0.0.1:" + std::to_string(port));
     if (request.token) out.set(bhttp::field::authorization, "Bearer " + *request.token);
-    for (const auto& [name, value] : request.headers) out.insert(name, value);
+    bool chunked = false;
+    for (const auto& [name, value] : request.headers) {
+      // "Transfer-Encoding: chunked" means: send the body in chunks (Beast encodes them).
+      if (::strcasecmp(name.c_str(), "Transfer-Encoding") == 0 && value == "chunked") {
+        chunked = true;
+        continue;
+      }
+      out.insert(name, value);
+    }
     out.body() = request.body;
-    if (!request.body.empty() || request.method == "POST" || request.method == "PUT") {
+    if (chunked) {
+      out.chunked(true);
+    } else if (!request.body.empty() || request.method == "POST" || request.method == "PUT") {
       out.prepare_payload();
     }
     out.keep_alive(keep_alive);
@@ -132,20 +142,30 @@ HttpResponse HttpConnection::request(const HttpRequest& request, bool keep_alive
   // Written and read at the same time: a server may answer before it has read the whole
   // body (413) and close, which can fail the write; the answer is what matters.
   auto message = impl_->build(request, keep_alive);
-  bhttp::response_parser<bhttp::string_body> parser;
-  parser.body_limit(64 * 1024 * 1024);
-  parser.skip(request.method == "HEAD");
+  std::optional<bhttp::response_parser<bhttp::string_body>> parser;
   bool wrote = false;
   bool read = false;
   beast::error_code read_error;
+  auto start_read = [&] {
+    parser.emplace();
+    parser->body_limit(64 * 1024 * 1024);
+    parser->skip(request.method == "HEAD");
+    read = false;
+    bhttp::async_read(impl_->stream, impl_->buffer, *parser,
+                      [&](beast::error_code error, std::size_t) {
+                        read_error = error;
+                        read = true;
+                      });
+  };
   impl_->stream.expires_after(timeout);
   bhttp::async_write(impl_->stream, message, [&](beast::error_code, std::size_t) { wrote = true; });
-  bhttp::async_read(impl_->stream, impl_->buffer, parser,
-                    [&](beast::error_code error, std::size_t) {
-                      read_error = error;
-                      read = true;
-                    });
+  start_read();
   impl_->run_until(read, timeout);
+  // An interim "100 Continue" is not the answer: read on.
+  while (!read_error && parser->get().result_int() / 100 == 1) {
+    start_read();
+    impl_->run_until(read, timeout);
+  }
   if (!wrote) {
     beast::error_code ignored;
     impl_->stream.socket().cancel(ignored);
@@ -155,7 +175,7 @@ HttpResponse HttpConnection::request(const HttpRequest& request, bool keep_alive
     throw std::runtime_error("HTTP client: " + request.method + " " + request.target + ": " +
                              read_error.message());
   }
-  return Impl::convert(parser.get());
+  return Impl::convert(parser->get());
 }
 
 bool HttpConnection::wait_for_server_close(std::chrono::milliseconds timeout) {

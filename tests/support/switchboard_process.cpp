@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <random>
@@ -202,7 +203,9 @@ pid_t spawn_with_output(const std::vector<std::string>& argv, const fs::path& ou
   pid_t pid = -1;
   const int error = ::posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
-  if (error != 0) throw std::runtime_error("posix_spawn " + argv[0] + " failed");
+  if (error != 0) {
+    throw std::runtime_error("posix_spawn " + argv[0] + ": " + std::strerror(error));
+  }
   return pid;
 }
 
@@ -291,6 +294,11 @@ void SwitchboardProcess::write_file(const std::string& toml) {
     out << text;
   }
   fs::rename(temporary, config_path());
+}
+
+void SwitchboardProcess::restart() {
+  if (pid_ > 0) throw std::runtime_error("restart: the switchboard is still running");
+  spawn();
 }
 
 void SwitchboardProcess::spawn() {

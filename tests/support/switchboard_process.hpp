@@ -105,9 +105,12 @@ class SwitchboardProcess {
   // Rewrites the config, sends SIGHUP and waits for the config_reloaded audit line.
   void reload(const ConfigBuilder& config);
   void send_signal(int signal) const;
-  // Waits (bounded) for the supervisor to exit; its exit status if it exited normally.
+  // Waits (bounded) for the supervisor to exit: its exit status, or minus the number of the
+  // signal that ended it; nullopt if it is still running.
   std::optional<int> wait_exit(std::chrono::milliseconds timeout);
   bool running() const { return pid_ > 0; }
+  // Starts the supervisor again after it exited (same directory and config; a new port).
+  void restart();
 
   // `switchboard <args...>` with this config's path appended as `-c FILE` when
   // `with_config` is set.
