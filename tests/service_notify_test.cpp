@@ -87,9 +87,8 @@ class NotifySocket {
   int fd_;
 };
 
-TEST(ServiceNotify, ReadyReloadingStopping) {
-  const std::string dir = temp_dir();
-  const int port = free_port();
+// A one-computer config listening on `port`, everything it writes inside `dir`.
+std::string write_config(const std::string& dir, int port) {
   std::ofstream(dir + "/sb.toml") << "listen = \"127.0.0.1:" << port << "\"\n"
                                   << "control_socket = \"" << dir << "/control.sock\"\n"
                                   << "audit_path = \"" << dir << "/audit.jsonl\"\n"
@@ -97,20 +96,32 @@ TEST(ServiceNotify, ReadyReloadingStopping) {
                                   << std::string(64, 'a') << "\"\n"
                                   << "[[client]]\nname = \"c\"\ntoken_sha256 = \"sha256:"
                                   << std::string(64, 'b') << "\"\ncomputers = { one = [\"*\"] }\n";
-  NotifySocket notify(dir + "/notify.sock");
+  return dir + "/sb.toml";
+}
 
-  std::vector<std::string> environment;
-  for (char** entry = environ; *entry; ++entry) environment.emplace_back(*entry);
-  environment.push_back("NOTIFY_SOCKET=" + dir + "/notify.sock");
+// Starts `switchboard serve -c config` with exactly `environment`.
+pid_t spawn_serve(const std::string& config, std::vector<std::string> environment) {
   std::vector<char*> envp;
   for (auto& entry : environment) envp.push_back(entry.data());
   envp.push_back(nullptr);
   const std::string binary = SWITCHBOARD_BIN_DIR "/switchboard";
-  const std::string config = dir + "/sb.toml";
   std::vector<char*> argv{const_cast<char*>(binary.c_str()), const_cast<char*>("serve"),
                           const_cast<char*>("-c"), const_cast<char*>(config.c_str()), nullptr};
   pid_t pid = 0;
-  ASSERT_EQ(::posix_spawn(&pid, binary.c_str(), nullptr, nullptr, argv.data(), envp.data()), 0);
+  EXPECT_EQ(::posix_spawn(&pid, binary.c_str(), nullptr, nullptr, argv.data(), envp.data()), 0);
+  return pid;
+}
+
+TEST(ServiceNotify, ReadyReloadingStopping) {
+  const std::string dir = temp_dir();
+  const int port = free_port();
+  const std::string config = write_config(dir, port);
+  NotifySocket notify(dir + "/notify.sock");
+  std::vector<std::string> environment;
+  for (char** entry = environ; *entry; ++entry) environment.emplace_back(*entry);
+  environment.push_back("NOTIFY_SOCKET=" + dir + "/notify.sock");
+  const pid_t pid = spawn_serve(config, environment);
+  ASSERT_GT(pid, 0);
 
   const auto ready = notify.next(15s);
   ASSERT_EQ(ready, "READY=1");
@@ -135,21 +146,9 @@ TEST(ServiceNotify, ServeRunsWhenNobodyListensOnTheNotifySocket) {
   // a notification that cannot be delivered must not stop the service.
   const std::string dir = temp_dir();
   const int port = free_port();
-  std::ofstream(dir + "/sb.toml") << "listen = \"127.0.0.1:" << port << "\"\n"
-                                  << "control_socket = \"" << dir << "/control.sock\"\n"
-                                  << "audit_path = \"" << dir << "/audit.jsonl\"\n"
-                                  << "[[computer]]\nname = \"one\"\nsecret_sha256 = \"sha256:"
-                                  << std::string(64, 'a') << "\"\n"
-                                  << "[[client]]\nname = \"c\"\ntoken_sha256 = \"sha256:"
-                                  << std::string(64, 'b') << "\"\ncomputers = { one = [\"*\"] }\n";
-  std::vector<std::string> environment{"NOTIFY_SOCKET=" + dir + "/nobody-listens.sock"};
-  std::vector<char*> envp{environment[0].data(), nullptr};
-  const std::string binary = SWITCHBOARD_BIN_DIR "/switchboard";
-  const std::string config = dir + "/sb.toml";
-  std::vector<char*> argv{const_cast<char*>(binary.c_str()), const_cast<char*>("serve"),
-                          const_cast<char*>("-c"), const_cast<char*>(config.c_str()), nullptr};
-  pid_t pid = 0;
-  ASSERT_EQ(::posix_spawn(&pid, binary.c_str(), nullptr, nullptr, argv.data(), envp.data()), 0);
+  const pid_t pid =
+      spawn_serve(write_config(dir, port), {"NOTIFY_SOCKET=" + dir + "/nobody-listens.sock"});
+  ASSERT_GT(pid, 0);
   bool up = false;
   for (const auto deadline = std::chrono::steady_clock::now() + 15s;
        !up && std::chrono::steady_clock::now() < deadline;) {
