@@ -2,6 +2,7 @@
 
 #include <sys/socket.h>
 
+#include <array>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -25,6 +26,35 @@ using namespace std::chrono_literals;
 
 constexpr std::size_t kMaxBodyBytes = 1024 * 1024;
 constexpr auto kRequestReadTimeout = 30s;
+
+// A response body sent as two strings: a relayed reply and, ahead of it, the caller's id
+// (see ReplyText). Beast writes both buffers as they are.
+struct TwoPartBody {
+  struct value_type {
+    std::string head;
+    std::string tail;
+  };
+
+  static std::uint64_t size(const value_type& body) { return body.head.size() + body.tail.size(); }
+
+  class writer {
+   public:
+    using const_buffers_type = std::array<net::const_buffer, 2>;
+
+    template <bool isRequest, class Fields>
+    writer(const http::header<isRequest, Fields>&, const value_type& body) : body_(body) {}
+
+    void init(beast::error_code& error) { error = {}; }
+
+    boost::optional<std::pair<const_buffers_type, bool>> get(beast::error_code& error) {
+      error = {};
+      return {{const_buffers_type{net::buffer(body_.head), net::buffer(body_.tail)}, false}};
+    }
+
+   private:
+    const value_type& body_;
+  };
+};
 
 std::string endpoint_text(const tcp::endpoint& endpoint) {
   const auto address = endpoint.address();
@@ -167,13 +197,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   void write(HttpResponse plain, bool keep_alive) {
-    auto response = std::make_shared<http::response<http::string_body>>();
+    auto response = std::make_shared<http::response<TwoPartBody>>();
     response->result(static_cast<http::status>(plain.status));
     response->version(11);
     for (auto& [name, value] : plain.headers) response->set(name, value);
     response->keep_alive(keep_alive);
-    response->content_length(plain.body.size());
-    if (!head_) response->body() = std::move(plain.body);
+    response->content_length(plain.body_head.size() + plain.body.size());
+    if (!head_) response->body() = {std::move(plain.body_head), std::move(plain.body)};
     http::async_write(
         stream_, *response,
         [self = shared_from_this(), response, keep_alive](beast::error_code error, std::size_t) {

@@ -21,6 +21,7 @@ struct HttpResponse {
   int status = 200;
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
+  std::string body_head;  // sent before `body`: see ReplyText
 };
 
 using Respond = std::function<void(HttpResponse)>;

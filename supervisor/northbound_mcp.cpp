@@ -61,17 +61,21 @@ std::string instructions(std::string_view computer, bool ready) {
          "list tools again later.";
 }
 
-// {"id":<id>, ...the computer's reply without its id}: the reply is never parsed again.
-std::string splice_id(const json& id, const std::string& reply_without_id) {
-  std::string out = R"({"id":)" + id.dump();
-  if (reply_without_id.size() <= 2) return out + "}";
-  out += ',';
-  out.append(reply_without_id, 1, std::string::npos);
-  return out;
-}
-
 std::string dump(const json& value) {
   return value.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+// The caller's id goes in front of the computer's reply. The reply's opening brace becomes
+// the comma after the id, so its bytes stay where they are.
+ReplyText with_caller_id(const json& id, std::string reply_without_id) {
+  ReplyText text{.head = R"({"id":)" + dump(id), .body = std::move(reply_without_id)};
+  const auto first_member = text.body.find_first_not_of(" \t\r\n", 1);
+  if (text.body.size() < 2 || first_member == std::string::npos || text.body[first_member] == '}') {
+    text.body = "}";  // no other member
+  } else {
+    text.body[0] = ',';
+  }
+  return text;
 }
 
 class Handler {
@@ -108,7 +112,7 @@ class Handler {
 
  private:
   Abandon finish(const json& reply) {
-    done_(dump(reply));
+    done_(ReplyText{.body = dump(reply)});
     return {};
   }
 
@@ -151,7 +155,7 @@ class Handler {
     const std::uint64_t call_id =
         workers.forward(context_.computer, std::move(request),
                         [id = id_, context = context_, done = done_](CallResult result) {
-                          done(dump(filtered_list(id, context, result)));
+                          done(ReplyText{.body = dump(filtered_list(id, context, result))});
                         });
     if (call_id == 0) return {};
     return [&workers, call_id] { workers.cancel(call_id); };
@@ -260,7 +264,7 @@ class Handler {
     const std::uint64_t call_id =
         workers.forward(context_.computer, std::move(request),
                         [id = id_, shared_audit, done = done_](CallResult result) {
-                          done(call_reply(id, result, *shared_audit));
+                          done(call_reply(id, std::move(result), *shared_audit));
                         });
     if (call_id == 0) return {};
     return [&workers, call_id, shared_audit] {
@@ -297,7 +301,7 @@ class Handler {
     }
   };
 
-  static std::string call_reply(const json& id, const CallResult& result, const CallAudit& audit) {
+  static ReplyText call_reply(const json& id, CallResult result, const CallAudit& audit) {
     switch (result.status) {
       case ipc::CallStatus::kReplied: {
         if (result.kind == ipc::ReplyKind::kRpcError) {
@@ -307,13 +311,13 @@ class Handler {
           audit.write(result.kind == ipc::ReplyKind::kToolError ? "tool_error" : "ok", nullptr,
                       result.response_bytes);
         }
-        return splice_id(id, result.reply_without_id);
+        return with_caller_id(id, std::move(result.reply_without_id));
       }
       case ipc::CallStatus::kNotAttached:
         audit.write("not_attached", jsonrpc::kNotAttached, 0);
-        return dump(jsonrpc::result_response(
-            id,
-            jsonrpc::text_tool_result(jsonrpc::relay_error_message(jsonrpc::kNotAttached), true)));
+        return ReplyText{.body = dump(jsonrpc::result_response(
+                             id, jsonrpc::text_tool_result(
+                                     jsonrpc::relay_error_message(jsonrpc::kNotAttached), true)))};
       case ipc::CallStatus::kOverloaded:
         audit.write("overloaded", jsonrpc::kOverloaded, 0);
         break;
@@ -324,7 +328,7 @@ class Handler {
         audit.write("disconnected", jsonrpc::kDisconnected, 0);
         break;
     }
-    return dump(relay_error(id, result.status));
+    return ReplyText{.body = dump(relay_error(id, result.status))};
   }
 
   const json& message_;

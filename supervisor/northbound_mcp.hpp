@@ -32,8 +32,16 @@ struct McpServices {
   std::shared_ptr<const config::Config> config;  // timeouts and audit_args, as of now
 };
 
-// The JSON text of the reply, or nothing for a notification or a response (HTTP 202).
-using McpDone = std::function<void(std::optional<std::string>)>;
+// The JSON text of a reply: `head` followed by `body`. A computer's reply arrives as one
+// large string that only lacks the caller's id; sending the id as a separate head means
+// that string is never copied on its way out.
+struct ReplyText {
+  std::string head;
+  std::string body;
+};
+
+// The reply, or nothing for a notification or a response (HTTP 202).
+using McpDone = std::function<void(std::optional<ReplyText>)>;
 
 // Handles one message. `done` runs exactly once, unless the returned Abandon (empty when
 // nothing is pending) is called first.

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/ip/address.hpp>
@@ -168,7 +169,7 @@ class PodSession : public std::enable_shared_from_this<PodSession> {
  protected:
   struct Outbound {
     bool ping = false;
-    std::string text;
+    ReplyText text;
   };
 
   virtual void write_front() = 0;  // starts sending queue_.front()
@@ -185,8 +186,9 @@ class PodSession : public std::enable_shared_from_this<PodSession> {
     const auto id = message.find("id");
     if (in_progress_ >= kMaxConcurrentPodRequests) {
       if (id != message.end() && queue_.size() < kOutboundQueue) {
-        queue_.push_back({false, jsonrpc::error_response(*id, jsonrpc::kOverloaded, kBusyMessage)
-                                     .dump(-1, ' ', false, json::error_handler_t::replace)});
+        const auto busy = jsonrpc::error_response(*id, jsonrpc::kOverloaded, kBusyMessage);
+        queue_.push_back(
+            {false, {.body = busy.dump(-1, ' ', false, json::error_handler_t::replace)}});
         pump();
       }
       return;
@@ -197,7 +199,7 @@ class PodSession : public std::enable_shared_from_this<PodSession> {
     const CallerContext context = owner_->request_context();
     const McpServices services = owner_->services();
     Abandon abandon = handle_mcp(message, context, services,
-                                 [weak = weak_from_this(), key](std::optional<std::string> reply) {
+                                 [weak = weak_from_this(), key](std::optional<ReplyText> reply) {
                                    if (auto self = weak.lock())
                                      self->completed(key, std::move(reply));
                                  });
@@ -247,7 +249,7 @@ class PodSession : public std::enable_shared_from_this<PodSession> {
  private:
   // A reply for request `key` is ready (or there is none). Its permit is held until the
   // reply fits in the outbound queue.
-  void completed(std::uint64_t key, std::optional<std::string> reply) {
+  void completed(std::uint64_t key, std::optional<ReplyText> reply) {
     if (pending_.erase(key) == 0 || ended_) return;
     if (!reply) {
       --in_progress_;
@@ -273,7 +275,7 @@ class PodSession : public std::enable_shared_from_this<PodSession> {
   int in_progress_ = 0;  // permits taken
   std::uint64_t next_key_ = 1;
   std::map<std::uint64_t, Abandon> pending_;  // requests being processed
-  std::deque<std::string> waiting_;           // replies waiting for room in the queue
+  std::deque<ReplyText> waiting_;             // replies waiting for room in the queue
 };
 
 template <typename Ws>
@@ -321,7 +323,8 @@ class PodLink final : public PodSession {
       return;
     }
     ws_.text(true);
-    ws_.async_write(net::buffer(queue_.front().text),
+    const auto& text = queue_.front().text;
+    ws_.async_write(std::array{net::buffer(text.head), net::buffer(text.body)},
                     [self](const beast::error_code& error, std::size_t) { self->wrote(error); });
   }
 

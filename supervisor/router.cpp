@@ -167,8 +167,11 @@ class Routes {
                                 .wildcard = resolved.caller->wildcard()};
     const McpServices services{state_.workers, state_.audit, state_.config};
     return handle_mcp(message, context, services,
-                      [respond = respond_](std::optional<std::string> text) {
-                        respond(text ? json_response(200, std::move(*text)) : empty_response(202));
+                      [respond = respond_](std::optional<ReplyText> text) {
+                        if (!text) return respond(empty_response(202));
+                        auto response = json_response(200, std::move(text->body));
+                        response.body_head = std::move(text->head);
+                        respond(std::move(response));
                       });
   }
 

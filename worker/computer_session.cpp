@@ -10,6 +10,7 @@
 #include "shared/jsonrpc.hpp"
 #include "shared/log.hpp"
 #include "worker/pending_calls.hpp"
+#include "worker/reply_scan.hpp"
 
 namespace sb::worker {
 namespace {
@@ -56,26 +57,6 @@ std::int64_t wall_clock_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
-}
-
-ipc::CallOutcome classify_reply(const json& reply, std::size_t received_bytes) {
-  ipc::CallOutcome outcome{ipc::CallStatus::kReplied, received_bytes};
-  if (const auto error = reply.find("error"); error != reply.end()) {
-    outcome.kind = ipc::ReplyKind::kRpcError;
-    const auto code = error->is_object() ? error->find("code") : error->end();
-    if (error->is_object() && code != error->end() && code->is_number_integer()) {
-      outcome.error_code = code->get<std::int64_t>();
-    }
-    return outcome;
-  }
-  const auto result = reply.find("result");
-  if (result != reply.end() && result->is_object()) {
-    const auto is_error = result->find("isError");
-    if (is_error != result->end() && is_error->is_boolean() && is_error->get<bool>()) {
-      outcome.kind = ipc::ReplyKind::kToolError;
-    }
-  }
-  return outcome;
 }
 
 class Session final : public ComputerSession, public std::enable_shared_from_this<Session> {
@@ -264,25 +245,24 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
   }
 
   void handle_message(std::string_view text) {
-    if (!jsonrpc::nesting_within(text, jsonrpc::kMaxNesting)) return;  // ignored like invalid JSON
-    json message = json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (!message.is_object()) return;  // invalid JSON, arrays, scalars: ignored
-    if (message.contains("result") || message.contains("error"))
-      return handle_response(message, text.size());
-    const auto id = message.find("id");
-    if (id == message.end()) return;  // a notification: dropped
-    handle_request_from_computer(*id, message);
+    const auto scanned = scan_message(text, jsonrpc::kMaxNesting);
+    if (!scanned) return;  // invalid JSON, arrays, scalars: ignored
+    if (scanned->is_response) return handle_response(*scanned, text);
+    if (!scanned->has_id) return;  // a notification: dropped
+    // A request from the computer: rare and small, so the tree is built after all.
+    const json message = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    handle_request_from_computer(message.at("id"), message);
   }
 
-  void handle_response(json& message, std::size_t received_bytes) {
-    const auto id_member = message.find("id");
-    if (id_member == message.end() || !id_member->is_number_unsigned()) return;
-    auto call = pending_.take(id_member->get<std::uint64_t>());
+  void handle_response(const ScannedMessage& scanned, std::string_view text) {
+    if (!scanned.id) return;
+    auto call = pending_.take(*scanned.id);
     if (!call) return;  // unknown, expired or cancelled: dropped silently
     hooks_.status_changed();
-    if (call->handshake) return on_handshake_reply(message);
-    message.erase("id");
-    hooks_.reply(call->call_id, classify_reply(message, received_bytes), message.dump());
+    if (call->handshake) return on_handshake_reply(json::parse(text, nullptr, false));
+    ipc::CallOutcome outcome{ipc::CallStatus::kReplied, text.size(), scanned.kind,
+                             scanned.error_code};
+    hooks_.reply(call->call_id, outcome, without_id(text, scanned));
   }
 
   void handle_request_from_computer(const json& id, const json& message) {
