@@ -188,7 +188,18 @@ void Channel::send(Frame frame) {
   outgoing.header.has_fd = frame.fd.valid() ? 1 : 0;
   outgoing.frame = std::move(frame);
   outbox_.push_back(std::move(outgoing));
-  if (!waiting_writable_) write_pending();
+  schedule_write();
+}
+
+// Frames sent by the handlers that are ready now go out together, after them: under load
+// one sendmsg (and one wake-up of the peer) carries many frames.
+void Channel::schedule_write() {
+  if (write_scheduled_ || waiting_writable_) return;
+  write_scheduled_ = true;
+  boost::asio::post(socket_.get_executor(), [self = shared_from_this()] {
+    self->write_scheduled_ = false;
+    if (!self->waiting_writable_) self->write_pending();
+  });
 }
 
 void Channel::flush(std::function<void()> then) {
@@ -201,8 +212,9 @@ void Channel::flush(std::function<void()> then) {
 
 void Channel::write_pending() {
   while (!closed_ && !outbox_.empty()) {
-    if (!try_send(outbox_.front())) {
-      if (closed_) return;
+    const long sent = send_some();
+    if (sent < 0) {
+      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return fail();
       waiting_writable_ = true;
       socket_.async_wait(boost::asio::socket_base::wait_write,
                          [self = shared_from_this()](const boost::system::error_code& error) {
@@ -213,59 +225,70 @@ void Channel::write_pending() {
                          });
       return;
     }
-    outbox_.pop_front();
+    mark_sent(static_cast<std::size_t>(sent));
   }
-  if (outbox_.empty()) {
-    auto waiters = std::move(flush_waiters_);
-    for (auto& waiter : waiters) boost::asio::post(socket_.get_executor(), std::move(waiter));
-  }
+  if (closed_) return;
+  auto waiters = std::move(flush_waiters_);
+  for (auto& waiter : waiters) boost::asio::post(socket_.get_executor(), std::move(waiter));
 }
 
-// Sends as much of `outgoing` as the socket takes. True when it is all sent; false when
-// the socket is full (or failed, which closes the channel).
-bool Channel::try_send(Outgoing& outgoing) {
-  while (outgoing.sent < outgoing.total()) {
-    iovec parts[3];
-    int count = 0;
-    std::size_t skip = outgoing.sent;
-    auto add = [&](const char* data, std::size_t size) {
-      if (skip >= size) {
-        skip -= size;
-        return;
-      }
-      parts[count++] = iovec{const_cast<char*>(data) + skip, size - skip};
-      skip = 0;
-    };
+// One sendmsg over as many queued frames as fit. A frame with a descriptor goes first in
+// its sendmsg and last, so that its SCM_RIGHTS message travels with its own bytes.
+long Channel::send_some() {
+  constexpr std::size_t kMaxFramesPerSend = 64;
+  iovec parts[3 * kMaxFramesPerSend];
+  std::size_t count = 0;
+  std::size_t skip = outbox_.front().sent;
+  auto add = [&](const char* data, std::size_t size) {
+    if (skip >= size) {
+      skip -= size;
+      return;
+    }
+    parts[count++] = iovec{const_cast<char*>(data) + skip, size - skip};
+    skip = 0;
+  };
+  for (std::size_t index = 0; index < outbox_.size() && index < kMaxFramesPerSend; ++index) {
+    Outgoing& outgoing = outbox_[index];
+    if (index > 0 && outgoing.frame.fd.valid()) break;
     add(reinterpret_cast<const char*>(&outgoing.header), sizeof outgoing.header);
     add(outgoing.frame.meta.data(), outgoing.frame.meta.size());
     add(outgoing.frame.body.data(), outgoing.frame.body.size());
-
-    msghdr message{};
-    message.msg_iov = parts;
-    message.msg_iovlen = static_cast<std::size_t>(count);
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
-    const bool with_fd = outgoing.frame.fd.valid();
-    if (with_fd) {
-      message.msg_control = control;
-      message.msg_controllen = sizeof control;
-      cmsghdr* header = CMSG_FIRSTHDR(&message);
-      header->cmsg_level = SOL_SOCKET;
-      header->cmsg_type = SCM_RIGHTS;
-      header->cmsg_len = CMSG_LEN(sizeof(int));
-      const int fd = outgoing.frame.fd.get();
-      std::memcpy(CMSG_DATA(header), &fd, sizeof fd);
-    }
-    const long sent = ::sendmsg(socket_.native_handle(), &message, MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (sent < 0) {
-      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return false;
-      fail();
-      return false;
-    }
-    // The receiver has its own copy now; ours must not linger in this process.
-    if (with_fd) outgoing.frame.fd.reset();
-    outgoing.sent += static_cast<std::size_t>(sent);
+    if (outgoing.frame.fd.valid()) break;
   }
-  return true;
+
+  msghdr message{};
+  message.msg_iov = parts;
+  message.msg_iovlen = count;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+  UniqueFd& fd = outbox_.front().frame.fd;
+  if (fd.valid()) {
+    message.msg_control = control;
+    message.msg_controllen = sizeof control;
+    cmsghdr* header = CMSG_FIRSTHDR(&message);
+    header->cmsg_level = SOL_SOCKET;
+    header->cmsg_type = SCM_RIGHTS;
+    header->cmsg_len = CMSG_LEN(sizeof(int));
+    const int raw = fd.get();
+    std::memcpy(CMSG_DATA(header), &raw, sizeof raw);
+  }
+  const long sent = ::sendmsg(socket_.native_handle(), &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+  // The receiver has its own copy now; ours must not linger in this process.
+  if (sent > 0) fd.reset();
+  return sent;
+}
+
+// Drops the frames that `sent` bytes completed and records progress into the next one.
+void Channel::mark_sent(std::size_t sent) {
+  while (sent > 0) {
+    Outgoing& front = outbox_.front();
+    const std::size_t remaining = front.total() - front.sent;
+    if (sent < remaining) {
+      front.sent += sent;
+      return;
+    }
+    sent -= remaining;
+    outbox_.pop_front();
+  }
 }
 
 }  // namespace sb::ipc

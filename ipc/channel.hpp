@@ -46,8 +46,10 @@ class Channel : public std::enable_shared_from_this<Channel> {
   bool begin_frame();
   void finish_frame();
   long receive(char* destination, std::size_t size);
+  void schedule_write();
   void write_pending();
-  bool try_send(Outgoing& outgoing);
+  long send_some();
+  void mark_sent(std::size_t sent);
   void fail();
 
   boost::asio::local::stream_protocol::socket socket_;
@@ -68,6 +70,7 @@ class Channel : public std::enable_shared_from_this<Channel> {
 
   // Writing state.
   std::deque<Outgoing> outbox_;
+  bool write_scheduled_ = false;
   bool waiting_writable_ = false;
   std::vector<std::function<void()>> flush_waiters_;
 };

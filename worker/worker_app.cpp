@@ -35,6 +35,7 @@ WorkerApp::WorkerApp(boost::asio::io_context& io, ipc::UniqueFd channel,
     : io_(io),
       channel_(std::make_shared<ipc::Channel>(io, std::move(channel))),
       status_(status_segment),
+      pid_(::getpid()),
       heartbeat_timer_(io),
       termination_signals_(io, SIGTERM, SIGINT) {}
 
@@ -46,8 +47,7 @@ void WorkerApp::start() {
                     // The supervisor is gone: nobody can use this computer any more.
                     leave(close_code::kGoingAway);
                   });
-  channel_->send(
-      ipc::Frame{.type = ipc::FrameType::kHello, .meta = json{{"pid", ::getpid()}}.dump()});
+  channel_->send(ipc::Frame{.type = ipc::FrameType::kHello, .meta = json{{"pid", pid_}}.dump()});
   termination_signals_.async_wait([this](const boost::system::error_code& error, int) {
     if (!error) leave(close_code::kGoingAway);
   });
@@ -169,7 +169,7 @@ void WorkerApp::stop_when_idle() {
 
 void WorkerApp::publish() {
   ipc::ComputerStatus status = current_ ? current_->status() : ipc::ComputerStatus{};
-  status.worker_pid = ::getpid();
+  status.worker_pid = pid_;
   status_.publish(status);
 }
 

@@ -37,6 +37,7 @@ class WorkerApp {
   boost::asio::io_context& io_;
   std::shared_ptr<ipc::Channel> channel_;
   ipc::StatusWriter status_;
+  const int pid_;  // looked up once: getpid() is a syscall and the status changes twice a call
   boost::asio::steady_timer heartbeat_timer_;
   boost::asio::signal_set termination_signals_;
   std::string computer_;
