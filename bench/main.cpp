@@ -30,6 +30,7 @@
 #include "bench/callers.hpp"
 #include "bench/fake_computer.hpp"
 #include "bench/proc_stats.hpp"
+#include "bench/process_hop.hpp"
 #include "bench/report.hpp"
 #include "bench/switchboard_process.hpp"
 
@@ -41,6 +42,8 @@ using namespace std::chrono_literals;
 using json = nlohmann::json;
 
 constexpr std::size_t kMiB = 1024 * 1024;
+// About the size of a small tools/call request or reply on the wire.
+constexpr std::size_t kSmallCallBytes = 256;
 constexpr auto kReadyTimeout = 60s;
 
 constexpr std::string_view kUsage =
@@ -331,6 +334,9 @@ class Bench {
     }
     const auto relay = latency_of(relay_ns);
     const auto direct = latency_of(direct_ns);
+    // What the relay is built from: a bare hop between two processes, same-sized message.
+    const auto hop = latency_of(
+        unix_round_trips(plan_.latency_rounds * plan_.latency_calls_per_round, kSmallCallBytes));
     std::cout << "## 1. Latency: small tools/call, one caller, sequential\n\n"
               << relay.samples << " calls per path, in " << plan_.latency_rounds
               << " alternating blocks; keep-alive HTTP/1.1 caller → supervisor → worker → "
@@ -347,7 +353,12 @@ class Bench {
               << row({"relay − direct", fixed(relay.p50 - direct.p50, 1),
                       fixed(relay.p99 - direct.p99, 1), fixed(relay.p999 - direct.p999, 1),
                       fixed(relay.mean - direct.mean, 1), fixed(relay.min - direct.min, 1)})
-              << "\n";
+              << row({"bare process hop", fixed(hop.p50, 1), fixed(hop.p99, 1), fixed(hop.p999, 1),
+                      fixed(hop.mean, 1), fixed(hop.min, 1)})
+              << "\nBare process hop: a " << kSmallCallBytes
+              << "-byte message to a forked child over a Unix socket pair and back, blocking "
+                 "reads, nothing else: the floor of each hop the relay adds (caller → "
+                 "supervisor → worker → computer has three where direct has one).\n\n";
     if (direct.samples && relay.samples) {
       verdicts_.add("latency p50 ≤ 2× direct", ratio(relay.p50, direct.p50),
                     relay.p50 <= 2 * direct.p50);
