@@ -11,7 +11,9 @@
 namespace sb::ipc {
 namespace {
 
-constexpr std::size_t kStagingSize = 64 * 1024;
+// Room for dozens of small frames per read; a body at least this large bypasses it. The
+// supervisor holds one per worker, so it stays small.
+constexpr std::size_t kStagingSize = 16 * 1024;
 constexpr std::size_t kMaxFdsPerRead = 4;
 
 }  // namespace
