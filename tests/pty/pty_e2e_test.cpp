@@ -95,6 +95,32 @@ class PtyAttachE2e : public ::testing::Test {
         .computer("alpha", alpha_, computer_max_inflight)
         .client("owner", owner_, R"({ "*" = ["*"] })", "alpha");
   }
+
+  // A pod lent "alpha" through an attach capped at one call, which the pod has used up:
+  // call 1 is held by the computer.
+  struct HeldCall {
+    std::unique_ptr<FakePod> pod;
+    std::unique_ptr<SwitchboardProcess> sb;
+    std::unique_ptr<FakeComputer> computer;
+  };
+
+  HeldCall start_with_held_call() {
+    HeldCall setup;
+    setup.pod = std::make_unique<FakePod>(FakePodOptions{.secret = grant_});
+    setup.sb = std::make_unique<SwitchboardProcess>(
+        one_computer().block(AttachBlock{.name = "kiro",
+                                         .url = setup.pod->url("laptop"),
+                                         .secret_file = grant_file(),
+                                         .max_inflight = 1}
+                                 .toml()));
+    setup.computer = attach_ready(*setup.sb, alpha_, "alpha", owner_.secret);
+    EXPECT_TRUE(setup.computer);
+    if (!setup.computer) return setup;
+    EXPECT_TRUE(setup.pod->wait_sessions(1, kDefaultWait)) << setup.sb->stderr_text();
+    setup.pod->send(hold_call(1));
+    EXPECT_TRUE(setup.computer->wait_for_calls(1));
+    return setup;
+  }
 };
 
 // ---------------------------------------------------------------------------------------
@@ -281,16 +307,11 @@ TEST_F(PtyAttachE2e, ARemovedBlockKeepsServingUnderItsOldPolicy) {
 // Fairness
 
 TEST_F(PtyAttachE2e, ThePerCallerCapAppliesToAPtyAttach) {
-  FakePod pod({.secret = grant_});
-  SwitchboardProcess sb(one_computer().block(AttachBlock{
-      .name = "kiro", .url = pod.url("laptop"), .secret_file = grant_file(), .max_inflight = 1}
-                                                 .toml()));
-  const auto computer = attach_ready(sb, alpha_, "alpha", owner_.secret);
-  ASSERT_TRUE(computer);
-  ASSERT_TRUE(pod.wait_sessions(1, kDefaultWait)) << sb.stderr_text();
-
-  pod.send(hold_call(1));
-  ASSERT_TRUE(computer->wait_for_calls(1));
+  const auto setup = start_with_held_call();
+  ASSERT_FALSE(HasFailure());
+  auto& pod = *setup.pod;
+  auto& sb = *setup.sb;
+  auto& computer = setup.computer;
   const json busy = pod.request(tool_call(2, "echo", json{{"n", 2}}));
   EXPECT_EQ(error_code(busy), kOverloaded) << busy.dump();
   EXPECT_NE(busy["error"]["message"].get<std::string>().find("toward the VM"), std::string::npos);
@@ -335,15 +356,10 @@ TEST_F(PtyAttachE2e, AtMost64RequestsFromOnePodAtOnce) {
 // Redial and stop
 
 TEST_F(PtyAttachE2e, RedialsAfterAPlainDropAndGivesTheShareBack) {
-  FakePod pod({.secret = grant_});
-  SwitchboardProcess sb(one_computer().block(AttachBlock{
-      .name = "kiro", .url = pod.url("laptop"), .secret_file = grant_file(), .max_inflight = 1}
-                                                 .toml()));
-  const auto computer = attach_ready(sb, alpha_, "alpha", owner_.secret);
-  ASSERT_TRUE(computer);
-  ASSERT_TRUE(pod.wait_sessions(1, kDefaultWait)) << sb.stderr_text();
-  pod.send(hold_call(1));
-  ASSERT_TRUE(computer->wait_for_calls(1));
+  const auto setup = start_with_held_call();
+  ASSERT_FALSE(HasFailure());
+  auto& pod = *setup.pod;
+  auto& sb = *setup.sb;
 
   const auto dropped_at = Clock::now();
   pod.drop();
