@@ -21,8 +21,8 @@ enum class CallStatus {
 std::string_view to_string(CallStatus status);
 std::optional<CallStatus> call_status_from(std::string_view text);
 
-// How a computer's reply reads, for the audit line (spec §6.4): the worker parsed it
-// anyway, so the supervisor never has to parse a large reply again.
+// How a computer's reply reads, for the audit line (spec §6.4): the worker scans every
+// reply anyway, so the supervisor never has to parse a large one.
 enum class ReplyKind { kOk, kRpcError, kToolError };
 
 // The "meta" part of a kReply frame.
