@@ -96,30 +96,47 @@ class PtyAttachE2e : public ::testing::Test {
         .client("owner", owner_, R"({ "*" = ["*"] })", "alpha");
   }
 
-  // A pod lent "alpha" through an attach capped at one call, which the pod has used up:
-  // call 1 is held by the computer.
-  struct HeldCall {
+  // The switchboard with "alpha" attached and ready, and a pod it has dialled through one
+  // [[pty_attach]] block "kiro" that lends "alpha".
+  struct Lent {
     std::unique_ptr<FakePod> pod;
     std::unique_ptr<SwitchboardProcess> sb;
     std::unique_ptr<FakeComputer> computer;
   };
 
-  HeldCall start_with_held_call() {
-    HeldCall setup;
-    setup.pod = std::make_unique<FakePod>(FakePodOptions{.secret = grant_});
-    setup.sb = std::make_unique<SwitchboardProcess>(
-        one_computer().block(AttachBlock{.name = "kiro",
-                                         .url = setup.pod->url("laptop"),
-                                         .secret_file = grant_file(),
-                                         .max_inflight = 1}
-                                 .toml()));
-    setup.computer = attach_ready(*setup.sb, alpha_, "alpha", owner_.secret);
-    EXPECT_TRUE(setup.computer);
-    if (!setup.computer) return setup;
-    EXPECT_TRUE(setup.pod->wait_sessions(1, kDefaultWait)) << setup.sb->stderr_text();
-    setup.pod->send(hold_call(1));
-    EXPECT_TRUE(setup.computer->wait_for_calls(1));
-    return setup;
+  struct LendOptions {
+    std::string tools = R"(["*"])";
+    std::optional<int> max_inflight;           // the attach's
+    std::optional<int> computer_max_inflight;  // alpha's
+  };
+
+  Lent lend_alpha(const LendOptions& options) {
+    Lent lent;
+    lent.pod = std::make_unique<FakePod>(FakePodOptions{.secret = grant_});
+    lent.sb = std::make_unique<SwitchboardProcess>(
+        one_computer(options.computer_max_inflight)
+            .block(AttachBlock{.name = "kiro",
+                               .url = lent.pod->url("laptop"),
+                               .secret_file = grant_file(),
+                               .tools = options.tools,
+                               .max_inflight = options.max_inflight}
+                       .toml()));
+    lent.computer = attach_ready(*lent.sb, alpha_, "alpha", owner_.secret);
+    EXPECT_TRUE(lent.computer);
+    if (lent.computer) {
+      EXPECT_TRUE(lent.pod->wait_sessions(1, kDefaultWait)) << lent.sb->stderr_text();
+    }
+    return lent;
+  }
+
+  // Lent through an attach capped at one call, which the pod has used up: the computer
+  // holds call 1.
+  Lent start_with_held_call() {
+    Lent lent = lend_alpha({.max_inflight = 1});
+    if (HasFailure()) return lent;
+    lent.pod->send(hold_call(1));
+    EXPECT_TRUE(lent.computer->wait_for_calls(1));
+    return lent;
   }
 };
 
@@ -127,13 +144,11 @@ class PtyAttachE2e : public ::testing::Test {
 // What the pod is answered
 
 TEST_F(PtyAttachE2e, LendsTheComputerAndHonoursAStopCode) {
-  FakePod pod({.secret = grant_});
-  SwitchboardProcess sb(one_computer().block(AttachBlock{
-      .name = "kiro", .url = pod.url("laptop"), .secret_file = grant_file(), .tools = R"(["echo"])"}
-                                                 .toml()));
-  const auto computer = attach_ready(sb, alpha_, "alpha", owner_.secret);
-  ASSERT_TRUE(computer);
-  ASSERT_TRUE(pod.wait_sessions(1, kDefaultWait)) << sb.stderr_text();
+  const auto lent = lend_alpha({.tools = R"(["echo"])"});
+  ASSERT_FALSE(HasFailure());
+  auto& pod = *lent.pod;
+  auto& sb = *lent.sb;
+  const auto& computer = lent.computer;
 
   // The dial: the grant (trimmed) as a bearer token and no other credential.
   const PodDial dial = pod.dials().at(0);
@@ -287,13 +302,10 @@ TEST_F(PtyAttachE2e, KeepsServingThePodThroughASameVerifierRename) {
 }
 
 TEST_F(PtyAttachE2e, ARemovedBlockKeepsServingUnderItsOldPolicy) {
-  FakePod pod({.secret = grant_});
-  SwitchboardProcess sb(one_computer().block(AttachBlock{
-      .name = "kiro", .url = pod.url("laptop"), .secret_file = grant_file(), .tools = R"(["echo"])"}
-                                                 .toml()));
-  const auto computer = attach_ready(sb, alpha_, "alpha", owner_.secret);
-  ASSERT_TRUE(computer);
-  ASSERT_TRUE(pod.wait_sessions(1, kDefaultWait)) << sb.stderr_text();
+  const auto lent = lend_alpha({.tools = R"(["echo"])"});
+  ASSERT_FALSE(HasFailure());
+  auto& pod = *lent.pod;
+  auto& sb = *lent.sb;
 
   sb.reload(one_computer());
   EXPECT_TRUE(stderr_says(sb, "[[pty_attach]] removed"));
@@ -307,11 +319,11 @@ TEST_F(PtyAttachE2e, ARemovedBlockKeepsServingUnderItsOldPolicy) {
 // Fairness
 
 TEST_F(PtyAttachE2e, ThePerCallerCapAppliesToAPtyAttach) {
-  const auto setup = start_with_held_call();
+  const auto lent = start_with_held_call();
   ASSERT_FALSE(HasFailure());
-  auto& pod = *setup.pod;
-  auto& sb = *setup.sb;
-  auto& computer = setup.computer;
+  auto& pod = *lent.pod;
+  auto& sb = *lent.sb;
+  const auto& computer = lent.computer;
   const json busy = pod.request(tool_call(2, "echo", json{{"n", 2}}));
   EXPECT_EQ(error_code(busy), kOverloaded) << busy.dump();
   EXPECT_NE(busy["error"]["message"].get<std::string>().find("toward the VM"), std::string::npos);
@@ -331,13 +343,10 @@ TEST_F(PtyAttachE2e, ThePerCallerCapAppliesToAPtyAttach) {
 }
 
 TEST_F(PtyAttachE2e, AtMost64RequestsFromOnePodAtOnce) {
-  FakePod pod({.secret = grant_});
-  SwitchboardProcess sb(one_computer(64).block(AttachBlock{
-      .name = "kiro", .url = pod.url("laptop"), .secret_file = grant_file(), .max_inflight = 64}
-                                                   .toml()));
-  const auto computer = attach_ready(sb, alpha_, "alpha", owner_.secret);
-  ASSERT_TRUE(computer);
-  ASSERT_TRUE(pod.wait_sessions(1, kDefaultWait)) << sb.stderr_text();
+  const auto lent = lend_alpha({.max_inflight = 64, .computer_max_inflight = 64});
+  ASSERT_FALSE(HasFailure());
+  auto& pod = *lent.pod;
+  const auto& computer = lent.computer;
 
   for (int id = 1; id <= 64; ++id) pod.send(hold_call(id));
   ASSERT_TRUE(computer->wait_for_calls(64));
@@ -356,10 +365,10 @@ TEST_F(PtyAttachE2e, AtMost64RequestsFromOnePodAtOnce) {
 // Redial and stop
 
 TEST_F(PtyAttachE2e, RedialsAfterAPlainDropAndGivesTheShareBack) {
-  const auto setup = start_with_held_call();
+  const auto lent = start_with_held_call();
   ASSERT_FALSE(HasFailure());
-  auto& pod = *setup.pod;
-  auto& sb = *setup.sb;
+  auto& pod = *lent.pod;
+  auto& sb = *lent.sb;
 
   const auto dropped_at = Clock::now();
   pod.drop();
