@@ -180,14 +180,10 @@ class Scanner {
 
   // A member whose value may be an object with a boolean `flag` (result.isError).
   bool flagged_member(int depth, std::string_view flag, bool& flag_value) {
-    if (!at('{')) {
-      flag_value = false;
-      return value(depth);
-    }
     flag_value = false;
+    if (!at('{')) return value(depth);
     return object(depth + 1, [&](std::string_view key, std::size_t) {
-      if (key != flag) return value(depth + 1);
-      flag_value = text_.substr(position_).starts_with("true");
+      if (key == flag) flag_value = text_.substr(position_).starts_with("true");
       return value(depth + 1);
     });
   }
