@@ -11,16 +11,26 @@ namespace sb::ipc {
 
 enum class FrameType : std::uint16_t {
   // supervisor -> worker
-  kConfigure = 1,  // meta: {"name", "max_inflight"}: label and limit for the next attach
-  kAttach = 2,     // fd + meta: {"peer", "generation", "max_inflight"}; body: upgrade bytes
-  kCall = 3,       // call_id; meta: {"caller", "caller_cap", "timeout_ms", "method"}; body: params
-  kCancel = 4,     // call_id: the caller went away; drop the call and release its share
-  kRevoke = 5,     // close the computer with 4003 and exit
-  kShutdown = 6,   // close the computer with 1001 and exit
+  // meta: {"name", "max_inflight", "sole_client"}: the label (applied to the live session
+  // too), the cap for the next attach, and whether exactly one client can reach the computer
+  kConfigure = 1,
+  kAttach = 2,  // fd + meta: {"peer", "generation", "max_inflight"}; body: upgrade bytes
+  // call_id; meta: {"caller", "caller_cap", "timeout_ms", "max_total_ms", "method", "stream"};
+  // body: params. "stream": the caller can take messages during the call
+  kCall = 3,
+  kCancel = 4,    // call_id; meta: {"reason"}: the call ended early; free it, tell the computer
+  kRevoke = 5,    // close the computer with 4003 and exit
+  kShutdown = 6,  // close the computer with 1001 and exit
+  // call_id; meta: {"key"}; body: the caller's response to a routed request, without "id"
+  kAnswer = 7,
   // worker -> supervisor
   kHello = 101,  // meta: {"pid"}: the worker is up and has mapped its status record
   kReply = 102,  // call_id; meta: CallOutcome fields; body: the reply without its "id"
-  kEvent = 103,  // body: one audit line's JSON object (without "ts")
+  kEvent = 103,  // body: one audit line's JSON object
+  // call_id; meta: MessageMeta fields; body: a message from the computer for that call's
+  // caller (a progress notification with the caller's token, a request without its "id",
+  // or a notification)
+  kMessage = 104,
 };
 
 struct Frame {

@@ -61,4 +61,20 @@ std::optional<CallOutcome> decode_outcome(std::string_view meta) {
   return outcome;
 }
 
+std::string encode_message_meta(const MessageMeta& meta) {
+  return nlohmann::json{{"kind", static_cast<int>(meta.kind)}, {"key", meta.key}}.dump();
+}
+
+std::optional<MessageMeta> decode_message_meta(std::string_view meta) {
+  const auto parsed = nlohmann::json::parse(meta, nullptr, false);
+  if (!parsed.is_object()) return std::nullopt;
+  const auto kind = parsed.find("kind");
+  const auto key = parsed.find("key");
+  if (kind == parsed.end() || !kind->is_number_integer()) return std::nullopt;
+  if (key == parsed.end() || !key->is_number_unsigned()) return std::nullopt;
+  const int number = kind->get<int>();
+  if (number < 0 || number > static_cast<int>(MessageKind::kNotification)) return std::nullopt;
+  return MessageMeta{static_cast<MessageKind>(number), key->get<std::uint64_t>()};
+}
+
 }  // namespace sb::ipc

@@ -36,4 +36,20 @@ struct CallOutcome {
 std::string encode_outcome(const CallOutcome& outcome);
 std::optional<CallOutcome> decode_outcome(std::string_view meta);
 
+// What a kMessage frame carries for the caller of a call in flight (docs/protocol.md,
+// "Messages during a call").
+enum class MessageKind {
+  kProgress,      // notifications/progress, its token already the caller's own
+  kRequest,       // a request from the computer, its "id" cut out; `key` names it
+  kNotification,  // any other notification, routed by the one-client rule
+};
+
+struct MessageMeta {
+  MessageKind kind = MessageKind::kProgress;
+  std::uint64_t key = 0;  // for kRequest: what the caller's answer is matched by
+};
+
+std::string encode_message_meta(const MessageMeta& meta);
+std::optional<MessageMeta> decode_message_meta(std::string_view meta);
+
 }  // namespace sb::ipc

@@ -23,6 +23,7 @@ struct RecordData {
   std::uint32_t in_flight;
   std::uint32_t max_in_flight;
   std::int64_t attached_at_ms;
+  std::uint32_t offers_logging;
   std::uint32_t peer_size;
   std::uint32_t server_size;
   char peer[kPeerCapacity];
@@ -74,6 +75,7 @@ void StatusWriter::publish(const ComputerStatus& status) {
   data.in_flight = status.in_flight;
   data.max_in_flight = status.max_in_flight;
   data.attached_at_ms = status.attached_at_ms;
+  data.offers_logging = status.offers_logging ? 1 : 0;
   data.peer_size = static_cast<std::uint32_t>(std::min(status.peer.size(), kPeerCapacity));
   std::memcpy(data.peer, status.peer.data(), data.peer_size);
   // A serverInfo too large to keep is shown as null rather than cut into invalid JSON.
@@ -139,6 +141,7 @@ ComputerStatus StatusReader::read() const {
   status.in_flight = data.in_flight;
   status.max_in_flight = data.max_in_flight;
   status.attached_at_ms = data.attached_at_ms;
+  status.offers_logging = data.offers_logging != 0;
   status.peer.assign(data.peer, std::min<std::size_t>(data.peer_size, kPeerCapacity));
   status.server_json.assign(data.server, std::min<std::size_t>(data.server_size, kServerCapacity));
   if (status.server_json.empty()) status.server_json = "null";

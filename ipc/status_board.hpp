@@ -26,6 +26,7 @@ struct ComputerStatus {
   std::uint32_t in_flight = 0;
   std::uint32_t max_in_flight = 0;
   std::int64_t attached_at_ms = 0;  // wall clock, Unix epoch milliseconds
+  bool offers_logging = false;      // the computer's initialize result offered `logging`
   std::string peer;
   std::string server_json = "null";  // the computer's serverInfo as JSON text
 };

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <utility>
 
 namespace sb {
 
@@ -37,6 +38,14 @@ void log(LogLevel level, std::string_view message, std::initializer_list<LogFiel
   // One write per line so lines from several processes on one stderr do not interleave.
   std::fwrite(line.data(), 1, line.size(), stderr);
   std::fflush(stderr);
+}
+
+std::optional<std::uint64_t> LogThrottle::due() {
+  ++count_;
+  const auto now = std::chrono::steady_clock::now();
+  if (last_line_ && now - *last_line_ < interval_) return std::nullopt;
+  last_line_ = now;
+  return std::exchange(count_, 0);
 }
 
 }  // namespace sb

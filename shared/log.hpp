@@ -2,7 +2,10 @@
 // Secrets never reach this function: callers pass names, peers and codes only.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -24,6 +27,22 @@ inline void log_warn(std::string_view message, std::initializer_list<LogField> f
 inline void log_error(std::string_view message, std::initializer_list<LogField> fields = {}) {
   log(LogLevel::kError, message, fields);
 }
+
+// Lets a line that a peer can make repeat at will through at most once per interval, so
+// that a misbehaving computer or caller cannot flood the log.
+class LogThrottle {
+ public:
+  explicit LogThrottle(std::chrono::steady_clock::duration interval = std::chrono::minutes(1))
+      : interval_(interval) {}
+  // Counts one occurrence. When a line is due, returns how many occurred since the last
+  // line (this one included); otherwise nothing.
+  std::optional<std::uint64_t> due();
+
+ private:
+  std::chrono::steady_clock::duration interval_;
+  std::optional<std::chrono::steady_clock::time_point> last_line_;
+  std::uint64_t count_ = 0;
+};
 
 // UTC RFC 3339 with milliseconds, e.g. 2026-10-03T09:15:02.123Z.
 std::string utc_timestamp_now();

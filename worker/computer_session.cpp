@@ -1,10 +1,12 @@
 #include "worker/computer_session.hpp"
 
+#include <algorithm>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/websocket.hpp>
 #include <deque>
+#include <map>
 #include <optional>
 
 #include "shared/jsonrpc.hpp"
@@ -29,6 +31,9 @@ constexpr std::size_t kMaxMessageBytes = 16 * 1024 * 1024;
 constexpr std::size_t kOutboxLimit = 64;
 constexpr auto kCloseFlushGrace = 2s;
 constexpr std::string_view kHandshakeCaller = "openab-sb/handshake";
+// Requests from the computer waiting for their caller's answer; past this the computer is
+// answered -32601 at once. A tool asks a question or two, not hundreds.
+constexpr std::size_t kMaxRoutedRequests = 16;
 
 std::string_view close_reason_text(std::uint16_t code) {
   switch (code) {
@@ -51,6 +56,23 @@ std::string_view close_reason_text(std::uint16_t code) {
     default:
       return "closed";
   }
+}
+
+// Puts `token` (unique on this socket) in place of the caller's params._meta.progressToken
+// and returns the caller's token as JSON text, or "" when the call has none. Only a call
+// that mentions a token at all pays for a parse.
+std::string take_progress_token(std::string& params_json, std::uint64_t token) {
+  if (params_json.find("progressToken") == std::string::npos) return {};
+  json params = json::parse(params_json, nullptr, /*allow_exceptions=*/false);
+  if (!params.is_object()) return {};
+  const auto meta = params.find("_meta");
+  if (meta == params.end() || !meta->is_object()) return {};
+  const auto found = meta->find("progressToken");
+  if (found == meta->end() || !(found->is_string() || found->is_number_integer())) return {};
+  std::string callers = found->dump();
+  *found = token;
+  params_json = params.dump();
+  return callers;
 }
 
 std::int64_t wall_clock_ms() {
@@ -89,30 +111,52 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
         });
   }
 
-  void forward(std::uint64_t call_id, const std::string& caller, int caller_cap,
-               std::chrono::milliseconds timeout, const std::string& method,
-               const std::string& params_json) override {
+  void forward(ForwardedCall forwarded) override {
+    const std::uint64_t call_id = forwarded.call_id;
     if (phase_ != Phase::kReady) return reply_status(call_id, ipc::CallStatus::kNotAttached);
-    PendingCall call{.call_id = call_id, .caller = caller};
-    const auto id = pending_.add(std::move(call), caller_cap);
+    PendingCall call{.call_id = call_id,
+                     .caller = std::move(forwarded.caller),
+                     .stream = forwarded.stream,
+                     .timeout = forwarded.timeout,
+                     .last_moment = std::chrono::steady_clock::now() + forwarded.max_total};
+    const auto id = pending_.add(std::move(call), forwarded.caller_cap);
     if (!id) return reply_status(call_id, ipc::CallStatus::kOverloaded);
-    arm_deadline(*id, timeout);
+    PendingCall& pending = *pending_.find(*id);
+    std::string params = std::move(forwarded.params_json);
+    pending.progress_token = take_progress_token(params, *id);
+    arm_deadline(*id, forwarded.timeout);
     std::string frame = R"({"id":)" + std::to_string(*id) + R"(,"jsonrpc":"2.0","method":)" +
-                        json(method).dump() + R"(,"params":)" + params_json + "}";
+                        json(forwarded.method).dump() + R"(,"params":)" + params + "}";
     enqueue(std::move(frame), /*droppable=*/false);
     hooks_.status_changed();
   }
 
-  void cancel(std::uint64_t call_id) override {
+  void cancel(std::uint64_t call_id, const std::string& reason) override {
     const auto id = pending_.find_by_call_id(call_id);
     if (!id) return;
-    pending_.take(*id);  // its late reply will find no entry and be dropped
-    hooks_.status_changed();
+    end_early(*id, reason);  // its late reply will find no entry and be dropped
+  }
+
+  void answer(std::uint64_t call_id, std::uint64_t key,
+              std::string_view response_without_id) override {
+    const auto found = routed_.find(key);
+    if (found == routed_.end()) return;
+    const PendingCall* call = pending_.find(found->second.pending_id);
+    if (!call || call->call_id != call_id) return;
+    // The supervisor sends {"jsonrpc":"2.0","result"|"error":...}: the id goes in front.
+    if (response_without_id.size() < 3 || response_without_id.front() != '{') return;
+    std::string frame =
+        R"({"id":)" + found->second.original_id + "," + std::string(response_without_id.substr(1));
+    routed_.erase(found);
+    enqueue(std::move(frame), /*droppable=*/false);
   }
 
   void close(std::uint16_t code) override { begin_close(code, /*send_frame=*/true); }
 
-  void relabel(const std::string& computer) override { settings_.computer = computer; }
+  void reconfigure(const std::string& computer, bool sole_client) override {
+    settings_.computer = computer;
+    settings_.sole_client = sole_client;
+  }
 
   bool live() const override { return phase_ == Phase::kHandshaking || phase_ == Phase::kReady; }
 
@@ -128,6 +172,7 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
     status.attached_at_ms = attached_at_ms_;
     status.peer = settings_.peer;
     status.server_json = server_json_;
+    status.offers_logging = offers_logging_;
     return status;
   }
 
@@ -213,9 +258,28 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
   }
 
   void fail_all_pending() {
+    routed_.clear();
     for (auto& call : pending_.take_all()) {
       if (!call.handshake) reply_status(call.call_id, ipc::CallStatus::kDisconnected);
     }
+  }
+
+  // A call ends before its reply: its share is free now, and the computer is told to stop
+  // working on it (docs/protocol.md, "Cancellation").
+  void end_early(std::uint64_t id, std::string_view reason) {
+    auto call = pending_.take(id);
+    if (!call) return;
+    forget_routed(id);
+    hooks_.status_changed();
+    const json notification{{"jsonrpc", "2.0"},
+                            {"method", "notifications/cancelled"},
+                            {"params", {{"requestId", id}, {"reason", reason}}}};
+    enqueue(notification.dump(), /*droppable=*/true);
+  }
+
+  void forget_routed(std::uint64_t pending_id) {
+    std::erase_if(routed_,
+                  [&](const auto& entry) { return entry.second.pending_id == pending_id; });
   }
 
   // ---- reading ----
@@ -246,18 +310,68 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
 
   void handle_message(std::string_view text) {
     const auto scanned = scan_message(text, jsonrpc::kMaxNesting);
-    if (!scanned) return;  // invalid JSON, arrays, scalars: ignored
+    if (!scanned) return refuse_frame();
     if (scanned->is_response) return handle_response(*scanned, text);
-    if (!scanned->has_id) return;  // a notification: dropped
-    // A request from the computer: rare and small, so the tree is built after all.
+    // Requests and notifications from the computer are rare and small, so the tree is built
+    // after all.
     const json message = json::parse(text, nullptr, /*allow_exceptions=*/false);
-    handle_request_from_computer(message.at("id"), message);
+    const auto method = message.find("method");
+    if (method == message.end() || !method->is_string()) return refuse_frame();
+    if (scanned->has_id) return handle_request_from_computer(*scanned, text, message);
+    handle_notification(method->get_ref<const std::string&>(), message);
+  }
+
+  // Two messages in one frame, a bare array, a scalar: refused, and the calls it might
+  // have answered keep waiting for a proper reply.
+  void refuse_frame() {
+    if (const auto count = refused_frames_.due()) {
+      log_warn("computer sent a frame that is not exactly one JSON-RPC message; refused",
+               {{"computer", settings_.computer}, {"count", std::to_string(*count)}});
+    }
+  }
+
+  void handle_notification(const std::string& method, const json& message) {
+    if (method == "notifications/progress") return relay_progress(message);
+    // No token or id names a caller: only when one client can reach the computer at all
+    // may such a message go to a caller, its newest call's.
+    const auto newest = pending_.newest_call();
+    const PendingCall* call = newest ? pending_.find(*newest) : nullptr;
+    if (!settings_.sole_client || !call || !call->stream) return drop_message(method);
+    hooks_.message(call->call_id, ipc::MessageMeta{ipc::MessageKind::kNotification},
+                   message.dump());
+  }
+
+  void relay_progress(json message) {
+    const auto params = message.find("params");
+    if (params == message.end() || !params->is_object())
+      return drop_message("notifications/progress");
+    const auto token = params->find("progressToken");
+    PendingCall* call = nullptr;
+    if (token != params->end() && token->is_number_unsigned()) {
+      const auto id = token->get<std::uint64_t>();
+      call = pending_.find(id);
+      if (call && !call->progress_token.empty()) restart_deadline(id, *call);
+    }
+    if (!call || call->progress_token.empty() || !call->stream)
+      return drop_message("notifications/progress");
+    *token = json::parse(call->progress_token);
+    hooks_.message(call->call_id, ipc::MessageMeta{ipc::MessageKind::kProgress}, message.dump());
+  }
+
+  void drop_message(std::string_view method) {
+    if (const auto count = dropped_messages_.due()) {
+      log_info("dropped messages from the computer that no caller could take",
+               {{"computer", settings_.computer},
+                {"method", std::string(method)},
+                {"count", std::to_string(*count)}});
+    }
   }
 
   void handle_response(const ScannedMessage& scanned, std::string_view text) {
     if (!scanned.id) return;
     auto call = pending_.take(*scanned.id);
     if (!call) return;  // unknown, expired or cancelled: dropped silently
+    forget_routed(*scanned.id);
     hooks_.status_changed();
     if (call->handshake) return on_handshake_reply(json::parse(text, nullptr, false));
     ipc::CallOutcome outcome{ipc::CallStatus::kReplied, text.size(), scanned.kind,
@@ -265,16 +379,25 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
     hooks_.reply(call->call_id, outcome, without_id(text, scanned));
   }
 
-  void handle_request_from_computer(const json& id, const json& message) {
-    const auto method = message.find("method");
-    json reply;
-    if (method != message.end() && method->is_string() && *method == "ping") {
-      reply = jsonrpc::result_response(id, json::object());
-    } else {
-      reply = jsonrpc::error_response(id, jsonrpc::kMethodNotFound,
-                                      "the switchboard does not serve requests from the VM");
+  // A request goes to a caller only when its owner is certain: a server asks while it
+  // serves a request, so with exactly one call in flight it is that call's.
+  void handle_request_from_computer(const ScannedMessage& scanned, std::string_view text,
+                                    const json& message) {
+    const json& id = message.at("id");
+    if (message.at("method") == "ping") {
+      return enqueue(jsonrpc::result_response(id, json::object()).dump(), /*droppable=*/true);
     }
-    enqueue(reply.dump(), /*droppable=*/true);
+    const auto only = pending_.only_call();
+    const PendingCall* call = only ? pending_.find(*only) : nullptr;
+    if (!call || !call->stream || routed_.size() >= kMaxRoutedRequests) {
+      const auto refusal = jsonrpc::error_response(id, jsonrpc::kMethodNotFound,
+                                                   "no caller can answer this request");
+      return enqueue(refusal.dump(), /*droppable=*/true);
+    }
+    const std::uint64_t key = next_route_key_++;
+    routed_.emplace(key, RoutedRequest{*only, id.dump()});
+    hooks_.message(call->call_id, ipc::MessageMeta{ipc::MessageKind::kRequest, key},
+                   without_id(text, scanned));
   }
 
   // ---- the MCP handshake (spec §7.4) ----
@@ -289,7 +412,10 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
         {"jsonrpc", "2.0"},
         {"method", "initialize"},
         {"params",
-         {{"capabilities", json::object()},
+         {{"capabilities",
+           {{"elicitation", json::object()},
+            {"roots", {{"listChanged", false}}},
+            {"sampling", json::object()}}},
           {"clientInfo", {{"name", jsonrpc::kProductName}, {"version", SWITCHBOARD_VERSION}}},
           {"protocolVersion", jsonrpc::kProtocolVersion}}}};
     enqueue(request.dump(), /*droppable=*/false);
@@ -304,6 +430,9 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
     }
     const auto server = result->is_object() ? result->find("serverInfo") : result->end();
     server_json_ = (result->is_object() && server != result->end()) ? server->dump() : "null";
+    const auto capabilities = result->is_object() ? result->find("capabilities") : result->end();
+    offers_logging_ = result->is_object() && capabilities != result->end() &&
+                      capabilities->is_object() && capabilities->contains("logging");
     enqueue(R"({"jsonrpc":"2.0","method":"notifications/initialized"})", /*droppable=*/false);
     phase_ = Phase::kReady;
     hooks_.status_changed();
@@ -313,24 +442,40 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
 
   void arm_deadline(std::uint64_t id, std::chrono::milliseconds timeout) {
     PendingCall* call = pending_.find(id);
+    const auto first =
+        call->handshake ? std::chrono::steady_clock::now() + timeout
+                        : std::min(std::chrono::steady_clock::now() + timeout, call->last_moment);
     // The timer lives in the table: taking the entry destroys it, which cancels the wait.
-    call->deadline = std::make_unique<net::steady_timer>(tick_timer_.get_executor(), timeout);
+    call->deadline = std::make_unique<net::steady_timer>(tick_timer_.get_executor(), first);
     call->deadline->async_wait([self = shared_from_this(), id](beast::error_code error) {
       if (!error) self->on_deadline(id);
     });
   }
 
+  // Progress shows the computer is still at work: the call gets its whole timeout again,
+  // but never past the moment its max_total allows.
+  void restart_deadline(std::uint64_t id, PendingCall& call) {
+    const auto next = std::min(std::chrono::steady_clock::now() + call.timeout, call.last_moment);
+    call.deadline->expires_at(next);
+    call.deadline->async_wait([self = shared_from_this(), id](beast::error_code error) {
+      if (!error) self->on_deadline(id);
+    });
+  }
+
   void on_deadline(std::uint64_t id) {
-    auto call = pending_.take(id);
+    PendingCall* call = pending_.find(id);
     if (!call) return;
-    hooks_.status_changed();
     if (call->handshake) {
+      pending_.take(id);
+      hooks_.status_changed();
       if (phase_ == Phase::kClosing || phase_ == Phase::kEnded) return;
       log_warn("initialize toward the computer failed",
                {{"peer", settings_.peer}, {"error", "no answer within 15 s"}});
       return close(close_code::kHandshakeFailed);
     }
-    reply_status(call->call_id, ipc::CallStatus::kTimeout);
+    const std::uint64_t call_id = call->call_id;
+    end_early(id, "timed out");
+    reply_status(call_id, ipc::CallStatus::kTimeout);
   }
 
   void reply_status(std::uint64_t call_id, ipc::CallStatus status) {
@@ -397,6 +542,11 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
     bool ping = false;
   };
 
+  struct RoutedRequest {
+    std::uint64_t pending_id = 0;  // the call it was routed to
+    std::string original_id;       // the computer's id, as JSON text
+  };
+
   websocket::stream<tcp::socket> ws_;
   std::string upgrade_bytes_;
   SessionSettings settings_;
@@ -413,6 +563,11 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
   std::chrono::steady_clock::time_point attached_at_{};
   std::int64_t attached_at_ms_ = 0;
   std::string server_json_ = "null";
+  bool offers_logging_ = false;
+  std::map<std::uint64_t, RoutedRequest> routed_;  // by key
+  std::uint64_t next_route_key_ = 1;
+  LogThrottle refused_frames_;
+  LogThrottle dropped_messages_;
 };
 
 }  // namespace

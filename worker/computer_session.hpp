@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include <boost/asio/io_context.hpp>
 #include <nlohmann/json.hpp>
@@ -18,15 +19,32 @@
 namespace sb::worker {
 
 struct SessionSettings {
-  std::string computer;  // the label now; relabel() changes it
+  std::string computer;  // the label now; reconfigure() changes it
   std::uint64_t generation = 0;
   int max_inflight = 8;  // fixed for the socket's life
   std::string peer;
+  // Exactly one client can reach this computer, so notifications that name no call may go
+  // to that client's newest call (docs/protocol.md, "Requests from the computer").
+  bool sole_client = false;
+};
+
+// A request the supervisor forwards for one caller.
+struct ForwardedCall {
+  std::uint64_t call_id = 0;
+  std::string caller;
+  int caller_cap = 0;                            // 0: the default share
+  std::chrono::milliseconds timeout{60'000};     // restarted by each progress notification
+  std::chrono::milliseconds max_total{600'000};  // never exceeded, progress or not
+  std::string method;
+  std::string params_json;
+  bool stream = false;  // the caller takes messages during the call
 };
 
 // What a session tells the worker.
 struct SessionHooks {
   std::function<void(std::uint64_t call_id, const ipc::CallOutcome&, std::string body)> reply;
+  // A message from the computer for the caller of `call_id`.
+  std::function<void(std::uint64_t call_id, const ipc::MessageMeta&, std::string body)> message;
   std::function<void(nlohmann::json event)> audit;
   std::function<void()> status_changed;
   std::function<void()> ended;  // once, after cleanup and the vm_detach line
@@ -49,15 +67,16 @@ class ComputerSession {
   virtual ~ComputerSession() = default;
 
   // A forwarded request; the outcome always comes back through hooks.reply, unless the
-  // call is cancelled first. `caller_cap` 0 means the default share.
-  virtual void forward(std::uint64_t call_id, const std::string& caller, int caller_cap,
-                       std::chrono::milliseconds timeout, const std::string& method,
-                       const std::string& params_json) = 0;
-  // The caller went away: forget the call and release its share now.
-  virtual void cancel(std::uint64_t call_id) = 0;
+  // call is cancelled first.
+  virtual void forward(ForwardedCall call) = 0;
+  // The call ended early: forget it, release its share now, and tell the computer why.
+  virtual void cancel(std::uint64_t call_id, const std::string& reason) = 0;
+  // The caller's answer to the request routed to it as `key` during call `call_id`.
+  virtual void answer(std::uint64_t call_id, std::uint64_t key,
+                      std::string_view response_without_id) = 0;
   // Closes with `code` unless a close is already under way (the first code wins).
   virtual void close(std::uint16_t code) = 0;
-  virtual void relabel(const std::string& computer) = 0;
+  virtual void reconfigure(const std::string& computer, bool sole_client) = 0;
   virtual bool live() const = 0;  // installed and not closing
   virtual ipc::ComputerStatus status() const = 0;
   virtual const SessionSettings& settings() const = 0;

@@ -30,6 +30,16 @@ PendingCall* PendingCalls::find(std::uint64_t id) {
   return found == calls_.end() ? nullptr : &found->second;
 }
 
+std::optional<std::uint64_t> PendingCalls::only_call() const {
+  if (calls_.size() != 1 || calls_.begin()->second.handshake) return std::nullopt;
+  return calls_.begin()->first;
+}
+
+std::optional<std::uint64_t> PendingCalls::newest_call() const {
+  if (calls_.empty() || calls_.rbegin()->second.handshake) return std::nullopt;
+  return calls_.rbegin()->first;
+}
+
 std::optional<std::uint64_t> PendingCalls::find_by_call_id(std::uint64_t call_id) const {
   for (const auto& [id, call] : calls_) {
     if (!call.handshake && call.call_id == call_id) return id;

@@ -2,6 +2,7 @@
 // whom, and the two in-flight caps (computer-wide and per caller, spec §8.1–8.2).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -17,6 +18,10 @@ struct PendingCall {
   std::uint64_t call_id = 0;  // the supervisor's id; 0 for the handshake
   std::string caller;
   bool handshake = false;
+  bool stream = false;         // the caller takes messages during the call
+  std::string progress_token;  // the caller's own token as JSON text; empty: none
+  std::chrono::milliseconds timeout{0};
+  std::chrono::steady_clock::time_point last_moment{};  // started + max_total: never later
   std::unique_ptr<boost::asio::steady_timer> deadline;
 };
 
@@ -34,6 +39,10 @@ class PendingCalls {
   std::optional<std::uint64_t> add(PendingCall call, int caller_cap);
   std::optional<PendingCall> take(std::uint64_t id);
   PendingCall* find(std::uint64_t id);
+  // The one call in flight that is not the handshake, when there is exactly one.
+  std::optional<std::uint64_t> only_call() const;
+  // The most recently sent call in flight, if any.
+  std::optional<std::uint64_t> newest_call() const;
   // The id of the pending call the supervisor knows as `call_id`, if any.
   std::optional<std::uint64_t> find_by_call_id(std::uint64_t call_id) const;
   std::vector<PendingCall> take_all();

@@ -60,9 +60,18 @@ void WorkerApp::on_frame(ipc::Frame&& frame) {
     case ipc::FrameType::kAttach:
       return on_attach(std::move(frame));
     case ipc::FrameType::kCall:
-      return on_call(frame);
+      return on_call(std::move(frame));
     case ipc::FrameType::kCancel:
-      if (current_) current_->cancel(frame.call_id);
+      if (current_) {
+        current_->cancel(frame.call_id,
+                         meta_value<std::string>(parse_meta(frame), "reason", "cancelled"));
+      }
+      return;
+    case ipc::FrameType::kAnswer:
+      if (current_) {
+        current_->answer(frame.call_id, meta_value<std::uint64_t>(parse_meta(frame), "key", 0),
+                         frame.body);
+      }
       return;
     case ipc::FrameType::kRevoke:  // the supervisor wrote the vm_revoked line
       return leave(close_code::kRevoked);
@@ -77,7 +86,8 @@ void WorkerApp::on_configure(const ipc::Frame& frame) {
   const json meta = parse_meta(frame);
   computer_ = meta_value<std::string>(meta, "name", computer_);
   next_max_inflight_ = meta_value<int>(meta, "max_inflight", next_max_inflight_);
-  if (current_) current_->relabel(computer_);
+  sole_client_ = meta_value<bool>(meta, "sole_client", sole_client_);
+  if (current_) current_->reconfigure(computer_, sole_client_);
 }
 
 void WorkerApp::on_attach(ipc::Frame&& frame) {
@@ -88,6 +98,7 @@ void WorkerApp::on_attach(ipc::Frame&& frame) {
       .generation = meta_value<std::uint64_t>(meta, "generation", 0),
       .max_inflight = meta_value<int>(meta, "max_inflight", next_max_inflight_),
       .peer = meta_value<std::string>(meta, "peer", ""),
+      .sole_client = sole_client_,
   };
   ++open_sessions_;
   // The ended hook names its own session so that the worker clears only that one.
@@ -95,6 +106,8 @@ void WorkerApp::on_attach(ipc::Frame&& frame) {
   SessionHooks hooks{
       .reply = [this](std::uint64_t call_id, const ipc::CallOutcome& outcome,
                       std::string body) { send_reply(call_id, outcome, std::move(body)); },
+      .message = [this](std::uint64_t call_id, const ipc::MessageMeta& meta,
+                        std::string body) { send_message(call_id, meta, std::move(body)); },
       .audit = [this](json event) { audit(std::move(event)); },
       .status_changed = [this] { publish(); },
       .ended = [this, session_slot] { on_session_ended(*session_slot); },
@@ -137,16 +150,22 @@ void WorkerApp::on_session_ended(const ComputerSession* session) {
   if (leaving_) stop_when_idle();
 }
 
-void WorkerApp::on_call(const ipc::Frame& frame) {
+void WorkerApp::on_call(ipc::Frame&& frame) {
   const json meta = parse_meta(frame);
   if (!current_ || leaving_) {
     return send_reply(frame.call_id, ipc::CallOutcome{ipc::CallStatus::kNotAttached, 0}, {});
   }
-  current_->forward(frame.call_id, meta_value<std::string>(meta, "caller", ""),
-                    meta_value<int>(meta, "caller_cap", 0),
-                    std::chrono::milliseconds(meta_value<std::int64_t>(meta, "timeout_ms", 60'000)),
-                    meta_value<std::string>(meta, "method", ""),
-                    frame.body.empty() ? "{}" : frame.body);
+  current_->forward(ForwardedCall{
+      .call_id = frame.call_id,
+      .caller = meta_value<std::string>(meta, "caller", ""),
+      .caller_cap = meta_value<int>(meta, "caller_cap", 0),
+      .timeout = std::chrono::milliseconds(meta_value<std::int64_t>(meta, "timeout_ms", 60'000)),
+      .max_total =
+          std::chrono::milliseconds(meta_value<std::int64_t>(meta, "max_total_ms", 600'000)),
+      .method = meta_value<std::string>(meta, "method", ""),
+      .params_json = frame.body.empty() ? "{}" : std::move(frame.body),
+      .stream = meta_value<bool>(meta, "stream", false),
+  });
 }
 
 void WorkerApp::leave(std::uint16_t close_code) {
@@ -183,6 +202,14 @@ void WorkerApp::send_reply(std::uint64_t call_id, const ipc::CallOutcome& outcom
   channel_->send(ipc::Frame{.type = ipc::FrameType::kReply,
                             .call_id = call_id,
                             .meta = ipc::encode_outcome(outcome),
+                            .body = std::move(body)});
+}
+
+void WorkerApp::send_message(std::uint64_t call_id, const ipc::MessageMeta& meta,
+                             std::string body) {
+  channel_->send(ipc::Frame{.type = ipc::FrameType::kMessage,
+                            .call_id = call_id,
+                            .meta = ipc::encode_message_meta(meta),
                             .body = std::move(body)});
 }
 

@@ -24,7 +24,7 @@ class WorkerApp {
   void on_frame(ipc::Frame&& frame);
   void on_configure(const ipc::Frame& frame);
   void on_attach(ipc::Frame&& frame);
-  void on_call(const ipc::Frame& frame);
+  void on_call(ipc::Frame&& frame);
   void on_installed(const std::shared_ptr<ComputerSession>& session);
   void on_session_ended(const ComputerSession* session);
   void leave(std::uint16_t close_code);
@@ -32,6 +32,7 @@ class WorkerApp {
   void publish();
   void audit(nlohmann::json event);
   void send_reply(std::uint64_t call_id, const ipc::CallOutcome& outcome, std::string body);
+  void send_message(std::uint64_t call_id, const ipc::MessageMeta& meta, std::string body);
   void beat();
 
   boost::asio::io_context& io_;
@@ -42,6 +43,7 @@ class WorkerApp {
   boost::asio::signal_set termination_signals_;
   std::string computer_;
   int next_max_inflight_ = 8;
+  bool sole_client_ = false;
   std::shared_ptr<ComputerSession> current_;
   int open_sessions_ = 0;
   bool leaving_ = false;
