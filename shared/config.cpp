@@ -28,6 +28,7 @@ namespace {
 
 constexpr std::int64_t kMaxInflightLimit = 64;
 constexpr std::int64_t kTimeoutLimitSecs = 600;
+constexpr std::int64_t kMaxTotalLimitSecs = 86400;
 constexpr std::string_view kWildcard = "*";
 
 // ---------------------------------------------------------------------------------------
@@ -260,6 +261,7 @@ struct RawPtyAttach {
 struct RawTimeouts {
   std::optional<std::int64_t> default_secs;
   std::optional<std::int64_t> control_secs;
+  std::optional<std::int64_t> max_total_secs;
   std::map<std::string, std::int64_t, std::less<>> tools;  // ascending key order
 };
 
@@ -270,6 +272,7 @@ struct RawFile {
   bool audit_args = true;
   std::optional<std::string> audit_path;
   std::optional<std::string> control_socket;
+  std::optional<std::vector<std::string>> allowed_origins;
   std::optional<std::string> vm_secret;  // set when the file has [vm]
   std::vector<RawComputer> computers;
   RawTimeouts timeouts;
@@ -279,8 +282,11 @@ struct RawFile {
 
 RawTimeouts decode_timeouts(const toml::table& table) {
   const Fields fields{table, "[timeouts]", "[timeouts]"};
-  fields.allow_only({"default_secs", "control_secs", "tools"});
-  RawTimeouts out{fields.integer("default_secs"), fields.integer("control_secs"), {}};
+  fields.allow_only({"default_secs", "control_secs", "max_total_secs", "tools"});
+  RawTimeouts out{fields.integer("default_secs"),
+                  fields.integer("control_secs"),
+                  fields.integer("max_total_secs"),
+                  {}};
   if (const toml::table* tools = fields.subtable("tools", "[timeouts.tools]")) {
     // Free-form: any tool name is a key; only the values have a type.
     const Fields tool_fields{*tools, "[timeouts.tools]", "[timeouts.tools]"};
@@ -370,7 +376,8 @@ RawPtyAttach decode_pty_attach(const toml::table& table, std::size_t index) {
 RawFile decode_file(const toml::table& root) {
   const Fields top{root, "", "the top level"};
   top.allow_only({"listen", "allow_insecure_bind", "max_inflight", "audit_args", "audit_path",
-                  "control_socket", "vm", "computer", "timeouts", "client", "pty_attach"});
+                  "control_socket", "allowed_origins", "vm", "computer", "timeouts", "client",
+                  "pty_attach"});
   RawFile out;
   out.listen = top.string("listen");
   out.allow_insecure_bind = top.boolean("allow_insecure_bind").value_or(false);
@@ -378,6 +385,7 @@ RawFile decode_file(const toml::table& root) {
   out.audit_args = top.boolean("audit_args").value_or(true);
   out.audit_path = top.string("audit_path");
   out.control_socket = top.string("control_socket");
+  out.allowed_origins = top.strings("allowed_origins");
   if (const toml::table* vm = top.subtable("vm", "[vm]")) {
     const Fields fields{*vm, "[vm]", "[vm]"};
     fields.allow_only({"secret_sha256"});
@@ -620,11 +628,53 @@ Timeouts build_timeouts(const RawTimeouts& raw) {
     out.default_secs = checked_timeout(*raw.default_secs, "[timeouts]", "default_secs");
   if (raw.control_secs)
     out.control_secs = checked_timeout(*raw.control_secs, "[timeouts]", "control_secs");
+  if (raw.max_total_secs) {
+    if (*raw.max_total_secs < 1 || *raw.max_total_secs > kMaxTotalLimitSecs) {
+      fail("[timeouts]", "`max_total_secs` must be 1..=86400 seconds, got " +
+                             std::to_string(*raw.max_total_secs));
+    }
+    out.max_total_secs = static_cast<int>(*raw.max_total_secs);
+  }
   for (const auto& [tool, secs] : raw.tools) {
     // User entries are added to the built-in screenshot entry, or override it.
     out.tools[tool] = checked_timeout(secs, "[timeouts.tools]", tool);
   }
   return out;
+}
+
+// An origin as a browser sends it: scheme, host and an optional port, nothing more, so
+// that the exact comparison a request gets cannot be fooled by a path or a trailing slash.
+std::vector<std::string> build_allowed_origins(const RawFile& raw) {
+  if (!raw.allowed_origins) return {};
+  for (const std::string& origin : *raw.allowed_origins) {
+    const bool http = origin.starts_with("http://");
+    const bool https = origin.starts_with("https://");
+    const std::string_view authority = std::string_view(origin).substr(http    ? 7
+                                                                       : https ? 8
+                                                                               : origin.size());
+    if ((!http && !https) || authority.empty() ||
+        authority.find_first_of("/?#@ \t") != std::string_view::npos) {
+      fail("",
+           "`allowed_origins` entries must be origins such as \"https://app.example\" or "
+           "\"http://app.example:8080\" (scheme, host, optional port; no path), got " +
+               in_quotes(origin));
+    }
+  }
+  return *raw.allowed_origins;
+}
+
+// Notifications that name no call may go to a caller only when exactly one client (a
+// [[client]] or a [[pty_attach]]) can reach the computer at all.
+void mark_sole_clients(Config& config) {
+  for (Computer& computer : config.computers) {
+    const auto clients = std::count_if(
+        config.clients.begin(), config.clients.end(),
+        [&](const Client& client) { return client.grant.tools_for(computer.name) != nullptr; });
+    const auto attaches =
+        std::count_if(config.pty_attaches.begin(), config.pty_attaches.end(),
+                      [&](const PtyAttach& attach) { return attach.computer == computer.name; });
+    computer.sole_client = clients + attaches == 1;
+  }
 }
 
 // Our own key: where `serve` answers `switchboard workers`.
@@ -1067,6 +1117,8 @@ Config parse_config(std::string_view toml_text, std::string_view home) {
   build_computers(raw, config);
   build_clients(raw, config);
   build_pty_attaches(raw, config, home);
+  config.allowed_origins = build_allowed_origins(raw);
+  mark_sole_clients(config);
   return config;
 }
 

@@ -43,6 +43,7 @@ struct Computer {
   std::string name;
   Verifier secret;
   int max_inflight = kDefaultMaxInflight;  // already resolved against the global default
+  bool sole_client = false;                // exactly one [[client]] or [[pty_attach]] can reach it
 };
 
 struct Client {
@@ -66,6 +67,7 @@ struct PtyAttach {
 struct Timeouts {
   int default_secs = 60;
   int control_secs = 15;
+  int max_total_secs = 600;  // a call never runs longer, however much progress it reports
   std::map<std::string, int, std::less<>> tools{{"screenshot", 10}};
   int for_tool(std::string_view tool) const;
 };
@@ -78,6 +80,8 @@ struct Config {
   bool audit_args = true;
   std::optional<std::filesystem::path> audit_path;      // none: audit lines go to stdout
   std::optional<std::filesystem::path> control_socket;  // this project's key; see below
+  // Browser origins allowed besides loopback ones, exactly as a browser sends them.
+  std::vector<std::string> allowed_origins;
   Timeouts timeouts;
   std::vector<Computer> computers;  // config order
   std::vector<Client> clients;      // config order
