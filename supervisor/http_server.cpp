@@ -2,15 +2,19 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <array>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
+#include <cctype>
+#include <deque>
 #include <sstream>
 
 #include "shared/log.hpp"
 #include "shared/verifier.hpp"
+#include "supervisor/origin_policy.hpp"
 #include "supervisor/peer_label.hpp"
 #include "supervisor/router.hpp"
 
@@ -26,6 +30,41 @@ using namespace std::chrono_literals;
 
 constexpr std::size_t kMaxBodyBytes = 1024 * 1024;
 constexpr auto kRequestReadTimeout = 30s;
+// An event stream (docs/protocol.md, "Progress and event streams"): a comment after this
+// long with nothing to send keeps proxies from closing it; each write has a deadline; and
+// messages beyond the cap wait for nobody: they are dropped (the final response never is).
+constexpr auto kStreamKeepAlive = 15s;
+constexpr auto kStreamWriteTimeout = 30s;
+constexpr std::size_t kMaxQueuedEvents = 256;
+
+// One server-sent event holding one JSON text. JSON strings cannot hold raw line breaks,
+// so any in the text are whitespace between tokens and may start new data: lines.
+std::string sse_event(std::string_view head, std::string_view body) {
+  std::string event = "event: message\ndata: ";
+  event.reserve(event.size() + head.size() + body.size() + 2);
+  for (const std::string_view part : {head, body}) {
+    for (std::size_t i = 0; i < part.size(); ++i) {
+      const char c = part[i];
+      if (c == '\r' || c == '\n') {
+        if (c == '\r' && i + 1 < part.size() && part[i + 1] == '\n') ++i;
+        event += "\ndata: ";
+      } else {
+        event.push_back(c);
+      }
+    }
+  }
+  event += "\n\n";
+  return event;
+}
+
+bool accepts_event_stream(std::string_view accept) {
+  // Media types are case-insensitive; a q=0 refusal is not worth parsing for: no MCP
+  // client sends one.
+  std::string lowered(accept);
+  std::transform(lowered.begin(), lowered.end(), lowered.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return lowered.find("text/event-stream") != std::string::npos;
+}
 
 // A response body sent as two strings: a relayed reply and, ahead of it, the caller's id
 // (see ReplyText). Beast writes both buffers as they are.
@@ -55,6 +94,8 @@ struct TwoPartBody {
     const value_type& body_;
   };
 };
+
+constexpr std::string_view kLastChunk = "0\r\n\r\n";
 
 std::string endpoint_text(const tcp::endpoint& endpoint) {
   const auto address = endpoint.address();
@@ -95,7 +136,7 @@ void refuse_upgraded(tcp::socket socket, http::request<http::string_body> reques
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
   Connection(tcp::socket socket, SupervisorState& state)
-      : stream_(std::move(socket)), state_(state) {
+      : stream_(std::move(socket)), state_(state), keep_alive_timer_(stream_.get_executor()) {
     beast::error_code error;
     const auto remote = stream_.socket().remote_endpoint(error);
     socket_address_ = error ? "unknown" : endpoint_text(remote);
@@ -155,15 +196,40 @@ class Connection : public std::enable_shared_from_this<Connection> {
         request.method() == http::verb::get) {
       return attach(peer);
     }
-    HttpRequest plain{.method = std::string(request.method_string()),
-                      .target = std::string(request.target()),
-                      .authorization = optional_string(header(request, "Authorization")),
-                      .peer = peer,
-                      .body = std::move(request.body())};
+    HttpRequest plain{
+        .method = std::string(request.method_string()),
+        .target = std::string(request.target()),
+        .authorization = optional_string(header(request, "Authorization")),
+        .peer = peer,
+        .body = std::move(request.body()),
+        .origin = optional_string(header(request, "Origin")),
+        .session_id = optional_string(header(request, "Mcp-Session-Id")),
+        .protocol_version = optional_string(header(request, "MCP-Protocol-Version")),
+        .mcp_method = optional_string(header(request, "Mcp-Method")),
+        .mcp_name = optional_string(header(request, "Mcp-Name")),
+        .accepts_event_stream = accepts_event_stream(header(request, "Accept").value_or("")),
+    };
+    cors_ = plain.origin && origin_allowed(*state_.config, *plain.origin)
+                ? cors_headers(*plain.origin)
+                : decltype(cors_){};
     pending_ = true;
-    abandon_ = route_request(state_, plain, [weak = weak_from_this()](HttpResponse response) {
-      if (auto self = weak.lock()) self->on_response(std::move(response));
-    });
+    ++request_number_;
+    try {
+      abandon_ = route_request(
+          state_, plain,
+          [weak = weak_from_this()](HttpResponse response) {
+            if (auto self = weak.lock()) self->on_response(std::move(response));
+          },
+          [weak = weak_from_this()](std::string head, std::string body) {
+            if (auto self = weak.lock()) self->on_event(head, body);
+          });
+    } catch (const std::exception& error) {
+      // A defect in a handler fails its own request, never the process and its computers.
+      log_error("internal error while handling a request", {{"error", error.what()}});
+      abandon_ = nullptr;
+      if (pending_) on_response(text_response(500, "internal error"));
+      return;
+    }
     if (pending_ && abandon_) watch_for_hangup();
   }
 
@@ -171,6 +237,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (!pending_) return;  // the caller already hung up
     pending_ = false;
     abandon_ = nullptr;
+    if (streaming_) {
+      // The response is the stream's last event; the hang-up watch must not cancel the
+      // stream's writes, and ends by itself (it checks the request number).
+      queue_piece(sse_chunk(response.body_head, response.body));
+      queue_piece(std::string(kLastChunk));
+      return;
+    }
     if (watching_) {
       beast::error_code ignored;
       stream_.socket().cancel(ignored);
@@ -178,14 +251,105 @@ class Connection : public std::enable_shared_from_this<Connection> {
     write(std::move(response), keep_alive_);
   }
 
+  // A message for the caller before its response: the first one turns the response into
+  // an event stream.
+  void on_event(std::string_view head, std::string_view body) {
+    if (!pending_) return;
+    if (!streaming_) start_stream();
+    if (pieces_.size() >= kMaxQueuedEvents) return;  // a caller this far behind loses progress
+    queue_piece(sse_chunk(head, body));
+  }
+
+  void start_stream() {
+    streaming_ = true;
+    http::response<http::empty_body> response{http::status::ok, 11};
+    response.set(http::field::content_type, "text/event-stream");
+    response.set(http::field::cache_control, "no-cache");
+    response.set("X-Accel-Buffering", "no");
+    for (const auto& [name, value] : cors_) response.set(name, value);
+    response.keep_alive(keep_alive_);
+    response.chunked(true);
+    std::ostringstream header_text;
+    header_text << response.base();
+    queue_piece(header_text.str());
+    schedule_keep_alive();
+  }
+
+  // Chunked framing (RFC 9112 §7.1) is one line of hex and a CRLF each side; the stream's
+  // pieces are queued as bytes, so they are framed here rather than by a Beast serializer.
+  static std::string chunk(std::string_view data) {
+    std::ostringstream framed;
+    framed << std::hex << data.size() << "\r\n" << data << "\r\n";
+    return framed.str();
+  }
+
+  static std::string sse_chunk(std::string_view head, std::string_view body) {
+    return chunk(sse_event(head, body));
+  }
+
+  void schedule_keep_alive() {
+    keep_alive_timer_.expires_after(kStreamKeepAlive);
+    keep_alive_timer_.async_wait([weak = weak_from_this()](beast::error_code error) {
+      auto self = weak.lock();
+      if (error || !self || !self->streaming_ || !self->pending_) return;
+      if (self->pieces_.empty()) self->queue_piece(chunk(": keep-alive\n\n"));
+      self->schedule_keep_alive();
+    });
+  }
+
+  void queue_piece(std::string piece) {
+    pieces_.push_back(std::move(piece));
+    if (!writing_piece_) write_piece();
+  }
+
+  void write_piece() {
+    if (pieces_.empty()) {
+      writing_piece_ = false;
+      if (streaming_ && !pending_) return finish_stream();
+      return;
+    }
+    writing_piece_ = true;
+    stream_.expires_after(kStreamWriteTimeout);
+    net::async_write(stream_, net::buffer(pieces_.front()),
+                     [self = shared_from_this()](beast::error_code error, std::size_t) {
+                       self->pieces_.pop_front();
+                       if (error) return self->lose_stream();
+                       self->write_piece();
+                     });
+  }
+
+  void finish_stream() {
+    streaming_ = false;
+    keep_alive_timer_.cancel();
+    stream_.expires_never();
+    if (!keep_alive_) return close();
+    read_request();
+  }
+
+  // A stream's write failed or timed out: the caller is gone.
+  void lose_stream() {
+    keep_alive_timer_.cancel();
+    pieces_.clear();
+    writing_piece_ = false;
+    streaming_ = false;
+    if (pending_) {
+      pending_ = false;
+      if (auto abandon = std::move(abandon_)) abandon();
+    }
+    close();
+  }
+
   // While a call is pending nothing is read, so a readable socket means the caller hung
   // up (EOF) or pipelined its next request. Only a hang-up gives the share back.
   void watch_for_hangup() {
     watching_ = true;
     stream_.socket().async_wait(
-        tcp::socket::wait_read, [self = shared_from_this()](beast::error_code error) {
+        tcp::socket::wait_read,
+        [self = shared_from_this(), number = request_number_](beast::error_code error) {
           self->watching_ = false;
-          if (!self->pending_ || error == net::error::operation_aborted) return;
+          if (number != self->request_number_ || !self->pending_ ||
+              error == net::error::operation_aborted)
+            return;
           char byte;
           const auto peeked =
               ::recv(self->stream_.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
@@ -201,6 +365,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     response->result(static_cast<http::status>(plain.status));
     response->version(11);
     for (auto& [name, value] : plain.headers) response->set(name, value);
+    for (const auto& [name, value] : cors_) response->set(name, value);
     response->keep_alive(keep_alive);
     response->content_length(plain.body_head.size() + plain.body.size());
     if (!head_) response->body() = {std::move(plain.body_head), std::move(plain.body)};
@@ -264,8 +429,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::optional<http::request_parser<http::string_body>> parser_;
   std::string socket_address_;
   Abandon abandon_;
+  std::vector<std::pair<std::string, std::string>> cors_;  // for this request's responses
+  std::uint64_t request_number_ = 0;
   bool pending_ = false;
   bool watching_ = false;
+  // An event stream in progress: its header, events and last chunk, written in order.
+  bool streaming_ = false;
+  bool writing_piece_ = false;
+  std::deque<std::string> pieces_;
+  net::steady_timer keep_alive_timer_;
   bool keep_alive_ = true;
   bool head_ = false;
 };

@@ -15,6 +15,13 @@ struct HttpRequest {
   std::optional<std::string> authorization;  // the first Authorization header
   std::string peer;                          // the peer label (spec §9.3)
   std::string body;
+  // MCP's headers (docs/protocol.md, "Revisions"), as sent.
+  std::optional<std::string> origin;
+  std::optional<std::string> session_id;        // Mcp-Session-Id
+  std::optional<std::string> protocol_version;  // MCP-Protocol-Version
+  std::optional<std::string> mcp_method;        // Mcp-Method (2026-07-28)
+  std::optional<std::string> mcp_name;          // Mcp-Name (2026-07-28)
+  bool accepts_event_stream = false;            // Accept lists text/event-stream
 };
 
 struct HttpResponse {
@@ -25,6 +32,9 @@ struct HttpResponse {
 };
 
 using Respond = std::function<void(HttpResponse)>;
+// A message for the caller ahead of the response: the connection turns the response into an
+// event stream at the first one. `head` then `body` is one JSON text (see ReplyText).
+using SendEvent = std::function<void(std::string head, std::string body)>;
 // Called by the connection when its caller hangs up before the response.
 using Abandon = std::function<void()>;
 

@@ -1,5 +1,7 @@
 #include "supervisor/northbound_mcp.hpp"
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 
 #include "shared/jsonrpc.hpp"
@@ -14,6 +16,11 @@ using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 constexpr std::string_view kStatusTool = "vm_status";
+constexpr std::array<std::string_view, 4> kProtocolVersions{"2024-11-05", "2025-03-26",
+                                                            "2025-06-18", "2025-11-25"};
+constexpr std::string_view kNewestVersion = "2025-11-25";
+// JSON-RPC code for a request its caller cancelled (the code MCP SDKs use for it).
+constexpr int kRequestCancelled = -32800;
 constexpr std::size_t kMaxToolNameChars = 128;
 constexpr std::size_t kMaxAuditArgsChars = 512;
 
@@ -65,10 +72,10 @@ std::string dump(const json& value) {
   return value.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-// The caller's id goes in front of the computer's reply. The reply's opening brace becomes
-// the comma after the id, so its bytes stay where they are.
-ReplyText with_caller_id(const json& id, std::string reply_without_id) {
-  ReplyText text{.head = R"({"id":)" + dump(id), .body = std::move(reply_without_id)};
+// The caller's id goes in front of the computer's message. The message's opening brace
+// becomes the comma after the id, so its bytes stay where they are.
+ReplyText with_id_text(const std::string& id_text, std::string message_without_id) {
+  ReplyText text{.head = R"({"id":)" + id_text, .body = std::move(message_without_id)};
   const auto first_member = text.body.find_first_not_of(" \t\r\n", 1);
   if (text.body.size() < 2 || first_member == std::string::npos || text.body[first_member] == '}') {
     text.body = "}";  // no other member
@@ -78,11 +85,19 @@ ReplyText with_caller_id(const json& id, std::string reply_without_id) {
   return text;
 }
 
+ReplyText with_caller_id(const json& id, std::string reply_without_id) {
+  return with_id_text(dump(id), std::move(reply_without_id));
+}
+
 class Handler {
  public:
   Handler(const json& message, const CallerContext& context, const McpServices& services,
-          McpDone done)
-      : message_(message), context_(context), services_(services), done_(std::move(done)) {}
+          McpDone done, McpMessage on_message)
+      : message_(message),
+        context_(context),
+        services_(services),
+        done_(std::move(done)),
+        on_message_(std::move(on_message)) {}
 
   Abandon run() {
     if (!message_.is_object()) {
@@ -92,25 +107,74 @@ class Handler {
     const auto id = message_.find("id");
     const auto method = message_.find("method");
     const bool has_method = method != message_.end() && method->is_string();
-    if (id == message_.end() || !has_method) {
-      if (id != message_.end() && !message_.contains("result") && !message_.contains("error")) {
+    if (id != message_.end() && !id->is_string() && !id->is_number() && !id->is_null()) {
+      return finish(jsonrpc::error_response(nullptr, jsonrpc::kInvalidRequest,
+                                            "id must be a string, a number or null"));
+    }
+    if (!has_method) {
+      if (id == message_.end()) return swallow();
+      if (!message_.contains("result") && !message_.contains("error")) {
         return finish(jsonrpc::error_response(*id, jsonrpc::kInvalidRequest, "missing method"));
       }
-      done_(std::nullopt);  // a notification or a response: swallowed
-      return {};
+      return answer_routed_request(*id);
+    }
+    const auto& name = method->get_ref<const std::string&>();
+    if (id == message_.end()) {
+      if (name == "notifications/cancelled") cancel_call();
+      return swallow();  // other notifications from a caller have nowhere to go
     }
     id_ = *id;
-    const auto& name = method->get_ref<const std::string&>();
     if (name == "initialize") return initialize();
     if (name == "ping") return finish(jsonrpc::result_response(id_, json::object()));
     if (name == "tools/list") return tools_list();
     if (name == "tools/call") return tools_call();
+    if (name == "logging/setLevel") return set_log_level();
+    if (name == "tasks/get" || name == "tasks/result" || name == "tasks/cancel")
+      return task_request(name);
+    if (name == "tasks/list") return tasks_list();
     return finish(jsonrpc::error_response(
         id_, jsonrpc::kMethodNotFound,
         "method " + backticked(name) + " is not served by the switchboard"));
   }
 
  private:
+  Abandon swallow() {
+    done_(std::nullopt);
+    return {};
+  }
+
+  CallOwner owner() const {
+    return CallOwner{context_.computer, context_.principal, context_.session};
+  }
+
+  // notifications/cancelled names one of this caller's calls by its own id.
+  void cancel_call() {
+    const auto params = message_.find("params");
+    if (params == message_.end() || !params->is_object()) return;
+    const auto request_id = params->find("requestId");
+    if (request_id == params->end()) return;
+    const auto reason = params->find("reason");
+    const std::string why = reason != params->end() && reason->is_string()
+                                ? reason->get<std::string>()
+                                : std::string("cancelled by the caller");
+    services_.calls.cancel(owner(), dump(*request_id), why);
+  }
+
+  // A response from the caller: its answer to a request the computer routed to it.
+  Abandon answer_routed_request(const json& id) {
+    const auto answer = services_.calls.take_answer(owner(), dump(id));
+    if (answer) {
+      json response{{"jsonrpc", "2.0"}};
+      if (const auto result = message_.find("result"); result != message_.end()) {
+        response["result"] = *result;
+      } else {
+        response["error"] = message_.at("error");
+      }
+      services_.workers.answer(answer->call_id, answer->key, dump(response));
+    }
+    return swallow();
+  }
+
   Abandon finish(const json& reply) {
     done_(ReplyText{.body = dump(reply)});
     return {};
@@ -122,21 +186,41 @@ class Handler {
   }
 
   Abandon initialize() {
-    std::string version(jsonrpc::kProtocolVersion);
+    std::string version(kNewestVersion);
     const auto params = message_.find("params");
     if (params != message_.end() && params->is_object()) {
       const auto asked = params->find("protocolVersion");
       if (asked != params->end() && asked->is_string() &&
-          (*asked == "2025-06-18" || *asked == "2025-03-26")) {
+          supported_protocol_version(asked->get_ref<const std::string&>())) {
         version = asked->get<std::string>();
       }
     }
+    const auto view = services_.workers.view(context_.computer);
+    json capabilities{{"tools", {{"listChanged", false}}}};
+    if (view && view->ready && view->status.offers_logging)
+      capabilities["logging"] = json::object();
     return finish(jsonrpc::result_response(
         id_,
-        json{{"capabilities", {{"tools", {{"listChanged", false}}}}},
-             {"instructions", instructions(context_.computer, computer_ready())},
+        json{{"capabilities", std::move(capabilities)},
+             {"instructions", instructions(context_.computer, view && view->ready)},
              {"protocolVersion", version},
              {"serverInfo", {{"name", jsonrpc::kProductName}, {"version", SWITCHBOARD_VERSION}}}}));
+  }
+
+  // A logging level is per socket: one caller may set it only when no other caller shares
+  // the computer. Either way the caller is told it took.
+  Abandon set_log_level() {
+    const config::Computer* computer = services_.config->find_computer(context_.computer);
+    if (computer && computer->sole_client) {
+      const auto params = message_.find("params");
+      CallRequest request{.caller = context_.principal,
+                          .caller_cap = context_.caller_cap,
+                          .timeout = std::chrono::seconds(services_.config->timeouts.control_secs),
+                          .method = "logging/setLevel",
+                          .params_json = params == message_.end() ? "{}" : dump(*params)};
+      services_.workers.forward(context_.computer, std::move(request), [](CallResult) {});
+    }
+    return finish(jsonrpc::result_response(id_, json::object()));
   }
 
   json status_only_list() const {
@@ -151,14 +235,145 @@ class Handler {
                         .timeout = std::chrono::seconds(services_.config->timeouts.control_secs),
                         .method = "tools/list",
                         .params_json = params == message_.end() ? "{}" : dump(*params)};
+    return forward(
+        std::move(request),
+        [id = id_, context = context_](CallResult result) {
+          return ReplyText{.body = dump(filtered_list(id, context, result))};
+        },
+        [](std::string_view) {});
+  }
+
+  // The computer session a task created now belongs to; nothing when none is attached.
+  std::optional<ComputerSession> computer_session() const {
+    const auto view = services_.workers.view(context_.computer);
+    if (!view || !view->attached) return std::nullopt;
+    return ComputerSession{context_.computer, view->status.attached_at_ms};
+  }
+
+  // tasks/get, tasks/result and tasks/cancel reach the computer only for a task this client
+  // created; any other id gets the answer a task that does not exist gets, from the
+  // switchboard itself, so the two cannot be told apart (docs/protocol.md, "Tasks").
+  Abandon task_request(const std::string& method) {
+    const auto params = message_.find("params");
+    const json task_id =
+        params != message_.end() && params->is_object() ? params->value("taskId", json()) : json();
+    const auto session = computer_session();
+    if (!task_id.is_string() || !session ||
+        !services_.tasks.owns(*session, task_id.get<std::string>(), context_.principal)) {
+      return finish(jsonrpc::error_response(id_, jsonrpc::kInvalidParams, "no such task"));
+    }
+    const auto& timeouts = services_.config->timeouts;
+    CallRequest request{
+        .caller = context_.principal,
+        .caller_cap = context_.caller_cap,
+        // tasks/result waits for the task to finish, as a tool call would.
+        .timeout = std::chrono::seconds(method == "tasks/result" ? timeouts.default_secs
+                                                                 : timeouts.control_secs),
+        .method = method,
+        .params_json = dump(*params)};
+    return forward(
+        std::move(request),
+        [id = id_](CallResult result) { return relayed(id, std::move(result)); },
+        [](std::string_view) {});
+  }
+
+  // tasks/list is answered with the computer's list less every task of another client.
+  Abandon tasks_list() {
+    const auto params = message_.find("params");
+    const auto session = computer_session();
+    if (!session) return finish(jsonrpc::result_response(id_, json{{"tasks", json::array()}}));
+    CallRequest request{.caller = context_.principal,
+                        .caller_cap = context_.caller_cap,
+                        .timeout = std::chrono::seconds(services_.config->timeouts.control_secs),
+                        .method = "tasks/list",
+                        .params_json = params == message_.end() ? "{}" : dump(*params)};
+    return forward(
+        std::move(request),
+        [id = id_, &tasks = services_.tasks, session = *session,
+         client = context_.principal](CallResult result) {
+          if (result.status != ipc::CallStatus::kReplied) return relayed(id, std::move(result));
+          json reply = json::parse(result.reply_without_id, nullptr, false);
+          const auto list = reply.is_object() ? reply.find("result") : reply.end();
+          if (list == reply.end() || !list->is_object() || !list->contains("tasks") ||
+              !(*list)["tasks"].is_array())
+            return relayed(id, std::move(result));
+          json kept = json::array();
+          for (auto& task : (*list)["tasks"]) {
+            const json task_id = task.is_object() ? task.value("taskId", json()) : json();
+            if (task_id.is_string() && tasks.owns(session, task_id.get<std::string>(), client))
+              kept.push_back(std::move(task));
+          }
+          (*list)["tasks"] = std::move(kept);
+          reply["id"] = id;
+          return ReplyText{.body = dump(reply)};
+        },
+        [](std::string_view) {});
+  }
+
+  // A computer's reply as it came, or the relay's error when there is none.
+  static ReplyText relayed(const json& id, CallResult result) {
+    if (result.status == ipc::CallStatus::kReplied)
+      return with_caller_id(id, std::move(result.reply_without_id));
+    if (result.status == ipc::CallStatus::kNotAttached)
+      return ReplyText{
+          .body = dump(jsonrpc::error_response(
+              id, jsonrpc::kNotAttached, jsonrpc::relay_error_message(jsonrpc::kNotAttached)))};
+    return ReplyText{.body = dump(relay_error(id, result.status))};
+  }
+
+  // A tools/call with params.task may create a task: the client that asked owns it.
+  std::function<void(const CallResult&)> task_recorder() const {
+    const auto session = computer_session();
+    if (!session) return {};
+    return [&tasks = services_.tasks, session = *session,
+            client = context_.principal](const CallResult& result) {
+      if (result.status != ipc::CallStatus::kReplied || result.kind == ipc::ReplyKind::kRpcError)
+        return;
+      const json reply = json::parse(result.reply_without_id, nullptr, false);
+      const json::json_pointer pointer("/result/task/taskId");
+      if (!reply.is_object() || !reply.contains(pointer) || !reply.at(pointer).is_string()) return;
+      tasks.record(session, reply.at(pointer).get<std::string>(), client);
+    };
+  }
+
+  // Forwards one request and keeps it nameable by its caller while it is in flight: a
+  // cancel from the caller, a hang-up and the requests the computer routes to it all find
+  // it through the call book (docs/protocol.md, "Cancellation").
+  Abandon forward(CallRequest request, std::function<ReplyText(CallResult)> reply,
+                  std::function<void(std::string_view outcome)> ended_early) {
+    auto& book = services_.calls;
     auto& workers = services_.workers;
+    request.max_total = std::chrono::seconds(services_.config->timeouts.max_total_secs);
+    auto entry = std::make_shared<std::uint64_t>(0);
+    if (on_message_) {
+      request.on_message = [&book, entry, sink = on_message_](const ipc::MessageMeta& meta,
+                                                              std::string body) {
+        if (meta.kind != ipc::MessageKind::kRequest)
+          return sink(ReplyText{.body = std::move(body)});
+        const auto routed_id = book.route_request(*entry, meta.key);
+        if (routed_id) sink(with_id_text(*routed_id, std::move(body)));
+      };
+    }
     const std::uint64_t call_id =
         workers.forward(context_.computer, std::move(request),
-                        [id = id_, context = context_, done = done_](CallResult result) {
-                          done(ReplyText{.body = dump(filtered_list(id, context, result))});
+                        [&book, entry, reply, done = done_](CallResult result) {
+                          book.close(*entry);
+                          done(reply(std::move(result)));
                         });
     if (call_id == 0) return {};
-    return [&workers, call_id] { workers.cancel(call_id); };
+    *entry = book.open(
+        owner(), dump(id_), call_id,
+        [&workers, call_id, ended_early, id = id_, done = done_](const std::string& reason) {
+          workers.cancel(call_id, reason);
+          ended_early("cancelled");
+          done(ReplyText{
+              .body = dump(jsonrpc::error_response(id, kRequestCancelled, "request cancelled"))});
+        });
+    return [&book, &workers, entry, call_id, ended_early] {
+      book.close(*entry);
+      workers.cancel(call_id, "caller disconnected");
+      ended_early("abandoned");
+    };
   }
 
   static json filtered_list(const json& id, const CallerContext& context,
@@ -260,17 +475,14 @@ class Handler {
                         .method = "tools/call",
                         .params_json = dump(*params)};
     auto shared_audit = std::make_shared<CallAudit>(std::move(audit));
-    auto& workers = services_.workers;
-    const std::uint64_t call_id =
-        workers.forward(context_.computer, std::move(request),
-                        [id = id_, shared_audit, done = done_](CallResult result) {
-                          done(call_reply(id, std::move(result), *shared_audit));
-                        });
-    if (call_id == 0) return {};
-    return [&workers, call_id, shared_audit] {
-      workers.cancel(call_id);
-      shared_audit->write("abandoned", nullptr, 0);
-    };
+    auto record_task = params->contains("task") ? task_recorder() : nullptr;
+    return forward(
+        std::move(request),
+        [id = id_, shared_audit, record_task](CallResult result) {
+          if (record_task) record_task(result);
+          return call_reply(id, std::move(result), *shared_audit);
+        },
+        [shared_audit](std::string_view outcome) { shared_audit->write(outcome, nullptr, 0); });
   }
 
   json audit_args(const json* arguments) const {
@@ -335,14 +547,29 @@ class Handler {
   const CallerContext& context_;
   const McpServices& services_;
   McpDone done_;
+  McpMessage on_message_;
   json id_;
 };
 
 }  // namespace
 
 Abandon handle_mcp(const json& message, const CallerContext& context, const McpServices& services,
-                   McpDone done) {
-  return Handler(message, context, services, std::move(done)).run();
+                   McpDone done, McpMessage on_message) {
+  return Handler(message, context, services, std::move(done), std::move(on_message)).run();
+}
+
+bool supported_protocol_version(std::string_view version) {
+  return std::find(kProtocolVersions.begin(), kProtocolVersions.end(), version) !=
+         kProtocolVersions.end();
+}
+
+std::string supported_protocol_versions_text() {
+  std::string text;
+  for (const auto version : kProtocolVersions) {
+    if (!text.empty()) text += ", ";
+    text += version;
+  }
+  return text;
 }
 
 }  // namespace sb::supervisor

@@ -10,7 +10,9 @@
 #include <string>
 
 #include "shared/config.hpp"
+#include "supervisor/call_book.hpp"
 #include "supervisor/http_types.hpp"
+#include "supervisor/task_book.hpp"
 #include "supervisor/worker_registry.hpp"
 
 namespace sb::supervisor {
@@ -24,11 +26,16 @@ struct CallerContext {
   config::ToolList tools;
   int caller_cap = 0;  // 0: the default share
   bool wildcard = false;
+  // Scopes cancellations and answers (docs/protocol.md, "Sessions"): the Mcp-Session-Id an
+  // HTTP caller sent ("" for none), or one of the switchboard's own per pod socket.
+  std::string session;
 };
 
 struct McpServices {
   WorkerRegistry& workers;
   AuditLog& audit;
+  CallBook& calls;
+  TaskBook& tasks;
   std::shared_ptr<const config::Config> config;  // timeouts and audit_args, as of now
 };
 
@@ -42,10 +49,18 @@ struct ReplyText {
 
 // The reply, or nothing for a notification or a response (HTTP 202).
 using McpDone = std::function<void(std::optional<ReplyText>)>;
+// A message for the caller while its call is in flight: a progress notification, a request
+// the computer routed to it, or a notification the one-client rule lets through.
+using McpMessage = std::function<void(ReplyText)>;
 
 // Handles one message. `done` runs exactly once, unless the returned Abandon (empty when
-// nothing is pending) is called first.
+// nothing is pending) is called first. `on_message` is empty when the caller cannot take
+// messages during a call (an HTTP caller that does not accept event streams).
 Abandon handle_mcp(const nlohmann::json& message, const CallerContext& context,
-                   const McpServices& services, McpDone done);
+                   const McpServices& services, McpDone done, McpMessage on_message = {});
+
+// The revisions `initialize` negotiates and MCP-Protocol-Version may name, oldest first.
+bool supported_protocol_version(std::string_view version);
+std::string supported_protocol_versions_text();
 
 }  // namespace sb::supervisor

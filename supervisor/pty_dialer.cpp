@@ -177,12 +177,16 @@ class PodSession : public std::enable_shared_from_this<PodSession> {
 
   void heard() { last_heard_ = Clock::now(); }
 
-  // One message from the pod: a request is an object with a `method` member; anything
-  // else (responses, arrays, scalars, non-JSON) is ignored.
+  // One message from the pod: a request or notification (an object with a `method`
+  // member), or its answer to a request the computer routed to it (an object with an `id`
+  // and a `result` or `error`); anything else (arrays, scalars, non-JSON) is ignored.
   void on_message(const std::string& text) {
     if (ended_ || !jsonrpc::nesting_within(text, jsonrpc::kMaxNesting)) return;
     const json message = json::parse(text, nullptr, false);
-    if (!message.is_object() || !message.contains("method")) return;
+    if (!message.is_object()) return;
+    const bool answer =
+        message.contains("id") && (message.contains("result") || message.contains("error"));
+    if (!message.contains("method") && !answer) return;
     const auto id = message.find("id");
     if (in_progress_ >= kMaxConcurrentPodRequests) {
       if (id != message.end() && queue_.size() < kOutboundQueue) {
@@ -196,13 +200,17 @@ class PodSession : public std::enable_shared_from_this<PodSession> {
     ++in_progress_;
     const std::uint64_t key = next_key_++;
     pending_.emplace(key, Abandon{});
-    const CallerContext context = owner_->request_context();
+    CallerContext context = owner_->request_context();
+    context.session = session_;
     const McpServices services = owner_->services();
-    Abandon abandon = handle_mcp(message, context, services,
-                                 [weak = weak_from_this(), key](std::optional<ReplyText> reply) {
-                                   if (auto self = weak.lock())
-                                     self->completed(key, std::move(reply));
-                                 });
+    Abandon abandon = handle_mcp(
+        message, context, services,
+        [weak = weak_from_this(), key](std::optional<ReplyText> reply) {
+          if (auto self = weak.lock()) self->completed(key, std::move(reply));
+        },
+        [weak = weak_from_this()](ReplyText text) {
+          if (auto self = weak.lock()) self->relay(std::move(text));
+        });
     // `done` may already have run, in which case the entry is gone.
     if (const auto found = pending_.find(key); found != pending_.end())
       found->second = std::move(abandon);
@@ -260,6 +268,14 @@ class PodSession : public std::enable_shared_from_this<PodSession> {
     pump();
   }
 
+  // A message from the computer during one of the pod's calls. A pod far behind on reading
+  // loses progress rather than growing the queue.
+  void relay(ReplyText text) {
+    if (ended_ || queue_.size() >= kOutboundQueue) return;
+    queue_.push_back({false, std::move(text)});
+    pump();
+  }
+
   void promote_waiting() {
     while (!waiting_.empty() && queue_.size() < kOutboundQueue) {
       queue_.push_back({false, std::move(waiting_.front())});
@@ -269,6 +285,10 @@ class PodSession : public std::enable_shared_from_this<PodSession> {
   }
 
   std::shared_ptr<SessionOwner> owner_;
+  // Scopes the pod's cancellations and answers to this socket's own calls: a session
+  // ends with its socket, and with it every call it could name.
+  const std::string session_ =
+      "pod-socket-" + std::to_string(reinterpret_cast<std::uintptr_t>(this));
   net::steady_timer ping_timer_;
   Clock::time_point last_heard_ = Clock::now();
   bool writing_ = false;
@@ -473,7 +493,7 @@ class PtyDialers::Dialer final : public SessionOwner,
   }
 
   McpServices services() const override {
-    return McpServices{state_.workers, state_.audit, state_.config};
+    return McpServices{state_.workers, state_.audit, state_.calls, state_.tasks, state_.config};
   }
 
   const PtyTimings& timings() const override { return timings_; }

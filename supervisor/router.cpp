@@ -1,16 +1,39 @@
 #include "supervisor/router.hpp"
 
+#include <openssl/rand.h>
+
+#include <algorithm>
+#include <array>
 #include <nlohmann/json.hpp>
 
 #include "shared/jsonrpc.hpp"
 #include "shared/verifier.hpp"
 #include "supervisor/computer_status.hpp"
 #include "supervisor/northbound_mcp.hpp"
+#include "supervisor/origin_policy.hpp"
 
 namespace sb::supervisor {
 namespace {
 
 using json = nlohmann::json;
+
+constexpr std::size_t kMaxSessionIdChars = 128;
+// The 2026-07-28 revision's code for headers that disagree with the body.
+constexpr int kHeaderMismatch = -32020;
+
+// 32 hex characters from the system's random source. A session id is no secret (it scopes
+// an authenticated client's own calls), so a failed draw is not worth failing initialize.
+std::string new_session_id() {
+  std::array<unsigned char, 16> bytes{};
+  (void)RAND_bytes(bytes.data(), static_cast<int>(bytes.size()));
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string id;
+  for (const unsigned char byte : bytes) {
+    id.push_back(kHex[byte >> 4]);
+    id.push_back(kHex[byte & 0x0f]);
+  }
+  return id;
+}
 
 bool is_get(const HttpRequest& request) {
   return request.method == "GET" || request.method == "HEAD";
@@ -25,10 +48,15 @@ struct Resolved {
 
 class Routes {
  public:
-  Routes(SupervisorState& state, const HttpRequest& request, Respond respond)
-      : state_(state), request_(request), respond_(std::move(respond)) {}
+  Routes(SupervisorState& state, const HttpRequest& request, Respond respond, SendEvent send_event)
+      : state_(state),
+        request_(request),
+        respond_(std::move(respond)),
+        send_event_(std::move(send_event)) {}
 
   Abandon run() {
+    if (request_.origin && !origin_allowed(*state_.config, *request_.origin))
+      return reply(forbidden_origin_response());
     const std::string_view path = request_path(request_.target);
     if (path == "/healthz") return get_only([&] { return text_response(200, "ok"); });
     if (path == "/readyz") return get_only([&] { return readiness(state_.workers.any_ready()); });
@@ -133,6 +161,9 @@ class Routes {
     if (segment && (segment->empty() || segment->find('/') != std::string_view::npos)) {
       return reply(empty_response(404));
     }
+    // A browser asks before it sends Authorization; the preflight carries no token.
+    if (request_.method == "OPTIONS" && request_.origin)
+      return reply(preflight_response(*request_.origin));
     const bool probe =
         request_.method == "GET" || request_.method == "HEAD" || request_.method == "DELETE";
     if (!probe && request_.method != "POST") return reply(method_not_allowed_response("POST"));
@@ -152,37 +183,83 @@ class Routes {
   }
 
   Abandon post_mcp(const Resolved& resolved) {
+    if (request_.protocol_version && !supported_protocol_version(*request_.protocol_version)) {
+      return reply(bad_request(
+          jsonrpc::kInvalidRequest,
+          "unsupported MCP-Protocol-Version; supported: " + supported_protocol_versions_text()));
+    }
     if (!jsonrpc::nesting_within(request_.body, jsonrpc::kMaxNesting)) return reply(parse_error());
     const json message = json::parse(request_.body, nullptr, false);
     if (message.is_discarded()) return reply(parse_error());
     if (message.is_array()) {
-      return reply(json_response(400, jsonrpc::error_response(nullptr, jsonrpc::kInvalidRequest,
-                                                              "JSON-RPC batches are not supported")
-                                          .dump()));
+      return reply(bad_request(jsonrpc::kInvalidRequest, "JSON-RPC batches are not supported"));
     }
+    if (const auto mismatch = header_mismatch(message))
+      return reply(bad_request(kHeaderMismatch, *mismatch));
     const CallerContext context{.principal = resolved.caller->name,
                                 .computer = resolved.computer,
                                 .tools = *resolved.tools,
                                 .caller_cap = resolved.caller->caller_cap,
-                                .wildcard = resolved.caller->wildcard()};
-    const McpServices services{state_.workers, state_.audit, state_.config};
-    return handle_mcp(message, context, services,
-                      [respond = respond_](std::optional<ReplyText> text) {
-                        if (!text) return respond(empty_response(202));
-                        auto response = json_response(200, std::move(text->body));
-                        response.body_head = std::move(text->head);
-                        respond(std::move(response));
-                      });
+                                .wildcard = resolved.caller->wildcard(),
+                                .session = session_scope()};
+    const McpServices services{state_.workers, state_.audit, state_.calls, state_.tasks,
+                               state_.config};
+    const bool initialize = message.is_object() && message.value("method", json()) == "initialize";
+    McpMessage on_message;
+    if (request_.accepts_event_stream) {
+      on_message = [send = send_event_](ReplyText text) {
+        send(std::move(text.head), std::move(text.body));
+      };
+    }
+    return handle_mcp(
+        message, context, services,
+        [respond = respond_, initialize](std::optional<ReplyText> text) {
+          if (!text) return respond(empty_response(202));
+          auto response = json_response(200, std::move(text->body));
+          response.body_head = std::move(text->head);
+          if (initialize) response.headers.emplace_back("Mcp-Session-Id", new_session_id());
+          respond(std::move(response));
+        },
+        std::move(on_message));
   }
 
-  static HttpResponse parse_error() {
-    return json_response(
-        400, jsonrpc::error_response(nullptr, jsonrpc::kParseError, "parse error").dump());
+  // A session id scopes cancellations and answers only; one the switchboard never issued is
+  // as good as any (docs/protocol.md, "Sessions"). An unusable one scopes nothing.
+  std::string session_scope() const {
+    if (!request_.session_id || request_.session_id->empty() ||
+        request_.session_id->size() > kMaxSessionIdChars)
+      return {};
+    const bool visible = std::all_of(request_.session_id->begin(), request_.session_id->end(),
+                                     [](char c) { return c > 0x20 && c < 0x7f; });
+    return visible ? *request_.session_id : std::string();
   }
+
+  // 2026-07-28 callers repeat the method (and a tool's name) in headers, which must agree
+  // with the body.
+  std::optional<std::string> header_mismatch(const json& message) const {
+    if (!message.is_object()) return std::nullopt;
+    const json method = message.value("method", json());
+    if (request_.mcp_method && method != *request_.mcp_method)
+      return "the Mcp-Method header does not match the body's method";
+    if (request_.mcp_name && method == "tools/call") {
+      const auto params = message.find("params");
+      const json name =
+          params != message.end() && params->is_object() ? params->value("name", json()) : json();
+      if (name != *request_.mcp_name) return "the Mcp-Name header does not match params.name";
+    }
+    return std::nullopt;
+  }
+
+  static HttpResponse bad_request(int code, const std::string& message) {
+    return json_response(400, jsonrpc::error_response(nullptr, code, message).dump());
+  }
+
+  static HttpResponse parse_error() { return bad_request(jsonrpc::kParseError, "parse error"); }
 
   SupervisorState& state_;
   const HttpRequest& request_;
   Respond respond_;
+  SendEvent send_event_;
 };
 
 int hex_digit(char c) {
@@ -215,8 +292,9 @@ std::optional<std::string> percent_decode(std::string_view segment) {
   return out;
 }
 
-Abandon route_request(SupervisorState& state, const HttpRequest& request, Respond respond) {
-  return Routes(state, request, std::move(respond)).run();
+Abandon route_request(SupervisorState& state, const HttpRequest& request, Respond respond,
+                      SendEvent send_event) {
+  return Routes(state, request, std::move(respond), std::move(send_event)).run();
 }
 
 }  // namespace sb::supervisor

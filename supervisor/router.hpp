@@ -9,7 +9,9 @@
 namespace sb::supervisor {
 
 // Handles one request; `respond` runs exactly once unless the returned Abandon is called.
-Abandon route_request(SupervisorState& state, const HttpRequest& request, Respond respond);
+// `send_event` may run before it, when the caller accepts an event stream.
+Abandon route_request(SupervisorState& state, const HttpRequest& request, Respond respond,
+                      SendEvent send_event);
 
 // The path without its query string.
 std::string_view request_path(std::string_view target);

@@ -84,7 +84,8 @@ class Supervisor {
         notifier_(std::move(notifier)),
         audit_(io_, config->audit_path),
         workers_(io_, worker_binary(), audit_),
-        state_{config, std::make_shared<ClientTable>(config->clients), workers_, audit_},
+        state_{config, std::make_shared<ClientTable>(config->clients), workers_, audit_, calls_,
+               tasks_},
         http_(io_, config->listen_ip, config->listen_port, state_),
         control_(io_, config->control_socket_path(), workers_),
         signals_(io_, SIGHUP, SIGTERM, SIGINT),
@@ -173,6 +174,8 @@ class Supervisor {
   net::io_context io_;
   AuditLog audit_;
   WorkerRegistry workers_;
+  CallBook calls_;
+  TaskBook tasks_;
   SupervisorState state_;
   HttpServer http_;
   ControlServer control_;

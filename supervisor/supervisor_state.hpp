@@ -1,12 +1,15 @@
 // What the supervisor's request handlers share: the config as of now, the client table,
-// the workers and the audit log. One per process, owned by `serve`, passed by reference.
+// the workers, the audit log, the calls callers may still name and who owns which task. One per
+// process, owned by `serve`, passed by reference.
 #pragma once
 
 #include <memory>
 
 #include "shared/config.hpp"
 #include "supervisor/audit_log.hpp"
+#include "supervisor/call_book.hpp"
 #include "supervisor/client_table.hpp"
+#include "supervisor/task_book.hpp"
 #include "supervisor/worker_registry.hpp"
 
 namespace sb::supervisor {
@@ -16,6 +19,8 @@ struct SupervisorState {
   std::shared_ptr<const ClientTable> clients;
   WorkerRegistry& workers;
   AuditLog& audit;
+  CallBook& calls;
+  TaskBook& tasks;
 };
 
 }  // namespace sb::supervisor

@@ -68,6 +68,9 @@ std::int64_t resident_kib(int pid) {
 
 struct InFlightCall {
   CallCallback done;
+  MessageCallback on_message;
+  std::chrono::milliseconds timeout{0};
+  std::chrono::steady_clock::time_point last_moment;  // start + max_total
   std::unique_ptr<boost::asio::steady_timer> backstop;
 };
 
@@ -77,6 +80,7 @@ struct Worker {
   std::string name;
   Verifier verifier;
   int max_inflight = config::kDefaultMaxInflight;
+  bool sole_client = false;
   std::uint64_t generation = 0;  // follows the verifier across renames and respawns
   State state = State::kStarting;
   std::unique_ptr<bp::process> process;
@@ -118,6 +122,7 @@ void WorkerRegistry::start(const std::vector<config::Computer>& computers,
     worker->name = computer.name;
     worker->verifier = computer.secret;
     worker->max_inflight = computer.max_inflight;
+    worker->sole_client = computer.sole_client;
     workers_.push_back(worker);
     spawn(worker);
   }
@@ -157,7 +162,15 @@ void WorkerRegistry::spawn(const std::shared_ptr<Worker>& worker) {
   std::weak_ptr<Worker> weak = worker;
   worker->channel->start(
       [this, weak](ipc::Frame&& frame) {
-        if (auto alive = weak.lock()) on_frame(alive, std::move(frame));
+        auto alive = weak.lock();
+        if (!alive) return;
+        try {
+          on_frame(alive, std::move(frame));
+        } catch (const std::exception& error) {
+          // A frame's callbacks answer callers; a defect there fails that answer only.
+          log_error("internal error while handling a worker's frame",
+                    {{"computer", alive->name}, {"error", error.what()}});
+        }
       },
       [] { /* the exit is seen by the process wait below */ });
   configure(*worker);
@@ -167,9 +180,11 @@ void WorkerRegistry::spawn(const std::shared_ptr<Worker>& worker) {
 
 void WorkerRegistry::configure(Worker& worker) {
   if (!worker.channel) return;
-  worker.channel->send(ipc::Frame{
-      .type = ipc::FrameType::kConfigure,
-      .meta = json{{"name", worker.name}, {"max_inflight", worker.max_inflight}}.dump()});
+  worker.channel->send(ipc::Frame{.type = ipc::FrameType::kConfigure,
+                                  .meta = json{{"name", worker.name},
+                                               {"max_inflight", worker.max_inflight},
+                                               {"sole_client", worker.sole_client}}
+                                              .dump()});
 }
 
 void WorkerRegistry::on_frame(const std::shared_ptr<Worker>& worker, ipc::Frame&& frame) {
@@ -180,6 +195,8 @@ void WorkerRegistry::on_frame(const std::shared_ptr<Worker>& worker, ipc::Frame&
       return report_when_all_up();
     case ipc::FrameType::kReply:
       return on_reply(worker, std::move(frame));
+    case ipc::FrameType::kMessage:
+      return on_message(worker, std::move(frame));
     case ipc::FrameType::kEvent:
       return audit_.write_from_worker(frame.body);
     default:
@@ -200,6 +217,19 @@ void WorkerRegistry::on_reply(const std::shared_ptr<Worker>& worker, ipc::Frame&
   }
   done(CallResult{outcome->status, outcome->response_bytes, std::move(frame.body), outcome->kind,
                   outcome->error_code});
+}
+
+void WorkerRegistry::on_message(const std::shared_ptr<Worker>& worker, ipc::Frame&& frame) {
+  const auto found = worker->in_flight.find(frame.call_id);
+  if (found == worker->in_flight.end()) return;  // ended meanwhile
+  const auto meta = ipc::decode_message_meta(frame.meta);
+  if (!meta) {
+    log_warn("malformed message from a worker", {{"computer", worker->name}});
+    return;
+  }
+  // The worker restarted its own deadline for this progress; the backstop follows.
+  if (meta->kind == ipc::MessageKind::kProgress) arm_backstop(worker, frame.call_id);
+  if (found->second.on_message) found->second.on_message(*meta, std::move(frame.body));
 }
 
 void WorkerRegistry::fail_in_flight(Worker& worker, ipc::CallStatus status) {
@@ -302,6 +332,7 @@ void WorkerRegistry::apply(const std::vector<config::Computer>& computers) {
       worker->name = computer.name;
       worker->verifier = computer.secret;
       worker->max_inflight = computer.max_inflight;
+      worker->sole_client = computer.sole_client;
       next.push_back(worker);
       continue;
     }
@@ -316,6 +347,7 @@ void WorkerRegistry::apply(const std::vector<config::Computer>& computers) {
       worker->name = computer.name;
     }
     worker->max_inflight = computer.max_inflight;
+    worker->sole_client = computer.sole_client;
     configure(*worker);
     next.push_back(std::move(worker));
   }
@@ -413,10 +445,34 @@ std::uint64_t WorkerRegistry::forward(std::string_view computer, CallRequest req
     return 0;
   }
   const std::uint64_t call_id = next_call_id_++;
+  const auto now = std::chrono::steady_clock::now();
   InFlightCall call{.done = std::move(done),
-                    .backstop = std::make_unique<boost::asio::steady_timer>(
-                        io_, request.timeout + kBackstopGrace)};
-  // A stalled worker costs its own callers a timeout and nobody else anything.
+                    .on_message = std::move(request.on_message),
+                    .timeout = request.timeout,
+                    .last_moment = now + request.max_total,
+                    .backstop = std::make_unique<boost::asio::steady_timer>(io_)};
+  const bool stream = static_cast<bool>(call.on_message);
+  worker->in_flight.emplace(call_id, std::move(call));
+  arm_backstop(worker, call_id);
+  worker->channel->send(ipc::Frame{.type = ipc::FrameType::kCall,
+                                   .call_id = call_id,
+                                   .meta = json{{"caller", request.caller},
+                                                {"caller_cap", request.caller_cap},
+                                                {"timeout_ms", request.timeout.count()},
+                                                {"max_total_ms", request.max_total.count()},
+                                                {"method", request.method},
+                                                {"stream", stream}}
+                                               .dump(),
+                                   .body = std::move(request.params_json)});
+  return call_id;
+}
+
+// A stalled worker costs its own callers a timeout and nobody else anything. The backstop
+// fires a grace period after the worker's own deadline would have.
+void WorkerRegistry::arm_backstop(const std::shared_ptr<Worker>& worker, std::uint64_t call_id) {
+  InFlightCall& call = worker->in_flight.at(call_id);
+  const auto at = std::min(std::chrono::steady_clock::now() + call.timeout, call.last_moment);
+  call.backstop->expires_at(at + kBackstopGrace);
   call.backstop->async_wait(
       [this, weak = std::weak_ptr<Worker>(worker), call_id](boost::system::error_code error) {
         auto alive = weak.lock();
@@ -425,29 +481,43 @@ std::uint64_t WorkerRegistry::forward(std::string_view computer, CallRequest req
         if (found == alive->in_flight.end()) return;
         CallCallback late = std::move(found->second.done);
         alive->in_flight.erase(found);
-        if (alive->channel)
-          alive->channel->send(ipc::Frame{.type = ipc::FrameType::kCancel, .call_id = call_id});
+        if (alive->channel) {
+          alive->channel->send(ipc::Frame{.type = ipc::FrameType::kCancel,
+                                          .call_id = call_id,
+                                          .meta = json{{"reason", "timed out"}}.dump()});
+        }
         late(CallResult{ipc::CallStatus::kTimeout, 0, {}});
       });
-  worker->in_flight.emplace(call_id, std::move(call));
-  worker->channel->send(ipc::Frame{.type = ipc::FrameType::kCall,
-                                   .call_id = call_id,
-                                   .meta = json{{"caller", request.caller},
-                                                {"caller_cap", request.caller_cap},
-                                                {"timeout_ms", request.timeout.count()},
-                                                {"method", request.method}}
-                                               .dump(),
-                                   .body = std::move(request.params_json)});
-  return call_id;
 }
 
-void WorkerRegistry::cancel(std::uint64_t call_id) {
-  for (const auto& worker : workers_) {
-    if (worker->in_flight.erase(call_id) == 0) continue;
-    if (worker->channel)
-      worker->channel->send(ipc::Frame{.type = ipc::FrameType::kCancel, .call_id = call_id});
-    return;
+std::shared_ptr<Worker> WorkerRegistry::owner_of(std::uint64_t call_id) const {
+  for (const auto* list : {&workers_, &retiring_}) {
+    for (const auto& worker : *list) {
+      if (worker->in_flight.contains(call_id)) return worker;
+    }
   }
+  return nullptr;
+}
+
+void WorkerRegistry::cancel(std::uint64_t call_id, const std::string& reason) {
+  const auto worker = owner_of(call_id);
+  if (!worker) return;
+  worker->in_flight.erase(call_id);
+  if (worker->channel) {
+    worker->channel->send(ipc::Frame{.type = ipc::FrameType::kCancel,
+                                     .call_id = call_id,
+                                     .meta = json{{"reason", reason}}.dump()});
+  }
+}
+
+void WorkerRegistry::answer(std::uint64_t call_id, std::uint64_t key,
+                            std::string response_without_id) {
+  const auto worker = owner_of(call_id);
+  if (!worker || !worker->channel) return;
+  worker->channel->send(ipc::Frame{.type = ipc::FrameType::kAnswer,
+                                   .call_id = call_id,
+                                   .meta = json{{"key", key}}.dump(),
+                                   .body = std::move(response_without_id)});
 }
 
 std::optional<ComputerView> WorkerRegistry::view(std::string_view computer) const {

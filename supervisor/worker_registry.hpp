@@ -27,12 +27,18 @@ namespace sb::supervisor {
 class AuditLog;
 struct Worker;
 
+// A message from the computer for a call's caller, as a kMessage frame carried it.
+using MessageCallback = std::function<void(const ipc::MessageMeta&, std::string body)>;
+
 struct CallRequest {
   std::string caller;
-  int caller_cap = 0;  // 0: the default share of the socket's cap
-  std::chrono::milliseconds timeout{60'000};
+  int caller_cap = 0;                            // 0: the default share of the socket's cap
+  std::chrono::milliseconds timeout{60'000};     // restarted by each progress notification
+  std::chrono::milliseconds max_total{600'000};  // never exceeded
   std::string method;
   std::string params_json;
+  // Messages during the call go here; empty when the caller cannot take any.
+  MessageCallback on_message;
 };
 
 struct CallResult {
@@ -89,8 +95,11 @@ class WorkerRegistry {
   // Forwards one request; the callback runs exactly once unless the call is cancelled.
   // Returns the call's id, for cancel().
   std::uint64_t forward(std::string_view computer, CallRequest request, CallCallback done);
-  // The caller went away: its share is released now and the late reply dropped.
-  void cancel(std::uint64_t call_id);
+  // The call ended early (`reason` is told to the computer): its share is released now and
+  // the late reply dropped.
+  void cancel(std::uint64_t call_id, const std::string& reason);
+  // Passes a caller's answer to the request the computer sent as `key` during the call.
+  void answer(std::uint64_t call_id, std::uint64_t key, std::string response_without_id);
 
   std::optional<ComputerView> view(std::string_view computer) const;
   std::vector<std::string> names() const;  // config order
@@ -103,6 +112,9 @@ class WorkerRegistry {
   void spawn(const std::shared_ptr<Worker>& worker);
   void on_frame(const std::shared_ptr<Worker>& worker, ipc::Frame&& frame);
   void on_reply(const std::shared_ptr<Worker>& worker, ipc::Frame&& frame);
+  void on_message(const std::shared_ptr<Worker>& worker, ipc::Frame&& frame);
+  void arm_backstop(const std::shared_ptr<Worker>& worker, std::uint64_t call_id);
+  std::shared_ptr<Worker> owner_of(std::uint64_t call_id) const;
   void on_exit(const std::shared_ptr<Worker>& worker, int exit_code);
   void fail_in_flight(Worker& worker, ipc::CallStatus status);
   void configure(Worker& worker);

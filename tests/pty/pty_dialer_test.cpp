@@ -49,7 +49,7 @@ class DialerHarness {
     audit_.emplace(io_, dir_ / "audit.jsonl");
     workers_.emplace(io_, dir_ / "no-worker", *audit_);
     state_.emplace(SupervisorState{config, std::make_shared<ClientTable>(config->clients),
-                                   *workers_, *audit_});
+                                   *workers_, *audit_, calls_, tasks_});
     dialers_.emplace(io_, *state_, fast_timings());
     dialers_->start();
   }
@@ -88,6 +88,8 @@ class DialerHarness {
   std::filesystem::path dir_;
   std::optional<AuditLog> audit_;
   std::optional<WorkerRegistry> workers_;
+  CallBook calls_;
+  TaskBook tasks_;
   std::optional<SupervisorState> state_;
   std::optional<PtyDialers> dialers_;
 };

@@ -1,0 +1,39 @@
+// Which client created which task on which computer (docs/protocol.md, "Tasks"). A task id
+// is the computer's, and every caller of that computer could guess or see one; so a task is
+// reachable only by the client that created it through the switchboard, and only while the
+// computer session that created it lasts. Bounded: the oldest record goes first.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <string>
+#include <tuple>
+
+namespace sb::supervisor {
+
+// One computer session: its name and when it attached (as the status board shows it).
+struct ComputerSession {
+  std::string computer;
+  std::int64_t attached_at_ms = 0;
+};
+
+class TaskBook {
+ public:
+  explicit TaskBook(std::size_t capacity = 4096) : capacity_(capacity) {}
+
+  void record(const ComputerSession& session, const std::string& task_id,
+              const std::string& client);
+  bool owns(const ComputerSession& session, const std::string& task_id,
+            const std::string& client) const;
+  std::size_t size() const { return owners_.size(); }
+
+ private:
+  using Key = std::tuple<std::string, std::int64_t, std::string>;  // computer, attached, id
+  std::size_t capacity_;
+  std::map<Key, std::string> owners_;  // -> client
+  std::deque<Key> order_;              // oldest first
+};
+
+}  // namespace sb::supervisor
