@@ -75,12 +75,13 @@ TEST_F(HttpSurface, InitializeWorksOfflineAndNamesTheComputer) {
   EXPECT_NE(instructions.find("`alpha`"), std::string::npos) << instructions;
   EXPECT_NE(instructions.find("not connected"), std::string::npos) << instructions;
 
-  // The path names the computer; an unknown protocol version gets ours.
+  // The path names the computer; an unknown protocol version gets the newest
+  // (mcp-fidelity.md §6).
   const json other = post_mcp(sb.port(), "/mcp/beta", owner_.secret,
                               rpc("x", "initialize", json{{"protocolVersion", "1999-01-01"}}))
                          .json();
   EXPECT_EQ(other["id"], "x");
-  EXPECT_EQ(other["result"]["protocolVersion"], "2025-06-18");
+  EXPECT_EQ(other["result"]["protocolVersion"], "2025-11-25");
   EXPECT_NE(other["result"].value("instructions", "").find("`beta`"), std::string::npos);
 }
 

@@ -117,11 +117,16 @@ TEST_F(Southbound, RepliesAreRelayedVerbatimWithTheCallersIdAndAudited) {
   auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
   ASSERT_TRUE(fake);
   // A computer-side JSON-RPC error passes through with its code.
-  const json rpc_error =
-      call_tool(sb.port(), "/mcp", alice_.secret, "echo", json{{"mode", "error"}, {"code", -32042}},
-                json{{"object", "id"}});
-  EXPECT_EQ(rpc_error["id"], (json{{"object", "id"}}));
+  const json rpc_error = call_tool(sb.port(), "/mcp", alice_.secret, "echo",
+                                   json{{"mode", "error"}, {"code", -32042}}, 2.5);
+  EXPECT_EQ(rpc_error["id"], 2.5);
   EXPECT_EQ(rpc_error["error"], (json{{"code", -32042}, {"message", "fake error"}}));
+  // JSON-RPC ids are strings, numbers or null: anything else is refused, and not forwarded.
+  const json object_id =
+      call_tool(sb.port(), "/mcp", alice_.secret, "echo", json{{"k", "o"}}, json{{"object", "id"}});
+  EXPECT_TRUE(object_id["id"].is_null());
+  EXPECT_EQ(error_code(object_id), kInvalidRequest);
+  EXPECT_TRUE(call_with_arguments(*fake, json{{"k", "o"}}).is_null());
   const json tool_error =
       call_tool(sb.port(), "/mcp", alice_.secret, "echo", json{{"mode", "tool_error"}}, nullptr);
   EXPECT_TRUE(tool_error.contains("id"));

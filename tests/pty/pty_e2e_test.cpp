@@ -1,9 +1,10 @@
 // End to end: [[pty_attach]] (pty-attach.md). The real switchboard dials fake openab-pty
 // pods (WebSocket servers on loopback, plain or TLS) and lends them computers that fake
 // daemons attached over GET /vm/attach. Covered: what the pod is answered, which computer
-// it reaches, reload, the per-caller cap and the 64-request ceiling, and the redial and stop
-// rules for drops, close codes and refused upgrades. Every wait is bounded polling; the
-// "did not redial" checks wait about three seconds, well past the first backoff (≤1.2 s).
+// it reaches, reload, the per-caller cap and the 64-request ceiling, progress and
+// cancellation (docs/protocol.md), and the redial and stop rules for drops, close codes and
+// refused upgrades. Every wait is bounded polling; the "did not redial" checks wait about
+// three seconds, well past the first backoff (≤1.2 s).
 #include <gtest/gtest.h>
 
 #include <csignal>
@@ -359,6 +360,76 @@ TEST_F(PtyAttachE2e, AtMost64RequestsFromOnePodAtOnce) {
   computer->answer_echo(computer->calls().at(0));
   ASSERT_TRUE(pod.wait_reply(1, kDefaultWait));
   EXPECT_EQ(echoed(pod.request(tool_call(66, "echo", json{{"n", 66}}))), json({{"n", 66}}));
+}
+
+// ---------------------------------------------------------------------------------------
+// Full fidelity (docs/protocol.md, "Progress and event streams", "Cancellation"): a pod is a caller
+// that can always take messages
+
+TEST_F(PtyAttachE2e, APodsCallGetsProgressOnItsSocketWithThePodsOwnToken) {
+  const auto lent = lend_alpha({});
+  ASSERT_FALSE(HasFailure());
+  auto& pod = *lent.pod;
+  const auto& computer = lent.computer;
+
+  pod.send(rpc(1, "tools/call",
+               json{{"name", "echo"},
+                    {"arguments", {{"mode", "hold"}}},
+                    {"_meta", {{"progressToken", "pod-job"}}}}));
+  ASSERT_TRUE(computer->wait_for_calls(1));
+  const json seen = computer->calls().at(0);
+  const json token = seen["params"]["_meta"]["progressToken"];
+  EXPECT_TRUE(token.is_number_integer())
+      << "the computer must see the switchboard's token: " << token;
+  computer->send_text(json{{"jsonrpc", "2.0"},
+                           {"method", "notifications/progress"},
+                           {"params", {{"progressToken", token}, {"progress", 1}, {"total", 2}}}}
+                          .dump());
+  const auto is_progress = [](const json& message) {
+    return message.is_object() && message.value("method", "") == "notifications/progress";
+  };
+  ASSERT_TRUE(eventually([&] {
+    const auto messages = pod.messages();
+    return std::any_of(messages.begin(), messages.end(), is_progress);
+  })) << "no progress reached the pod";
+  computer->answer_echo(seen);
+  const auto reply = pod.wait_reply(1, kDefaultWait);
+  ASSERT_TRUE(reply);
+  EXPECT_EQ(echoed(*reply), json({{"mode", "hold"}}));
+
+  // The progress came first, once, with the pod's own token.
+  const auto messages = pod.messages();
+  ASSERT_EQ(messages.size(), 2u);
+  EXPECT_EQ(messages[0],
+            (json{{"jsonrpc", "2.0"},
+                  {"method", "notifications/progress"},
+                  {"params", {{"progressToken", "pod-job"}, {"progress", 1}, {"total", 2}}}}));
+  EXPECT_EQ(messages[1]["id"], 1);
+}
+
+TEST_F(PtyAttachE2e, APodsCancelReachesTheComputerWithItsIdAndFreesTheShare) {
+  const auto lent = start_with_held_call();  // the attach's one-call share is in use
+  ASSERT_FALSE(HasFailure());
+  auto& pod = *lent.pod;
+  auto& sb = *lent.sb;
+  const auto& computer = lent.computer;
+  const json computer_id = computer->calls().at(0)["id"];
+
+  pod.send(json{{"jsonrpc", "2.0"},
+                {"method", "notifications/cancelled"},
+                {"params", {{"requestId", 1}, {"reason", "pod stop"}}}});
+  const json cancel = computer->wait_for_frame([](const json& frame) {
+    return frame.is_object() && frame.value("method", "") == "notifications/cancelled";
+  });
+  EXPECT_EQ(cancel, (json{{"jsonrpc", "2.0"},
+                          {"method", "notifications/cancelled"},
+                          {"params", {{"requestId", computer_id}, {"reason", "pod stop"}}}}));
+  EXPECT_TRUE(sb.audit().wait_for(
+      "call",
+      fields_equal({{"principal", "kiro"}, {"computer", "alpha"}, {"outcome", "cancelled"}})));
+  // The share came back at once: the next call goes through and is answered by the computer.
+  EXPECT_EQ(echoed(pod.request(tool_call(2, "echo", json{{"n", 2}}))), json({{"n", 2}}));
+  EXPECT_EQ(computer->calls().size(), 2u);
 }
 
 // ---------------------------------------------------------------------------------------

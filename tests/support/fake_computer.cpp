@@ -58,6 +58,10 @@ CallAction scripted_by_arguments(const json& params) {
   }
   if (mode == "close") return CallAction::close(arguments.value("code", 1000));
   if (mode == "drop") return CallAction::drop();
+  if (mode == "progress") {
+    return CallAction::progress(std::chrono::milliseconds(arguments.value("every_ms", 1000)),
+                                arguments.value("count", 3), arguments.value("then", "") == "hold");
+  }
   if (mode == "error") return CallAction::error(arguments.value("code", -32000), "fake error");
   if (mode == "tool_error") {
     return CallAction::result(
@@ -192,10 +196,13 @@ struct FakeComputer::Impl {
         send_reply(*id, json{{"error", {{"code", -32603}, {"message", "refusing initialize"}}}});
         return;
       }
-      send_reply(*id, json{{"result",
-                            {{"protocolVersion", "2025-06-18"},
-                             {"capabilities", {{"tools", json::object()}}},
-                             {"serverInfo", options.server_info}}}});
+      send_reply(*id,
+                 json{{"result",
+                       {{"protocolVersion", "2025-06-18"},
+                        {"capabilities", options.offers_logging ? json{{"tools", json::object()},
+                                                                       {"logging", json::object()}}
+                                                                : json{{"tools", json::object()}}},
+                        {"serverInfo", options.server_info}}}});
       notify([&] { initialized = true; });
       return;
     }
@@ -209,11 +216,16 @@ struct FakeComputer::Impl {
       perform(*id, params, action);
       return;
     }
+    if (const auto reply = options.replies.find(name); reply != options.replies.end()) {
+      send_reply(*id, reply->second);
+      return;
+    }
     send_reply(*id, json{{"error", {{"code", -32601}, {"message", "not served by the fake"}}}});
   }
 
   void perform(const json& id, const json& params, const CallAction& action) {
     if (action.kind == CallAction::Kind::kHold) return;
+    if (action.kind == CallAction::Kind::kProgress) return progress_step(id, params, action, 1);
     auto act = [this, id, params, action] {
       switch (action.kind) {
         case CallAction::Kind::kEcho:
@@ -225,6 +237,7 @@ struct FakeComputer::Impl {
         case CallAction::Kind::kDrop:
           return drop_now();
         case CallAction::Kind::kHold:
+        case CallAction::Kind::kProgress:
           return;
       }
     };
@@ -232,6 +245,29 @@ struct FakeComputer::Impl {
     auto timer = std::make_shared<net::steady_timer>(io, action.delay);
     timer->async_wait([timer, act](beast::error_code error) {
       if (!error) act();
+    });
+  }
+
+  // Progress notification `step` of a kProgress call after `action.delay`, then the next
+  // one, and after the last the answer (unless the action holds).
+  void progress_step(const json& id, const json& params, const CallAction& action, int step) {
+    auto timer = std::make_shared<net::steady_timer>(io, action.delay);
+    timer->async_wait([this, timer, id, params, action, step](beast::error_code error) {
+      if (error || closing) return;
+      json token = nullptr;
+      if (params.is_object() && params.contains("_meta") && params["_meta"].is_object() &&
+          params["_meta"].contains("progressToken"))
+        token = params["_meta"]["progressToken"];
+      send_text(json{{"jsonrpc", "2.0"},
+                     {"method", "notifications/progress"},
+                     {"params",
+                      {{"progressToken", token},
+                       {"progress", step},
+                       {"total", action.progress_count},
+                       {"message", "step " + std::to_string(step)}}}}
+                    .dump());
+      if (step < action.progress_count) return progress_step(id, params, action, step + 1);
+      if (!action.hold_after) send_reply(id, json{{"result", echo_result(params)}});
     });
   }
 

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -24,11 +25,16 @@ struct CallAction {
     kHold,   // never answer on its own (answer() may answer it later)
     kClose,  // send a WebSocket close frame with `close_code`
     kDrop,   // drop the TCP connection without a close frame
+    // send `progress_count` notifications/progress with the call's own progressToken, one
+    // every `delay`, then echo (or, with `hold_after`, never answer)
+    kProgress,
   };
   Kind kind = Kind::kEcho;
   nlohmann::json reply;
   std::chrono::milliseconds delay{0};  // before echoing/replying/closing/dropping
   std::uint16_t close_code = 1000;
+  int progress_count = 0;   // kProgress
+  bool hold_after = false;  // kProgress
 
   static CallAction echo(std::chrono::milliseconds delay = {}) { return {Kind::kEcho, {}, delay}; }
   static CallAction hold() { return {Kind::kHold}; }
@@ -36,6 +42,9 @@ struct CallAction {
   static CallAction drop() { return {Kind::kDrop}; }
   static CallAction result(nlohmann::json result) {
     return {Kind::kReply, nlohmann::json{{"result", std::move(result)}}};
+  }
+  static CallAction progress(std::chrono::milliseconds every, int count, bool hold_after = false) {
+    return {Kind::kProgress, {}, every, 1000, count, hold_after};
   }
   static CallAction error(int code, std::string message) {
     return {Kind::kReply,
@@ -48,7 +57,10 @@ using CallHandler = std::function<CallAction(const nlohmann::json& params)>;
 
 // The default handler, scripted by the call's arguments so that one fake serves many
 // kinds of call: {"mode":"hold"}, {"mode":"delay","ms":N}, {"mode":"close","code":C},
-// {"mode":"drop"}, {"mode":"error","code":C}, {"mode":"tool_error"}; anything else echoes.
+// {"mode":"drop"}, {"mode":"error","code":C}, {"mode":"tool_error"},
+// {"mode":"progress","every_ms":N,"count":K,"then":"echo"|"hold"} (K progress
+// notifications with the token the call carried, one every N ms, then an echo or nothing);
+// anything else echoes.
 CallAction scripted_by_arguments(const nlohmann::json& params);
 
 // How the fake answers the switchboard's initialize.
@@ -68,6 +80,11 @@ struct FakeComputerOptions {
   CallHandler on_call = scripted_by_arguments;
   std::vector<std::pair<std::string, std::string>> headers;  // extra upgrade headers
   bool hold_tools_list = false;  // never answer tools/list (answer() still can)
+  // The reply (an object with "result" or "error") to requests of other methods, by method;
+  // a method not listed is answered -32601.
+  std::map<std::string, nlohmann::json> replies;
+  // Whether its initialize result offers the `logging` capability.
+  bool offers_logging = false;
 };
 
 // Tool definitions the default fake offers.

@@ -28,11 +28,107 @@ json HttpResponse::json() const {
   return json::parse(body, nullptr, /*allow_exceptions=*/false);
 }
 
+bool HttpResponse::is_event_stream() const {
+  const auto type = header("Content-Type");
+  if (!type) return false;
+  const std::string_view media = std::string_view(*type).substr(0, type->find(';'));
+  constexpr std::string_view kEventStream = "text/event-stream";
+  std::size_t start = media.find_first_not_of(' ');
+  if (start == std::string_view::npos) return false;
+  std::string_view trimmed = media.substr(start);
+  while (!trimmed.empty() && trimmed.back() == ' ') trimmed.remove_suffix(1);
+  return trimmed.size() == kEventStream.size() &&
+         ::strncasecmp(trimmed.data(), kEventStream.data(), kEventStream.size()) == 0;
+}
+
+json HttpResponse::final_message() const {
+  if (!is_event_stream()) return this->json();
+  auto messages = sse_messages(body);
+  if (messages.empty()) return nlohmann::json(nlohmann::json::value_t::discarded);
+  return std::move(messages.back());
+}
+
+// ---- event streams ----
+
+json SseEvent::json() const {
+  return json::parse(data, nullptr, /*allow_exceptions=*/false);
+}
+
+namespace {
+
+// The next complete event in text[pos...]; on success `pos` moves past it (and past any
+// blank or comment-only blocks before it). A line ends with CRLF, LF or CR.
+std::optional<SseEvent> take_sse_event(std::string_view text, std::size_t& pos) {
+  SseEvent event;
+  bool has_data = false;
+  std::size_t cursor = pos;
+  std::size_t block_start = pos;
+  std::size_t block_end = pos;
+  for (;;) {
+    const std::size_t eol = text.find_first_of("\r\n", cursor);
+    if (eol == std::string_view::npos) return std::nullopt;
+    std::size_t next = eol + 1;
+    if (text[eol] == '\r') {
+      if (eol + 1 >= text.size()) return std::nullopt;  // CR or CRLF: not known yet
+      if (text[eol + 1] == '\n') next = eol + 2;
+    }
+    const std::string_view line = text.substr(cursor, eol - cursor);
+    cursor = next;
+    if (line.empty()) {
+      if (has_data) {
+        if (!event.data.empty() && event.data.back() == '\n') event.data.pop_back();
+        event.raw = std::string(text.substr(block_start, block_end - block_start));
+        pos = next;
+        return event;
+      }
+      event = SseEvent{};  // nothing to dispatch: start over after the blank line
+      block_start = next;
+      continue;
+    }
+    block_end = eol;
+    if (line.front() == ':') continue;  // a comment
+    const std::size_t colon = line.find(':');
+    const std::string_view name = line.substr(0, colon);
+    std::string_view value =
+        colon == std::string_view::npos ? std::string_view() : line.substr(colon + 1);
+    if (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+    if (name == "event") {
+      event.event = std::string(value);
+    } else if (name == "data") {
+      event.data += value;
+      event.data += '\n';
+      has_data = true;
+    } else if (name == "id") {
+      event.id = std::string(value);
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<SseEvent> parse_sse(std::string_view body) {
+  std::vector<SseEvent> events;
+  std::size_t pos = 0;
+  while (auto event = take_sse_event(body, pos)) events.push_back(std::move(*event));
+  return events;
+}
+
+std::vector<json> sse_messages(std::string_view body) {
+  std::vector<json> messages;
+  for (const auto& event : parse_sse(body)) {
+    if (!event.data.empty()) messages.push_back(event.json());
+  }
+  return messages;
+}
+
 struct HttpConnection::Impl {
   net::io_context io;
   beast::tcp_stream stream{io};
   beast::flat_buffer buffer;
   int port = 0;
+  // The answer being read as it arrives (read_head, next_event, read_rest).
+  std::optional<bhttp::response_parser<bhttp::string_body>> incoming;
+  std::size_t events_taken = 0;  // characters of its body already returned as events
 
   // Runs the io_context until `done` is set or `limit` passes; the stream's own expiry
   // makes a stuck operation complete with beast::error::timeout well before that.
@@ -178,6 +274,97 @@ HttpResponse HttpConnection::request(const HttpRequest& request, bool keep_alive
   return Impl::convert(parser->get());
 }
 
+HttpResponse HttpConnection::read_head(std::chrono::milliseconds timeout) {
+  impl_->incoming.emplace();
+  impl_->incoming->body_limit(64 * 1024 * 1024);
+  impl_->events_taken = 0;
+  bool done = false;
+  beast::error_code result;
+  impl_->stream.expires_after(timeout);
+  bhttp::async_read_header(impl_->stream, impl_->buffer, *impl_->incoming,
+                           [&](beast::error_code error, std::size_t) {
+                             result = error;
+                             done = true;
+                           });
+  impl_->run_until(done, timeout);
+  if (result) {
+    impl_->incoming.reset();
+    throw std::runtime_error("HTTP client: reading the response head: " + result.message());
+  }
+  HttpResponse head = Impl::convert(impl_->incoming->get());
+  head.body.clear();
+  return head;
+}
+
+std::optional<SseEvent> HttpConnection::next_event(std::chrono::milliseconds timeout) {
+  if (!impl_->incoming) throw std::runtime_error("HTTP client: next_event() before read_head()");
+  auto& parser = *impl_->incoming;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    std::size_t pos = impl_->events_taken;
+    if (auto event = take_sse_event(parser.get().body(), pos)) {
+      impl_->events_taken = pos;
+      return event;
+    }
+    if (parser.is_done()) return std::nullopt;
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) {
+      close();
+      throw std::runtime_error("HTTP client: no event and no end of the body within " +
+                               std::to_string(timeout.count()) +
+                               " ms; so far: " + parser.get().body());
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
+    bool done = false;
+    beast::error_code result;
+    impl_->stream.expires_after(left);
+    bhttp::async_read_some(impl_->stream, impl_->buffer, parser,
+                           [&](beast::error_code error, std::size_t) {
+                             result = error;
+                             done = true;
+                           });
+    impl_->run_until(done, left);
+    if (result == beast::error::timeout) {
+      close();
+      throw std::runtime_error("HTTP client: no event and no end of the body within " +
+                               std::to_string(timeout.count()) +
+                               " ms; so far: " + parser.get().body());
+    }
+    if (result) {
+      throw std::runtime_error("HTTP client: reading an event stream: " + result.message() +
+                               "; so far: " + parser.get().body());
+    }
+  }
+}
+
+HttpResponse HttpConnection::read_rest(std::chrono::milliseconds timeout) {
+  if (!impl_->incoming) throw std::runtime_error("HTTP client: read_rest() before read_head()");
+  auto& parser = *impl_->incoming;
+  if (!parser.is_done()) {
+    bool done = false;
+    beast::error_code result;
+    impl_->stream.expires_after(timeout);
+    bhttp::async_read(impl_->stream, impl_->buffer, parser,
+                      [&](beast::error_code error, std::size_t) {
+                        result = error;
+                        done = true;
+                      });
+    impl_->run_until(done, timeout);
+    if (result) {
+      throw std::runtime_error("HTTP client: reading the rest of the body: " + result.message() +
+                               "; so far: " + parser.get().body());
+    }
+  }
+  HttpResponse whole = Impl::convert(parser.get());
+  impl_->incoming.reset();
+  impl_->events_taken = 0;
+  return whole;
+}
+
+bool HttpConnection::body_complete() const {
+  return impl_->incoming && impl_->incoming->is_done();
+}
+
 bool HttpConnection::wait_for_server_close(std::chrono::milliseconds timeout) {
   char byte = 0;
   bool done = false;
@@ -246,7 +433,8 @@ json json_reply(const HttpResponse& response, const std::string& what) {
     throw std::runtime_error(what + ": HTTP " + std::to_string(response.status) + " " +
                              response.body);
   }
-  json parsed = response.json();
+  // A caller that accepts event streams may be answered with one: the reply is its last event.
+  json parsed = response.final_message();
   if (parsed.is_discarded()) throw std::runtime_error(what + ": not JSON: " + response.body);
   return parsed;
 }

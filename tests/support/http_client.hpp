@@ -1,7 +1,8 @@
 // A synchronous HTTP/1.1 client for the end-to-end tests (Beast stays in the .cpp). Every
 // operation has a deadline; a connection can be kept alive across requests, or a request
 // can be sent and the connection closed before the answer arrives (a caller hanging up
-// mid-call).
+// mid-call). An answer can also be read as it arrives: its head, then the events of a
+// text/event-stream body one at a time (chunked or not), then the rest.
 #pragma once
 
 #include <chrono>
@@ -16,6 +17,22 @@
 namespace sbtest {
 
 using Headers = std::vector<std::pair<std::string, std::string>>;
+
+// One event of a text/event-stream body (the WHATWG "server-sent events" format).
+struct SseEvent {
+  std::string event;  // the `event:` field ("" when absent)
+  std::string data;   // the `data:` lines, joined by "\n"
+  std::string id;     // the `id:` field ("" when absent)
+  std::string raw;    // the event's lines as sent (CRLF kept), without the blank line ending it
+  // The data parsed as JSON; a discarded value when it is not JSON.
+  nlohmann::json json() const;
+};
+
+// Every complete event of an event-stream body, in order. Comment lines (":...") and
+// events without data are skipped; an unterminated last event is not an event.
+std::vector<SseEvent> parse_sse(std::string_view body);
+// The JSON messages those events carry (each event's data parsed), in order.
+std::vector<nlohmann::json> sse_messages(std::string_view body);
 
 struct HttpRequest {
   std::string method = "GET";
@@ -35,6 +52,11 @@ struct HttpResponse {
   bool has_header(std::string_view name) const { return header(name).has_value(); }
   // The body parsed as JSON; a discarded value when it is not JSON.
   nlohmann::json json() const;
+  // Whether Content-Type is text/event-stream (parameters ignored).
+  bool is_event_stream() const;
+  // The JSON-RPC answer a POST got, whatever its form: the body of a JSON reply, or the
+  // last message of an event stream (a discarded value when there is none).
+  nlohmann::json final_message() const;
 };
 
 inline constexpr std::chrono::milliseconds kHttpTimeout{30'000};
@@ -55,6 +77,22 @@ class HttpConnection {
             std::chrono::milliseconds timeout = kHttpTimeout);
   HttpResponse read_response(std::chrono::milliseconds timeout = kHttpTimeout,
                              bool head_request = false);
+
+  // ---- an answer read as it arrives ----
+  // After send(): reads the head of the answer (status and headers; `body` stays empty).
+  // Its body is then read with next_event() and read_rest(), in any mix.
+  HttpResponse read_head(std::chrono::milliseconds timeout = kHttpTimeout);
+  // The next complete event of that body (an event stream); nullopt once the body has
+  // ended with no further event. Throws when neither comes within `timeout` (the
+  // connection is closed then).
+  std::optional<SseEvent> next_event(std::chrono::milliseconds timeout = kHttpTimeout);
+  // Reads that body to its end and returns the whole answer: the head and the entire body,
+  // events already taken by next_event() included. The connection is then ready for the
+  // next request (when the server keeps it alive).
+  HttpResponse read_rest(std::chrono::milliseconds timeout = kHttpTimeout);
+  // Whether that body has been read to its end.
+  bool body_complete() const;
+
   // Whether the server has closed its side (EOF within `timeout`, no bytes pending).
   bool wait_for_server_close(std::chrono::milliseconds timeout);
   // Closes the socket now (a caller hanging up).

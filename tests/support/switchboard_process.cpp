@@ -105,15 +105,22 @@ ConfigBuilder& ConfigBuilder::set(std::string key, std::string toml_value) {
 
 ConfigBuilder& ConfigBuilder::timeouts(int default_secs, int control_secs,
                                        std::map<std::string, int> tools) {
-  std::ostringstream out;
-  out << "[timeouts]\ndefault_secs = " << default_secs << "\ncontrol_secs = " << control_secs
-      << "\n";
-  if (!tools.empty()) {
-    out << "[timeouts.tools]\n";
-    for (const auto& [name, secs] : tools) out << toml_string(name) << " = " << secs << "\n";
-  }
-  timeouts_ = out.str();
+  default_secs_ = default_secs;
+  control_secs_ = control_secs;
+  tool_timeouts_ = std::move(tools);
   return *this;
+}
+
+ConfigBuilder& ConfigBuilder::max_total_secs(int secs) {
+  max_total_secs_ = secs;
+  return *this;
+}
+
+ConfigBuilder& ConfigBuilder::allowed_origins(const std::vector<std::string>& origins) {
+  std::string list = "[";
+  for (std::size_t i = 0; i < origins.size(); ++i)
+    list += (i ? ", " : "") + toml_string(origins[i]);
+  return set("allowed_origins", list + "]");
 }
 
 ConfigBuilder& ConfigBuilder::vm(const Secret& secret) {
@@ -158,7 +165,16 @@ ConfigBuilder& ConfigBuilder::client_v1(std::string name, const Secret& token,
 std::string ConfigBuilder::toml() const {
   std::string out;
   for (const auto& line : top_) out += line + "\n";
-  out += "\n" + timeouts_;
+  std::ostringstream timeouts;
+  timeouts << "[timeouts]\ndefault_secs = " << default_secs_ << "\ncontrol_secs = " << control_secs_
+           << "\n";
+  if (max_total_secs_) timeouts << "max_total_secs = " << *max_total_secs_ << "\n";
+  if (!tool_timeouts_.empty()) {
+    timeouts << "[timeouts.tools]\n";
+    for (const auto& [name, secs] : tool_timeouts_)
+      timeouts << toml_string(name) << " = " << secs << "\n";
+  }
+  out += "\n" + timeouts.str();
   for (const auto& block : computers_) out += "\n" + block;
   for (const auto& block : clients_) out += "\n" + block;
   for (const auto& block : blocks_) out += "\n" + block;

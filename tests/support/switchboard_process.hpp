@@ -55,6 +55,10 @@ class ConfigBuilder {
   // A top-level key with its TOML value as written, e.g. set("max_inflight", "2").
   ConfigBuilder& set(std::string key, std::string toml_value);
   ConfigBuilder& timeouts(int default_secs, int control_secs, std::map<std::string, int> tools);
+  // `[timeouts] max_total_secs`: how long a call may run, progress or not.
+  ConfigBuilder& max_total_secs(int secs);
+  // The top-level `allowed_origins = [...]`: browser origins besides loopback ones.
+  ConfigBuilder& allowed_origins(const std::vector<std::string>& origins);
   ConfigBuilder& vm(const Secret& secret);  // the v1 form
   ConfigBuilder& computer(std::string name, const Secret& secret,
                           std::optional<int> max_inflight = {});
@@ -71,7 +75,10 @@ class ConfigBuilder {
 
  private:
   std::vector<std::string> top_;
-  std::string timeouts_;
+  int default_secs_ = 0;
+  int control_secs_ = 0;
+  std::map<std::string, int> tool_timeouts_;
+  std::optional<int> max_total_secs_;
   std::vector<std::string> computers_;
   std::vector<std::string> clients_;
   std::vector<std::string> blocks_;
