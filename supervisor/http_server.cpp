@@ -32,10 +32,12 @@ constexpr std::size_t kMaxBodyBytes = 1024 * 1024;
 constexpr auto kRequestReadTimeout = 30s;
 // An event stream (docs/protocol.md, "Progress and event streams"): a comment after this
 // long with nothing to send keeps proxies from closing it; each write has a deadline; and
-// messages beyond the cap wait for nobody: they are dropped (the final response never is).
+// messages beyond either cap wait for nobody: they are dropped (the final response never
+// is). One computer message may be 16 MiB, so the count alone would bound nothing.
 constexpr auto kStreamKeepAlive = 15s;
 constexpr auto kStreamWriteTimeout = 30s;
 constexpr std::size_t kMaxQueuedEvents = 256;
+constexpr std::size_t kMaxQueuedEventBytes = 16 * 1024 * 1024;
 
 // One server-sent event holding one JSON text. JSON strings cannot hold raw line breaks,
 // so any in the text are whitespace between tokens and may start new data: lines.
@@ -256,7 +258,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void on_event(std::string_view head, std::string_view body) {
     if (!pending_) return;
     if (!streaming_) start_stream();
-    if (pieces_.size() >= kMaxQueuedEvents) return;  // a caller this far behind loses progress
+    // A caller this far behind loses messages rather than growing the queue.
+    if (pieces_.size() >= kMaxQueuedEvents ||
+        queued_bytes_ + head.size() + body.size() > kMaxQueuedEventBytes)
+      return;
     queue_piece(sse_chunk(head, body));
   }
 
@@ -298,6 +303,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   void queue_piece(std::string piece) {
+    queued_bytes_ += piece.size();
     pieces_.push_back(std::move(piece));
     if (!writing_piece_) write_piece();
   }
@@ -312,6 +318,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     stream_.expires_after(kStreamWriteTimeout);
     net::async_write(stream_, net::buffer(pieces_.front()),
                      [self = shared_from_this()](beast::error_code error, std::size_t) {
+                       self->queued_bytes_ -= self->pieces_.front().size();
                        self->pieces_.pop_front();
                        if (error) return self->lose_stream();
                        self->write_piece();
@@ -330,6 +337,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void lose_stream() {
     keep_alive_timer_.cancel();
     pieces_.clear();
+    queued_bytes_ = 0;
     writing_piece_ = false;
     streaming_ = false;
     if (pending_) {
@@ -437,6 +445,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool streaming_ = false;
   bool writing_piece_ = false;
   std::deque<std::string> pieces_;
+  std::size_t queued_bytes_ = 0;
   net::steady_timer keep_alive_timer_;
   bool keep_alive_ = true;
   bool head_ = false;

@@ -16,8 +16,11 @@ using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 constexpr std::string_view kStatusTool = "vm_status";
-constexpr std::array<std::string_view, 4> kProtocolVersions{"2024-11-05", "2025-03-26",
-                                                            "2025-06-18", "2025-11-25"};
+// Oldest first. The last is stateless: no initialize, so it is never negotiated, but its
+// callers are served (docs/protocol.md, "Revisions").
+constexpr std::array<std::string_view, 5> kProtocolVersions{
+    "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"};
+constexpr std::string_view kStatelessVersion = "2026-07-28";
 constexpr std::string_view kNewestVersion = "2025-11-25";
 // JSON-RPC code for a request its caller cancelled (the code MCP SDKs use for it).
 constexpr int kRequestCancelled = -32800;
@@ -129,6 +132,7 @@ class Handler {
     if (name == "tools/list") return tools_list();
     if (name == "tools/call") return tools_call();
     if (name == "logging/setLevel") return set_log_level();
+    if (name == "server/discover") return discover();
     if (name == "tasks/get" || name == "tasks/result" || name == "tasks/cancel")
       return task_request(name);
     if (name == "tasks/list") return tasks_list();
@@ -190,7 +194,7 @@ class Handler {
     const auto params = message_.find("params");
     if (params != message_.end() && params->is_object()) {
       const auto asked = params->find("protocolVersion");
-      if (asked != params->end() && asked->is_string() &&
+      if (asked != params->end() && asked->is_string() && *asked != kStatelessVersion &&
           supported_protocol_version(asked->get_ref<const std::string&>())) {
         version = asked->get<std::string>();
       }
@@ -205,6 +209,25 @@ class Handler {
              {"instructions", instructions(context_.computer, view && view->ready)},
              {"protocolVersion", version},
              {"serverInfo", {{"name", jsonrpc::kProductName}, {"version", SWITCHBOARD_VERSION}}}}));
+  }
+
+  // What a 2026-07-28 caller asks instead of initialize: the same facts, no session.
+  Abandon discover() {
+    const auto view = services_.workers.view(context_.computer);
+    json capabilities{{"tools", {{"listChanged", false}}}};
+    if (view && view->ready && view->status.offers_logging)
+      capabilities["logging"] = json::object();
+    const json server{{"name", jsonrpc::kProductName}, {"version", SWITCHBOARD_VERSION}};
+    json versions = json::array();
+    for (const auto version : kProtocolVersions) versions.push_back(version);
+    return finish(jsonrpc::result_response(
+        id_, json{{"_meta", {{"io.modelcontextprotocol/serverInfo", server}}},
+                  {"capabilities", std::move(capabilities)},
+                  {"instructions", instructions(context_.computer, view && view->ready)},
+                  {"resultType", "complete"},
+                  // Also at the top level, where drafts of the revision put it.
+                  {"serverInfo", server},
+                  {"supportedVersions", std::move(versions)}}));
   }
 
   // A logging level is per socket: one caller may set it only when no other caller shares

@@ -227,7 +227,8 @@ void WorkerRegistry::on_message(const std::shared_ptr<Worker>& worker, ipc::Fram
     log_warn("malformed message from a worker", {{"computer", worker->name}});
     return;
   }
-  // The worker restarted its own deadline for this progress; the backstop follows.
+  // The worker restarted its own deadline for this progress; the backstop follows, whether
+  // or not the caller takes the message.
   if (meta->kind == ipc::MessageKind::kProgress) arm_backstop(worker, frame.call_id);
   if (found->second.on_message) found->second.on_message(*meta, std::move(frame.body));
 }

@@ -352,8 +352,8 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
       call = pending_.find(id);
       if (call && !call->progress_token.empty()) restart_deadline(id, *call);
     }
-    if (!call || call->progress_token.empty() || !call->stream)
-      return drop_message("notifications/progress");
+    if (!call || call->progress_token.empty()) return drop_message("notifications/progress");
+    // Sent even when the caller cannot take it: the supervisor's backstop restarts too.
     *token = json::parse(call->progress_token);
     hooks_.message(call->call_id, ipc::MessageMeta{ipc::MessageKind::kProgress}, message.dump());
   }

@@ -374,6 +374,22 @@ TEST_F(Fidelity, ProgressRestartsTheCallsTimeout) {
   EXPECT_TRUE(cancels(*fake).empty());
 }
 
+TEST_F(Fidelity, ProgressKeepsACallAliveEvenForACallerThatTakesOnlyJson) {
+  // The caller sees none of the progress, yet the call outlives its 3 s timeout and the
+  // supervisor's backstop (2 s later) alike.
+  SwitchboardProcess sb(config().timeouts(3, 5, {}));
+  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  ASSERT_TRUE(fake);
+  const json arguments = progress_arguments(1000, 6);
+  OpenCall call(sb.port(), post(kPath, alice_.secret, call_with_token(1, "echo", arguments, "json"),
+                                kAcceptJsonOnly));
+  const HttpResponse response = call.rest();
+  expect_plain_json(response);
+  EXPECT_EQ(error_code(response.json()), 0) << response.body;
+  EXPECT_EQ(echoed(response.json()), arguments);
+  EXPECT_TRUE(cancels(*fake).empty());
+}
+
 TEST_F(Fidelity, MaxTotalSecsEndsACallWhateverItsProgress) {
   // Progress every second for a minute would keep a 2 s timeout alive; the 3 s cap does not
   // care. (The bounded read below gives up long before the minute.)
@@ -1067,6 +1083,35 @@ TEST_F(Fidelity, McpMethodAndMcpNameHeadersMustAgreeWithTheBody) {
                       with(with(kAcceptBoth, "Mcp-Method", "tools/call"), "Mcp-Name", "echo")));
   EXPECT_EQ(agreeing.status, 200);
   EXPECT_EQ(echoed(agreeing.json()), (json{{"n", 1}}));
+}
+
+TEST_F(Fidelity, AStatelessCallerDiscoversTheServerAndCallsWithoutInitialize) {
+  SwitchboardProcess sb(config());
+  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  ASSERT_TRUE(fake);
+  const json meta{{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+                  {"io.modelcontextprotocol/clientCapabilities", json::object()}};
+  const Headers headers = with(kAcceptBoth, "MCP-Protocol-Version", "2026-07-28");
+  const auto discovered =
+      http(sb.port(), post(kPath, alice_.secret, rpc("d", "server/discover", json{{"_meta", meta}}),
+                           with(headers, "Mcp-Method", "server/discover")));
+  ASSERT_EQ(discovered.status, 200) << discovered.body;
+  const json result = discovered.json()["result"];
+  EXPECT_EQ(result["resultType"], "complete");
+  EXPECT_EQ(result["supportedVersions"].back(), "2026-07-28") << result;
+  EXPECT_TRUE(result["capabilities"].contains("tools"));
+  EXPECT_EQ(result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "openab-sb");
+  EXPECT_TRUE(result["instructions"].is_string());
+  EXPECT_TRUE(fake->requests("server/discover").empty()) << "answered by the switchboard";
+
+  json params{{"name", "echo"}, {"arguments", {{"n", 7}}}, {"_meta", meta}};
+  const auto called =
+      http(sb.port(), post(kPath, alice_.secret, rpc(2, "tools/call", params),
+                           with(with(headers, "Mcp-Method", "tools/call"), "Mcp-Name", "echo")));
+  ASSERT_EQ(called.status, 200) << called.body;
+  EXPECT_EQ(echoed(called.json()), (json{{"n", 7}}));
+  // The request's _meta reaches the computer as the caller wrote it.
+  EXPECT_EQ(fake->calls().back()["params"]["_meta"], meta);
 }
 
 }  // namespace
