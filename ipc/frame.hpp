@@ -29,7 +29,7 @@ enum class FrameType : std::uint16_t {
   kEvent = 103,  // body: one audit line's JSON object
   // call_id; meta: MessageMeta fields; body: a message from the computer for that call's
   // caller (a progress notification with the caller's token, a request without its "id",
-  // or a notification)
+  // or a notification). call_id 0: a task's status, for whichever client owns the task
   kMessage = 104,
 };
 

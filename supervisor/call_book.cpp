@@ -57,4 +57,14 @@ std::optional<CallBook::Answer> CallBook::take_answer(const CallOwner& owner,
   return answer;
 }
 
+std::vector<std::uint64_t> CallBook::calls_of(std::string_view computer,
+                                              std::string_view client) const {
+  std::vector<std::uint64_t> calls;
+  for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {
+    if (it->second.owner.computer == computer && it->second.owner.client == client)
+      calls.push_back(it->second.call_id);
+  }
+  return calls;
+}
+
 }  // namespace sb::supervisor

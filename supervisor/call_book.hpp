@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace sb::supervisor {
@@ -44,6 +45,9 @@ class CallBook {
   };
   // The routed request that `owner` answers with `routed_id` (JSON text); it is forgotten.
   std::optional<Answer> take_answer(const CallOwner& owner, const std::string& routed_id);
+
+  // The calls in flight of `client` on `computer`, whatever the session, newest first.
+  std::vector<std::uint64_t> calls_of(std::string_view computer, std::string_view client) const;
 
   std::size_t size() const { return entries_.size(); }
 

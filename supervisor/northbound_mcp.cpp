@@ -581,6 +581,25 @@ Abandon handle_mcp(const json& message, const CallerContext& context, const McpS
   return Handler(message, context, services, std::move(done), std::move(on_message)).run();
 }
 
+void relay_task_status(const McpServices& services, const std::string& computer, std::string body) {
+  // The worker is the less trusted side: only a well-formed task status goes anywhere.
+  const json message = json::parse(body, nullptr, false);
+  if (!message.is_object() || message.value("method", json()) != "notifications/tasks/status")
+    return;
+  const auto params = message.find("params");
+  const json task_id =
+      params != message.end() && params->is_object() ? params->value("taskId", json()) : json();
+  const auto view = services.workers.view(computer);
+  if (!task_id.is_string() || !view || !view->attached) return;
+  const auto client = services.tasks.owner(ComputerSession{computer, view->status.attached_at_ms},
+                                           task_id.get<std::string>());
+  if (!client) return;
+  for (const std::uint64_t call_id : services.calls.calls_of(computer, *client)) {
+    if (services.workers.deliver(call_id, ipc::MessageMeta{ipc::MessageKind::kNotification}, body))
+      return;
+  }
+}
+
 bool supported_protocol_version(std::string_view version) {
   return std::find(kProtocolVersions.begin(), kProtocolVersions.end(), version) !=
          kProtocolVersions.end();

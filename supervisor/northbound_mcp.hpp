@@ -59,6 +59,10 @@ using McpMessage = std::function<void(ReplyText)>;
 Abandon handle_mcp(const nlohmann::json& message, const CallerContext& context,
                    const McpServices& services, McpDone done, McpMessage on_message = {});
 
+// A computer's notifications/tasks/status: to a call in flight of the client that owns the
+// task, whose caller takes messages; otherwise dropped (docs/protocol.md, "Tasks").
+void relay_task_status(const McpServices& services, const std::string& computer, std::string body);
+
 // The revisions `initialize` negotiates and MCP-Protocol-Version may name, oldest first.
 bool supported_protocol_version(std::string_view version);
 std::string supported_protocol_versions_text();

@@ -16,6 +16,7 @@
 #include "supervisor/commands.hpp"
 #include "supervisor/control_socket.hpp"
 #include "supervisor/http_server.hpp"
+#include "supervisor/northbound_mcp.hpp"
 #include "supervisor/pty_dialer.hpp"
 #include "supervisor/service_notify.hpp"
 #include "supervisor/supervisor_state.hpp"
@@ -97,6 +98,10 @@ class Supervisor {
     http_.start();
     control_.start();
     // Ready for the service manager once it listens and every computer's worker is up.
+    workers_.on_task_status([this](const std::string& computer, std::string body) {
+      relay_task_status(McpServices{workers_, audit_, calls_, tasks_, state_.config}, computer,
+                        std::move(body));
+    });
     workers_.start(config.computers, [this] { notifier_.ready(); });
     std::vector<std::string> names;
     for (const auto& computer : config.computers) names.push_back(computer.name);

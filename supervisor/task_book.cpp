@@ -16,8 +16,14 @@ void TaskBook::record(const ComputerSession& session, const std::string& task_id
 
 bool TaskBook::owns(const ComputerSession& session, const std::string& task_id,
                     const std::string& client) const {
+  return owner(session, task_id) == client;
+}
+
+std::optional<std::string> TaskBook::owner(const ComputerSession& session,
+                                           const std::string& task_id) const {
   const auto found = owners_.find(Key{session.computer, session.attached_at_ms, task_id});
-  return found != owners_.end() && found->second == client;
+  if (found == owners_.end()) return std::nullopt;
+  return found->second;
 }
 
 }  // namespace sb::supervisor

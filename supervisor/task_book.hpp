@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 
@@ -27,6 +28,9 @@ class TaskBook {
               const std::string& client);
   bool owns(const ComputerSession& session, const std::string& task_id,
             const std::string& client) const;
+  // The client that created the task, if it is recorded.
+  std::optional<std::string> owner(const ComputerSession& session,
+                                   const std::string& task_id) const;
   std::size_t size() const { return owners_.size(); }
 
  private:

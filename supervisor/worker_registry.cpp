@@ -220,6 +220,10 @@ void WorkerRegistry::on_reply(const std::shared_ptr<Worker>& worker, ipc::Frame&
 }
 
 void WorkerRegistry::on_message(const std::shared_ptr<Worker>& worker, ipc::Frame&& frame) {
+  if (frame.call_id == 0) {
+    if (task_status_) task_status_(worker->name, std::move(frame.body));
+    return;
+  }
   const auto found = worker->in_flight.find(frame.call_id);
   if (found == worker->in_flight.end()) return;  // ended meanwhile
   const auto meta = ipc::decode_message_meta(frame.meta);
@@ -509,6 +513,16 @@ void WorkerRegistry::cancel(std::uint64_t call_id, const std::string& reason) {
                                      .call_id = call_id,
                                      .meta = json{{"reason", reason}}.dump()});
   }
+}
+
+bool WorkerRegistry::deliver(std::uint64_t call_id, const ipc::MessageMeta& meta,
+                             std::string body) {
+  const auto worker = owner_of(call_id);
+  if (!worker) return false;
+  auto& on_message = worker->in_flight.at(call_id).on_message;
+  if (!on_message) return false;
+  on_message(meta, std::move(body));
+  return true;
 }
 
 void WorkerRegistry::answer(std::uint64_t call_id, std::uint64_t key,

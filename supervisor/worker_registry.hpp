@@ -100,6 +100,12 @@ class WorkerRegistry {
   void cancel(std::uint64_t call_id, const std::string& reason);
   // Passes a caller's answer to the request the computer sent as `key` during the call.
   void answer(std::uint64_t call_id, std::uint64_t key, std::string response_without_id);
+  // Hands a message to the caller of a call in flight; false when it cannot take any.
+  bool deliver(std::uint64_t call_id, const ipc::MessageMeta& meta, std::string body);
+  // Where a computer's notifications/tasks/status goes (by computer name); its owner is
+  // not the registry's business.
+  using TaskStatusHandler = std::function<void(const std::string& computer, std::string body)>;
+  void on_task_status(TaskStatusHandler handler) { task_status_ = std::move(handler); }
 
   std::optional<ComputerView> view(std::string_view computer) const;
   std::vector<std::string> names() const;  // config order
@@ -135,6 +141,7 @@ class WorkerRegistry {
   boost::asio::steady_timer stall_timer_;
   std::function<void()> shutdown_done_;
   std::function<void()> all_up_;
+  TaskStatusHandler task_status_;
   bool shutting_down_ = false;
 };
 

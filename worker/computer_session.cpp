@@ -332,6 +332,10 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
 
   void handle_notification(const std::string& method, const json& message) {
     if (method == "notifications/progress") return relay_progress(message);
+    // A task's owner is known to the supervisor alone; call id 0 names no call.
+    if (method == "notifications/tasks/status") {
+      return hooks_.message(0, ipc::MessageMeta{ipc::MessageKind::kNotification}, message.dump());
+    }
     // No token or id names a caller: only when one client can reach the computer at all
     // may such a message go to a caller, its newest call's.
     const auto newest = pending_.newest_call();

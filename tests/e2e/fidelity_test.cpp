@@ -1006,6 +1006,35 @@ TEST_F(Fidelity, ATaskEndsWithTheComputerSessionThatCreatedIt) {
   EXPECT_TRUE(again->requests("tasks/get").empty());
 }
 
+TEST_F(Fidelity, ATasksStatusReachesOnlyTheClientThatOwnsIt) {
+  SwitchboardProcess sb(config());
+  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret, task_computer());
+  ASSERT_TRUE(fake);
+  post_mcp(sb.port(), kPath, alice_.secret, task_call(1, "t-alice"));
+  OpenCall bobs(sb.port(), post(kPath, bob_.secret, tool_call(2, "echo", hold(2))));
+  OpenCall alices(sb.port(), post(kPath, alice_.secret, tool_call(3, "echo", hold(3))));
+  const json bob_seen = computer_call(*fake, hold(2));
+  const json alice_seen = computer_call(*fake, hold(3));
+  ASSERT_FALSE(bob_seen.is_null());
+  ASSERT_FALSE(alice_seen.is_null());
+
+  const json status{{"jsonrpc", "2.0"},
+                    {"method", "notifications/tasks/status"},
+                    {"params", {{"taskId", "t-alice"}, {"status", "completed"}}}};
+  fake->send_text(status.dump());
+  EXPECT_EQ(alices.next(), status);
+  // A status of a task nobody recorded goes nowhere.
+  fake->send_text(
+      R"({"jsonrpc":"2.0","method":"notifications/tasks/status","params":{"taskId":"t-nobody","status":"failed"}})");
+  fake->answer_echo(alice_seen);
+  EXPECT_EQ(echoed(alices.next()), hold(3));
+  EXPECT_TRUE(alices.next().is_null());
+  fake->answer_echo(bob_seen);
+  const HttpResponse bob_reply = bobs.rest();
+  expect_plain_json(bob_reply);
+  EXPECT_EQ(echoed(bob_reply.json()), hold(2));
+}
+
 // ---------------------------------------------------------------------------------------
 // Logging under the one-client rule (docs/protocol.md, "Requests from the computer")
 
