@@ -234,18 +234,25 @@ class Routes {
     return visible ? *request_.session_id : std::string();
   }
 
-  // 2026-07-28 callers repeat the method (and a tool's name) in headers, which must agree
-  // with the body.
+  // 2026-07-28 callers repeat the method, a tool's name and their revision in headers,
+  // which must agree with the body.
   std::optional<std::string> header_mismatch(const json& message) const {
     if (!message.is_object()) return std::nullopt;
     const json method = message.value("method", json());
     if (request_.mcp_method && method != *request_.mcp_method)
       return "the Mcp-Method header does not match the body's method";
+    const auto params = message.find("params");
+    const bool has_params = params != message.end() && params->is_object();
     if (request_.mcp_name && method == "tools/call") {
-      const auto params = message.find("params");
-      const json name =
-          params != message.end() && params->is_object() ? params->value("name", json()) : json();
+      const json name = has_params ? params->value("name", json()) : json();
       if (name != *request_.mcp_name) return "the Mcp-Name header does not match params.name";
+    }
+    if (request_.protocol_version && has_params) {
+      const json meta = params->value("_meta", json());
+      const json version =
+          meta.is_object() ? meta.value("io.modelcontextprotocol/protocolVersion", json()) : json();
+      if (version.is_string() && version != *request_.protocol_version)
+        return "the MCP-Protocol-Version header does not match _meta's protocolVersion";
     }
     return std::nullopt;
   }

@@ -1141,6 +1141,13 @@ TEST_F(Fidelity, AStatelessCallerDiscoversTheServerAndCallsWithoutInitialize) {
   EXPECT_EQ(echoed(called.json()), (json{{"n", 7}}));
   // The request's _meta reaches the computer as the caller wrote it.
   EXPECT_EQ(fake->calls().back()["params"]["_meta"], meta);
+
+  // The revision in the header and the one in _meta must agree.
+  const auto disagreeing =
+      http(sb.port(), post(kPath, alice_.secret, rpc(3, "tools/call", params),
+                           with(kAcceptBoth, "MCP-Protocol-Version", "2025-11-25")));
+  EXPECT_EQ(disagreeing.status, 400);
+  EXPECT_EQ(error_code(disagreeing.json()), -32020) << disagreeing.body;
 }
 
 }  // namespace
