@@ -76,7 +76,7 @@ TEST_F(HttpSurface, InitializeWorksOfflineAndNamesTheComputer) {
   EXPECT_NE(instructions.find("not connected"), std::string::npos) << instructions;
 
   // The path names the computer; an unknown protocol version gets the newest
-  // (mcp-fidelity.md §6).
+  // (docs/protocol.md, "Revisions").
   const json other = post_mcp(sb.port(), "/mcp/beta", owner_.secret,
                               rpc("x", "initialize", json{{"protocolVersion", "1999-01-01"}}))
                          .json();

@@ -67,7 +67,7 @@ TEST_F(Relay, CallParamsAreForwardedVerbatimOnAKeptAliveConnection) {
     EXPECT_EQ(echoed(response.json()), params["arguments"]);
     ASSERT_TRUE(fake->wait_for_calls(i));
     // Verbatim but for the progress token, which the switchboard replaces with one of its
-    // own on that socket (mcp-fidelity.md §1).
+    // own on that socket (docs/protocol.md, "Progress and event streams").
     json forwarded = fake->calls().back()["params"];
     EXPECT_TRUE(forwarded["_meta"]["progressToken"].is_number_integer()) << forwarded;
     forwarded["_meta"]["progressToken"] = i;
