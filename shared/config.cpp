@@ -262,11 +262,20 @@ struct RawTimeouts {
   std::optional<std::int64_t> default_secs;
   std::optional<std::int64_t> control_secs;
   std::optional<std::int64_t> max_total_secs;
+  std::optional<std::int64_t> write_secs;
+  std::optional<std::int64_t> idle_secs;
   std::map<std::string, std::int64_t, std::less<>> tools;  // ascending key order
+};
+
+struct RawLimits {
+  std::optional<std::int64_t> max_connections;
+  std::optional<std::int64_t> max_request_bytes;
+  std::optional<std::int64_t> max_reply_buffer_mib;
 };
 
 struct RawFile {
   std::optional<std::string> listen;
+  std::optional<bool> trust_peer_headers;
   bool allow_insecure_bind = false;
   std::optional<std::int64_t> max_inflight;
   bool audit_args = true;
@@ -276,17 +285,18 @@ struct RawFile {
   std::optional<std::string> vm_secret;  // set when the file has [vm]
   std::vector<RawComputer> computers;
   RawTimeouts timeouts;
+  RawLimits limits;
   std::vector<RawClient> clients;
   std::vector<RawPtyAttach> pty_attaches;
 };
 
 RawTimeouts decode_timeouts(const toml::table& table) {
   const Fields fields{table, "[timeouts]", "[timeouts]"};
-  fields.allow_only({"default_secs", "control_secs", "max_total_secs", "tools"});
-  RawTimeouts out{fields.integer("default_secs"),
-                  fields.integer("control_secs"),
-                  fields.integer("max_total_secs"),
-                  {}};
+  fields.allow_only(
+      {"default_secs", "control_secs", "max_total_secs", "write_secs", "idle_secs", "tools"});
+  RawTimeouts out{fields.integer("default_secs"),   fields.integer("control_secs"),
+                  fields.integer("max_total_secs"), fields.integer("write_secs"),
+                  fields.integer("idle_secs"),      {}};
   if (const toml::table* tools = fields.subtable("tools", "[timeouts.tools]")) {
     // Free-form: any tool name is a key; only the values have a type.
     const Fields tool_fields{*tools, "[timeouts.tools]", "[timeouts.tools]"};
@@ -297,6 +307,13 @@ RawTimeouts decode_timeouts(const toml::table& table) {
     }
   }
   return out;
+}
+
+RawLimits decode_limits(const toml::table& table) {
+  const Fields fields{table, "[limits]", "[limits]"};
+  fields.allow_only({"max_connections", "max_request_bytes", "max_reply_buffer_mib"});
+  return {fields.integer("max_connections"), fields.integer("max_request_bytes"),
+          fields.integer("max_reply_buffer_mib")};
 }
 
 RawComputer decode_computer(const toml::table& table, std::size_t index) {
@@ -376,10 +393,11 @@ RawPtyAttach decode_pty_attach(const toml::table& table, std::size_t index) {
 RawFile decode_file(const toml::table& root) {
   const Fields top{root, "", "the top level"};
   top.allow_only({"listen", "allow_insecure_bind", "max_inflight", "audit_args", "audit_path",
-                  "control_socket", "allowed_origins", "vm", "computer", "timeouts", "client",
-                  "pty_attach"});
+                  "control_socket", "allowed_origins", "trust_peer_headers", "vm", "computer",
+                  "timeouts", "limits", "client", "pty_attach"});
   RawFile out;
   out.listen = top.string("listen");
+  out.trust_peer_headers = top.boolean("trust_peer_headers");
   out.allow_insecure_bind = top.boolean("allow_insecure_bind").value_or(false);
   out.max_inflight = top.integer("max_inflight");
   out.audit_args = top.boolean("audit_args").value_or(true);
@@ -397,6 +415,9 @@ RawFile decode_file(const toml::table& root) {
   }
   if (const toml::table* timeouts = top.subtable("timeouts", "[timeouts]")) {
     out.timeouts = decode_timeouts(*timeouts);
+  }
+  if (const toml::table* limits = top.subtable("limits", "[limits]")) {
+    out.limits = decode_limits(*limits);
   }
   const auto clients = top.tables("client");
   for (std::size_t i = 0; i < clients.size(); ++i) {
@@ -635,10 +656,38 @@ Timeouts build_timeouts(const RawTimeouts& raw) {
     }
     out.max_total_secs = static_cast<int>(*raw.max_total_secs);
   }
+  if (raw.write_secs) out.write_secs = checked_timeout(*raw.write_secs, "[timeouts]", "write_secs");
+  if (raw.idle_secs) out.idle_secs = checked_timeout(*raw.idle_secs, "[timeouts]", "idle_secs");
   for (const auto& [tool, secs] : raw.tools) {
     // User entries are added to the built-in screenshot entry, or override it.
     out.tools[tool] = checked_timeout(secs, "[timeouts.tools]", tool);
   }
+  return out;
+}
+
+std::int64_t checked_limit(std::optional<std::int64_t> value, std::int64_t fallback,
+                           std::string_view key, std::int64_t low, std::int64_t high) {
+  if (!value) return fallback;
+  if (*value >= low && *value <= high) return *value;
+  fail("[limits]", "`" + std::string(key) + "` must be " + std::to_string(low) +
+                       "..=" + std::to_string(high) + ", got " + std::to_string(*value));
+}
+
+// The bounds keep a typo from disabling a limit: a reply may be 16 MiB, so the reply
+// budget holds at least one; a request over 64 MiB is no tool call.
+Limits build_limits(const RawLimits& raw) {
+  const Limits defaults;
+  Limits out;
+  out.max_connections = static_cast<int>(
+      checked_limit(raw.max_connections, defaults.max_connections, "max_connections", 8, 1 << 20));
+  out.max_request_bytes = static_cast<std::uint64_t>(
+      checked_limit(raw.max_request_bytes, static_cast<std::int64_t>(defaults.max_request_bytes),
+                    "max_request_bytes", 1024, 64 << 20));
+  out.max_reply_buffer_bytes = static_cast<std::uint64_t>(checked_limit(
+                                   raw.max_reply_buffer_mib,
+                                   static_cast<std::int64_t>(defaults.max_reply_buffer_bytes >> 20),
+                                   "max_reply_buffer_mib", 16, 1 << 20))
+                               << 20;
   return out;
 }
 
@@ -1111,6 +1160,8 @@ Config parse_config(std::string_view toml_text, std::string_view home) {
         checked_max_inflight(*raw.max_inflight, "", "the default cap of each computer");
   }
   config.timeouts = build_timeouts(raw.timeouts);
+  config.limits = build_limits(raw.limits);
+  config.trust_peer_headers = raw.trust_peer_headers.value_or(true);
   config.control_socket = build_control_socket(raw, home);
   config.audit_args = raw.audit_args;
   if (raw.audit_path) config.audit_path = expand_home(*raw.audit_path, home);

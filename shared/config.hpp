@@ -68,8 +68,17 @@ struct Timeouts {
   int default_secs = 60;
   int control_secs = 15;
   int max_total_secs = 600;  // a call never runs longer, however much progress it reports
+  int write_secs = 30;       // every write to a caller finishes within this, or it hangs up
+  int idle_secs = 60;        // a keep-alive connection with no request for this long closes
   std::map<std::string, int, std::less<>> tools{{"screenshot", 10}};
   int for_tool(std::string_view tool) const;
+};
+
+// What one process may hold, whatever its callers do (docs/robustness.md).
+struct Limits {
+  int max_connections = 4096;                           // HTTP connections open at once
+  std::uint64_t max_request_bytes = 1024 * 1024;        // one request's body
+  std::uint64_t max_reply_buffer_bytes = 512ull << 20;  // replies held for callers, in all
 };
 
 struct Config {
@@ -82,7 +91,11 @@ struct Config {
   std::optional<std::filesystem::path> control_socket;  // this project's key; see below
   // Browser origins allowed besides loopback ones, exactly as a browser sends them.
   std::vector<std::string> allowed_origins;
+  // Whether Tailscale-User-Login and X-Forwarded-For name the peer in the audit: true when
+  // only a trusted proxy (tailscale serve) can reach the listener.
+  bool trust_peer_headers = true;
   Timeouts timeouts;
+  Limits limits;
   std::vector<Computer> computers;  // config order
   std::vector<Client> clients;      // config order
   std::vector<PtyAttach> pty_attaches;

@@ -4,6 +4,7 @@
 
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/read_until.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/streambuf.hpp>
 #include <boost/asio/write.hpp>
 #include <iomanip>
@@ -11,6 +12,7 @@
 #include <sstream>
 
 #include "shared/log.hpp"
+#include "supervisor/exhaustion.hpp"
 
 namespace sb::supervisor {
 
@@ -18,39 +20,67 @@ namespace net = boost::asio;
 using local = net::local::stream_protocol;
 using json = nlohmann::json;
 
+// A request and its answer together take at most this long; a client that stops reading
+// or never sends its line is closed, so idle connections cannot pile up.
+constexpr auto kControlDeadline = std::chrono::seconds(5);
+
 struct ControlServer::Impl : std::enable_shared_from_this<ControlServer::Impl> {
   Impl(net::io_context& io, std::filesystem::path path, const WorkerRegistry& workers)
-      : acceptor(io), path(std::move(path)), workers(workers) {}
+      : acceptor(io),
+        path(std::move(path)),
+        workers(workers),
+        pause(io.get_executor(), "control") {}
 
   void accept() {
     acceptor.async_accept(
         [self = shared_from_this()](boost::system::error_code error, local::socket socket) {
           if (error == net::error::operation_aborted || !self->acceptor.is_open()) return;
-          if (!error) self->answer(std::make_shared<local::socket>(std::move(socket)));
+          if (self->pause.pause_on(error, [self] { self->accept(); })) return;
+          if (!error) self->answer(std::make_shared<Exchange>(std::move(socket)));
           self->accept();
         });
   }
 
+  struct Exchange {
+    explicit Exchange(local::socket socket)
+        : socket(std::move(socket)), deadline(this->socket.get_executor()), request(256) {}
+    local::socket socket;
+    net::steady_timer deadline;
+    net::streambuf request;
+    std::string reply;
+  };
+
   // One request line in, one JSON document out, then the connection closes.
-  void answer(std::shared_ptr<local::socket> socket) {
-    auto request = std::make_shared<net::streambuf>(256);
+  void answer(std::shared_ptr<Exchange> exchange) {
+    exchange->deadline.expires_after(kControlDeadline);
+    exchange->deadline.async_wait(
+        [weak = std::weak_ptr<Exchange>(exchange)](boost::system::error_code error) {
+          auto alive = weak.lock();
+          if (error || !alive) return;
+          boost::system::error_code ignored;
+          alive->socket.close(ignored);
+        });
     net::async_read_until(
-        *socket, *request, '\n',
-        [self = shared_from_this(), socket, request](boost::system::error_code error, std::size_t) {
-          if (error) return;
+        exchange->socket, exchange->request, '\n',
+        [self = shared_from_this(), exchange](boost::system::error_code error, std::size_t) {
+          if (error) {
+            exchange->deadline.cancel();
+            return;
+          }
           std::string line;
-          std::istream(request.get()) >> line;
-          auto reply = std::make_shared<std::string>(
-              line == "workers" ? workers_json(self->workers.rows()) + "\n"
-                                : std::string("{\"error\":\"unknown request\"}\n"));
-          net::async_write(*socket, net::buffer(*reply),
-                           [socket, reply](boost::system::error_code, std::size_t) {});
+          std::istream(&exchange->request) >> line;
+          exchange->reply = line == "workers" ? workers_json(self->workers.rows()) + "\n"
+                                              : std::string("{\"error\":\"unknown request\"}\n");
+          net::async_write(
+              exchange->socket, net::buffer(exchange->reply),
+              [exchange](boost::system::error_code, std::size_t) { exchange->deadline.cancel(); });
         });
   }
 
   local::acceptor acceptor;
   std::filesystem::path path;
   const WorkerRegistry& workers;
+  AcceptPause pause;
 };
 
 ControlServer::ControlServer(net::io_context& io, std::filesystem::path path,
@@ -91,6 +121,7 @@ void ControlServer::stop() {
   if (!impl_->acceptor.is_open()) return;
   boost::system::error_code ignored;
   impl_->acceptor.close(ignored);
+  impl_->pause.cancel();
   std::filesystem::remove(impl_->path, ignored);
 }
 

@@ -14,8 +14,10 @@
 
 #include "shared/log.hpp"
 #include "shared/verifier.hpp"
+#include "supervisor/exhaustion.hpp"
 #include "supervisor/origin_policy.hpp"
 #include "supervisor/peer_label.hpp"
+#include "supervisor/request_reader.hpp"
 #include "supervisor/router.hpp"
 
 namespace sb::supervisor {
@@ -28,16 +30,23 @@ namespace net = boost::asio;
 using tcp = net::ip::tcp;
 using namespace std::chrono_literals;
 
-constexpr std::size_t kMaxBodyBytes = 1024 * 1024;
 constexpr auto kRequestReadTimeout = 30s;
+// After refusing a request the connection stops writing and reads what the client is still
+// sending, for at most this long, before it closes: closing with unread bytes makes the
+// kernel send a reset, and the client would lose the answer (docs/robustness.md).
+constexpr auto kLingerTime = 30s;
+// Sent to a caller that half-closed while its call is pending: a client must skip any 1xx
+// (RFC 9110 §15.2), and a caller that is gone altogether answers it with a reset, which
+// is how a hang-up is told from a half-close.
+constexpr std::string_view kHangUpProbe = "HTTP/1.1 100 Continue\r\n\r\n";
 // An event stream (docs/protocol.md, "Progress and event streams"): a comment after this
-// long with nothing to send keeps proxies from closing it; each write has a deadline; and
-// messages beyond either cap wait for nobody: they are dropped (the final response never
-// is). One computer message may be 16 MiB, so the count alone would bound nothing.
+// long with nothing to send keeps proxies from closing it; and messages beyond either cap
+// wait for nobody: they are dropped (the final response never is). One computer message
+// may be 16 MiB, so the count alone would bound nothing.
 constexpr auto kStreamKeepAlive = 15s;
-constexpr auto kStreamWriteTimeout = 30s;
 constexpr std::size_t kMaxQueuedEvents = 256;
 constexpr std::size_t kMaxQueuedEventBytes = 16 * 1024 * 1024;
+constexpr std::size_t kIdleReadBytes = 16 * 1024;
 
 // One server-sent event holding one JSON text. JSON strings cannot hold raw line breaks,
 // so any in the text are whitespace between tokens and may start new data: lines.
@@ -135,10 +144,33 @@ void refuse_upgraded(tcp::socket socket, http::request<http::string_body> reques
   });
 }
 
+// The count of open connections, against `[limits] max_connections`: each connection
+// holds one place, given back when it is destroyed (or handed over to a worker).
+struct OpenConnections {
+  std::size_t count = 0;
+  LogThrottle refused;
+};
+
+class ConnectionPlace {
+ public:
+  explicit ConnectionPlace(std::shared_ptr<OpenConnections> open) : open_(std::move(open)) {
+    ++open_->count;
+  }
+  ConnectionPlace(const ConnectionPlace&) = delete;
+  ConnectionPlace& operator=(const ConnectionPlace&) = delete;
+  ~ConnectionPlace() { --open_->count; }
+
+ private:
+  std::shared_ptr<OpenConnections> open_;
+};
+
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  Connection(tcp::socket socket, SupervisorState& state)
-      : stream_(std::move(socket)), state_(state), keep_alive_timer_(stream_.get_executor()) {
+  Connection(tcp::socket socket, SupervisorState& state, std::shared_ptr<OpenConnections> open)
+      : stream_(std::move(socket)),
+        state_(state),
+        place_(std::move(open)),
+        keep_alive_timer_(stream_.get_executor()) {
     beast::error_code error;
     const auto remote = stream_.socket().remote_endpoint(error);
     socket_address_ = error ? "unknown" : endpoint_text(remote);
@@ -147,9 +179,27 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void start() { read_request(); }
 
  private:
+  const config::Config& config() const { return *state_.config; }
+  std::chrono::seconds write_timeout() const {
+    return std::chrono::seconds(config().timeouts.write_secs);
+  }
+
+  // Between requests a keep-alive connection may sit idle for `timeouts.idle_secs`; once
+  // a request's first bytes are in, all of it must arrive within the request deadline.
+  void await_next_request() {
+    if (buffer_.size() > 0) return read_request();  // pipelined: already here
+    stream_.expires_after(std::chrono::seconds(config().timeouts.idle_secs));
+    stream_.async_read_some(buffer_.prepare(kIdleReadBytes),
+                            [self = shared_from_this()](beast::error_code error, std::size_t read) {
+                              if (error) return self->close();
+                              self->buffer_.commit(read);
+                              self->read_request();
+                            });
+  }
+
   void read_request() {
     parser_.emplace();
-    parser_->body_limit(kMaxBodyBytes);
+    limit_request(*parser_, RequestLimits{.max_body_bytes = config().limits.max_request_bytes});
     stream_.expires_after(kRequestReadTimeout);
     http::async_read_header(stream_, buffer_, *parser_,
                             [self = shared_from_this()](beast::error_code error, std::size_t) {
@@ -160,18 +210,42 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Clients such as curl wait for "100 Continue" before sending a larger body.
   void on_header(beast::error_code error) {
     if (error) return on_request(error);
+    if (const auto status = refuse_head(*parser_)) return refuse(*status);
     const auto& request = parser_->get();
     if (!parser_->is_done() && beast::iequals(request[http::field::expect], "100-continue")) {
       auto interim =
           std::make_shared<http::response<http::empty_body>>(http::status::continue_, 11);
+      stream_.expires_after(write_timeout());
       return http::async_write(
           stream_, *interim,
           [self = shared_from_this(), interim](beast::error_code error, std::size_t) {
             if (error) return self->close();
+            self->stream_.expires_after(kRequestReadTimeout);
             self->read_body();
           });
     }
     read_body();
+  }
+
+  // A request the server will not take: its status, and a close that lets the client read it.
+  void refuse(int status) {
+    keep_alive_ = false;
+    lingering_ = true;
+    write(text_response(status, refusal_text(status)), false);
+  }
+
+  std::string refusal_text(int status) const {
+    switch (status) {
+      case 413:
+        return "request body over " + std::to_string(config().limits.max_request_bytes) +
+               " bytes ([limits] max_request_bytes)";
+      case 431:
+        return "request header fields too large";
+      case 501:
+        return "transfer coding not supported; send the body as is or chunked";
+      default:
+        return "malformed HTTP request";
+    }
   }
 
   void read_body() {
@@ -182,17 +256,20 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   void on_request(beast::error_code error) {
-    if (error == http::error::body_limit) {
-      keep_alive_ = false;
-      return write(text_response(413, "request body over 1 MiB"), false);
+    if (error) {
+      if (const auto status = status_for_read_error(error)) return refuse(*status);
+      return close();
     }
-    if (error) return close();
     stream_.expires_never();
     auto& request = parser_->get();
     keep_alive_ = request.keep_alive();
     head_ = request.method() == http::verb::head;
-    const std::string peer = peer_label(header(request, "Tailscale-User-Login"),
-                                        header(request, "X-Forwarded-For"), socket_address_);
+    // Forwarded identities are believed only when the operator says a trusted proxy is
+    // the only way in (docs/configuration.md, `trust_peer_headers`).
+    const bool trusted = config().trust_peer_headers;
+    const std::string peer =
+        peer_label(trusted ? header(request, "Tailscale-User-Login") : std::nullopt,
+                   trusted ? header(request, "X-Forwarded-For") : std::nullopt, socket_address_);
     if (request_path(std::string_view(request.target().data(), request.target().size())) ==
             "/vm/attach" &&
         request.method() == http::verb::get) {
@@ -242,7 +319,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (streaming_) {
       // The response is the stream's last event; the hang-up watch must not cancel the
       // stream's writes, and ends by itself (it checks the request number).
-      queue_piece(sse_chunk(response.body_head, response.body));
+      queue_piece(sse_chunk(response.body_head, response.body), std::move(response.lease));
       queue_piece(std::string(kLastChunk));
       return;
     }
@@ -258,11 +335,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void on_event(std::string_view head, std::string_view body) {
     if (!pending_) return;
     if (!streaming_) start_stream();
-    // A caller this far behind loses messages rather than growing the queue.
-    if (pieces_.size() >= kMaxQueuedEvents ||
-        queued_bytes_ + head.size() + body.size() > kMaxQueuedEventBytes)
-      return;
-    queue_piece(sse_chunk(head, body));
+    // A caller this far behind loses messages rather than growing the queue, and so do
+    // all callers when replies waiting to be read fill the process's budget.
+    const std::size_t size = head.size() + body.size();
+    if (pieces_.size() >= kMaxQueuedEvents || queued_bytes_ + size > kMaxQueuedEventBytes) return;
+    auto lease = state_.replies.reserve(size);
+    if (!lease) return;
+    queue_piece(sse_chunk(head, body), std::move(*lease));
   }
 
   void start_stream() {
@@ -302,9 +381,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     });
   }
 
-  void queue_piece(std::string piece) {
-    queued_bytes_ += piece.size();
-    pieces_.push_back(std::move(piece));
+  void queue_piece(std::string bytes, ReplyBudget::Lease lease = {}) {
+    queued_bytes_ += bytes.size();
+    pieces_.push_back(Piece{std::move(bytes), std::move(lease)});
     if (!writing_piece_) write_piece();
   }
 
@@ -315,10 +394,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
       return;
     }
     writing_piece_ = true;
-    stream_.expires_after(kStreamWriteTimeout);
-    net::async_write(stream_, net::buffer(pieces_.front()),
+    stream_.expires_after(write_timeout());
+    net::async_write(stream_, net::buffer(pieces_.front().bytes),
                      [self = shared_from_this()](beast::error_code error, std::size_t) {
-                       self->queued_bytes_ -= self->pieces_.front().size();
+                       self->queued_bytes_ -= self->pieces_.front().bytes.size();
                        self->pieces_.pop_front();
                        if (error) return self->lose_stream();
                        self->write_piece();
@@ -330,7 +409,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     keep_alive_timer_.cancel();
     stream_.expires_never();
     if (!keep_alive_) return close();
-    read_request();
+    await_next_request();
   }
 
   // A stream's write failed or timed out: the caller is gone.
@@ -348,7 +427,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   // While a call is pending nothing is read, so a readable socket means the caller hung
-  // up (EOF) or pipelined its next request. Only a hang-up gives the share back.
+  // up, half-closed (both read as end of stream) or pipelined its next request. Only a
+  // hang-up gives the share back; a half-closed caller still reads its reply.
   void watch_for_hangup() {
     watching_ = true;
     stream_.socket().async_wait(
@@ -362,10 +442,35 @@ class Connection : public std::enable_shared_from_this<Connection> {
           const auto peeked =
               ::recv(self->stream_.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
           if (!error && peeked > 0) return;  // a pipelined request: answer this one first
-          self->pending_ = false;
-          if (auto abandon = std::move(self->abandon_)) abandon();
-          self->close();
+          if (!error && peeked == 0) return self->probe_half_close();
+          self->hang_up();
         });
+  }
+
+  // End of stream: ask the caller's kernel whether anyone is still there. Nothing else is
+  // being written while a call is pending without a stream, so the probe goes out at once;
+  // a stream's own writes find a caller that is gone.
+  void probe_half_close() {
+    if (streaming_) return;
+    const auto sent = ::send(stream_.socket().native_handle(), kHangUpProbe.data(),
+                             kHangUpProbe.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (sent != static_cast<ssize_t>(kHangUpProbe.size())) return hang_up();
+    watching_ = true;
+    stream_.socket().async_wait(
+        tcp::socket::wait_error,
+        [self = shared_from_this(), number = request_number_](beast::error_code error) {
+          self->watching_ = false;
+          if (number != self->request_number_ || !self->pending_ ||
+              error == net::error::operation_aborted)
+            return;
+          self->hang_up();
+        });
+  }
+
+  void hang_up() {
+    pending_ = false;
+    if (auto abandon = std::move(abandon_)) abandon();
+    close();
   }
 
   void write(HttpResponse plain, bool keep_alive) {
@@ -377,12 +482,34 @@ class Connection : public std::enable_shared_from_this<Connection> {
     response->keep_alive(keep_alive);
     response->content_length(plain.body_head.size() + plain.body.size());
     if (!head_) response->body() = {std::move(plain.body_head), std::move(plain.body)};
-    http::async_write(
-        stream_, *response,
-        [self = shared_from_this(), response, keep_alive](beast::error_code error, std::size_t) {
-          if (error || !keep_alive) return self->close();
-          self->read_request();
-        });
+    auto lease = std::make_shared<ReplyBudget::Lease>(std::move(plain.lease));
+    stream_.expires_after(write_timeout());
+    http::async_write(stream_, *response,
+                      [self = shared_from_this(), response, lease, keep_alive](
+                          beast::error_code error, std::size_t) {
+                        if (error) return self->close();
+                        if (self->lingering_) return self->linger();
+                        if (!keep_alive) return self->close();
+                        self->await_next_request();
+                      });
+  }
+
+  // Stops writing and discards what the client still sends, until it closes or the
+  // lingering time is up.
+  void linger() {
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    stream_.expires_after(kLingerTime);
+    discard();
+  }
+
+  void discard() {
+    buffer_.consume(buffer_.size());
+    stream_.async_read_some(buffer_.prepare(kIdleReadBytes),
+                            [self = shared_from_this()](beast::error_code error, std::size_t) {
+                              if (error) return self->close();
+                              self->discard();
+                            });
   }
 
   void attach(const std::string& peer) {
@@ -431,8 +558,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
     stream_.socket().close(ignored);
   }
 
+  // A piece of an event stream, holding its share of the reply budget until written.
+  struct Piece {
+    std::string bytes;
+    ReplyBudget::Lease lease;
+  };
+
   beast::tcp_stream stream_;
   SupervisorState& state_;
+  ConnectionPlace place_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::string socket_address_;
@@ -444,31 +578,49 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // An event stream in progress: its header, events and last chunk, written in order.
   bool streaming_ = false;
   bool writing_piece_ = false;
-  std::deque<std::string> pieces_;
+  std::deque<Piece> pieces_;
   std::size_t queued_bytes_ = 0;
   net::steady_timer keep_alive_timer_;
   bool keep_alive_ = true;
   bool head_ = false;
+  bool lingering_ = false;  // the response refuses the request: linger, then close
 };
 
 }  // namespace
 
 struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
-  Impl(net::io_context& io, SupervisorState& state) : acceptor(io), state(state) {}
+  Impl(net::io_context& io, SupervisorState& state)
+      : acceptor(io), state(state), pause(io.get_executor(), "http") {}
 
   void accept() {
     acceptor.async_accept([self = shared_from_this()](beast::error_code error, tcp::socket socket) {
       if (error == net::error::operation_aborted || !self->acceptor.is_open()) return;
-      if (!error) {
-        socket.set_option(tcp::no_delay(true), error);
-        std::make_shared<Connection>(std::move(socket), self->state)->start();
-      }
+      if (self->pause.pause_on(error, [self] { self->accept(); })) return;
+      if (!error) self->admit(std::move(socket));
       self->accept();
     });
   }
 
+  // Over the cap a connection is closed at once: answering it would take the very
+  // buffers and time the cap is there to bound.
+  void admit(tcp::socket socket) {
+    const auto cap = static_cast<std::size_t>(state.config->limits.max_connections);
+    if (open->count >= cap) {
+      if (const auto count = open->refused.due()) {
+        log_warn("connection refused: [limits] max_connections reached",
+                 {{"max_connections", std::to_string(cap)}, {"times", std::to_string(*count)}});
+      }
+      return;
+    }
+    beast::error_code ignored;
+    socket.set_option(tcp::no_delay(true), ignored);
+    std::make_shared<Connection>(std::move(socket), state, open)->start();
+  }
+
   tcp::acceptor acceptor;
   SupervisorState& state;
+  AcceptPause pause;
+  std::shared_ptr<OpenConnections> open = std::make_shared<OpenConnections>();
 };
 
 HttpServer::HttpServer(net::io_context& io, const std::string& ip, unsigned short port,
@@ -499,6 +651,7 @@ void HttpServer::start() {
 void HttpServer::stop() {
   beast::error_code ignored;
   impl_->acceptor.close(ignored);
+  impl_->pause.cancel();
 }
 
 }  // namespace sb::supervisor

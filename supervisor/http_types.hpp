@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "supervisor/reply_budget.hpp"
+
 namespace sb::supervisor {
 
 struct HttpRequest {
@@ -28,7 +30,8 @@ struct HttpResponse {
   int status = 200;
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
-  std::string body_head;  // sent before `body`: see ReplyText
+  std::string body_head;     // sent before `body`: see ReplyText
+  ReplyBudget::Lease lease;  // a relayed reply's share of the budget, until it is written
 };
 
 using Respond = std::function<void(HttpResponse)>;

@@ -333,6 +333,17 @@ class Handler {
         [](std::string_view) {});
   }
 
+  // A reply waits in memory for its caller only within the reply budget; past it, the
+  // caller is told the switchboard is overloaded and other callers are served as before
+  // (docs/robustness.md, "Memory").
+  static ReplyBudget::Lease admit_reply(ReplyBudget& budget, CallResult& result) {
+    if (result.status != ipc::CallStatus::kReplied) return {};
+    auto lease = budget.reserve(result.reply_without_id.size());
+    if (lease) return std::move(*lease);
+    result = CallResult{ipc::CallStatus::kOverloaded, 0, {}};
+    return {};
+  }
+
   // A computer's reply as it came, or the relay's error when there is none.
   static ReplyText relayed(const json& id, CallResult result) {
     if (result.status == ipc::CallStatus::kReplied)
@@ -377,12 +388,15 @@ class Handler {
         if (routed_id) sink(with_id_text(*routed_id, std::move(body)));
       };
     }
-    const std::uint64_t call_id =
-        workers.forward(context_.computer, std::move(request),
-                        [&book, entry, reply, done = done_](CallResult result) {
-                          book.close(*entry);
-                          done(reply(std::move(result)));
-                        });
+    const std::uint64_t call_id = workers.forward(
+        context_.computer, std::move(request),
+        [&book, &budget = services_.replies, entry, reply, done = done_](CallResult result) {
+          book.close(*entry);
+          auto lease = admit_reply(budget, result);
+          ReplyText text = reply(std::move(result));
+          text.lease = std::move(lease);
+          done(std::move(text));
+        });
     if (call_id == 0) return {};
     *entry = book.open(
         owner(), dump(id_), call_id,

@@ -12,6 +12,7 @@
 #include "shared/config.hpp"
 #include "supervisor/call_book.hpp"
 #include "supervisor/http_types.hpp"
+#include "supervisor/reply_budget.hpp"
 #include "supervisor/task_book.hpp"
 #include "supervisor/worker_registry.hpp"
 
@@ -36,6 +37,7 @@ struct McpServices {
   AuditLog& audit;
   CallBook& calls;
   TaskBook& tasks;
+  ReplyBudget& replies;
   std::shared_ptr<const config::Config> config;  // timeouts and audit_args, as of now
 };
 
@@ -45,6 +47,7 @@ struct McpServices {
 struct ReplyText {
   std::string head;
   std::string body;
+  ReplyBudget::Lease lease;  // a relayed reply's bytes, held until they are written
 };
 
 // The reply, or nothing for a notification or a response (HTTP 202).

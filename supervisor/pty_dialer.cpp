@@ -493,7 +493,8 @@ class PtyDialers::Dialer final : public SessionOwner,
   }
 
   McpServices services() const override {
-    return McpServices{state_.workers, state_.audit, state_.calls, state_.tasks, state_.config};
+    return McpServices{state_.workers, state_.audit,   state_.calls,
+                       state_.tasks,   state_.replies, state_.config};
   }
 
   const PtyTimings& timings() const override { return timings_; }

@@ -202,8 +202,8 @@ class Routes {
                                 .caller_cap = resolved.caller->caller_cap,
                                 .wildcard = resolved.caller->wildcard(),
                                 .session = session_scope()};
-    const McpServices services{state_.workers, state_.audit, state_.calls, state_.tasks,
-                               state_.config};
+    const McpServices services{state_.workers, state_.audit,   state_.calls,
+                               state_.tasks,   state_.replies, state_.config};
     const bool initialize = message.is_object() && message.value("method", json()) == "initialize";
     McpMessage on_message;
     if (request_.accepts_event_stream) {
@@ -217,6 +217,7 @@ class Routes {
           if (!text) return respond(empty_response(202));
           auto response = json_response(200, std::move(text->body));
           response.body_head = std::move(text->head);
+          response.lease = std::move(text->lease);
           if (initialize) response.headers.emplace_back("Mcp-Session-Id", new_session_id());
           respond(std::move(response));
         },

@@ -15,6 +15,7 @@
 #include "shared/log.hpp"
 #include "supervisor/commands.hpp"
 #include "supervisor/control_socket.hpp"
+#include "supervisor/exhaustion.hpp"
 #include "supervisor/http_server.hpp"
 #include "supervisor/northbound_mcp.hpp"
 #include "supervisor/pty_dialer.hpp"
@@ -85,8 +86,11 @@ class Supervisor {
         notifier_(std::move(notifier)),
         audit_(io_, config->audit_path),
         workers_(io_, worker_binary(), audit_),
-        state_{config, std::make_shared<ClientTable>(config->clients), workers_, audit_, calls_,
-               tasks_},
+        replies_(config->limits.max_reply_buffer_bytes),
+        state_{config,   std::make_shared<ClientTable>(config->clients),
+               workers_, audit_,
+               calls_,   tasks_,
+               replies_},
         http_(io_, config->listen_ip, config->listen_port, state_),
         control_(io_, config->control_socket_path(), workers_),
         signals_(io_, SIGHUP, SIGTERM, SIGINT),
@@ -99,8 +103,8 @@ class Supervisor {
     control_.start();
     // Ready for the service manager once it listens and every computer's worker is up.
     workers_.on_task_status([this](const std::string& computer, std::string body) {
-      relay_task_status(McpServices{workers_, audit_, calls_, tasks_, state_.config}, computer,
-                        std::move(body));
+      relay_task_status(McpServices{workers_, audit_, calls_, tasks_, replies_, state_.config},
+                        computer, std::move(body));
     });
     workers_.start(config.computers, [this] { notifier_.ready(); });
     std::vector<std::string> names;
@@ -152,6 +156,7 @@ class Supervisor {
     workers_.apply(next->computers);
     state_.clients = std::make_shared<ClientTable>(next->clients);
     state_.config = next;
+    replies_.set_capacity(next->limits.max_reply_buffer_bytes);
     pty_.reloaded();
     audit_.write("config_reloaded", nlohmann::json::object());
     log_info(
@@ -181,6 +186,7 @@ class Supervisor {
   WorkerRegistry workers_;
   CallBook calls_;
   TaskBook tasks_;
+  ReplyBudget replies_;
   SupervisorState state_;
   HttpServer http_;
   ControlServer control_;
@@ -193,6 +199,7 @@ class Supervisor {
 
 int run_serve(const std::string& config_path, std::string_view home) {
   std::signal(SIGPIPE, SIG_IGN);
+  raise_descriptor_limit();
   auto config = std::make_shared<const config::Config>(config::load_config_file(config_path, home));
   const char* notify_socket = std::getenv("NOTIFY_SOCKET");
   Supervisor supervisor(config_path, std::string(home), std::move(config),

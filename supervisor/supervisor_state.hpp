@@ -9,6 +9,7 @@
 #include "supervisor/audit_log.hpp"
 #include "supervisor/call_book.hpp"
 #include "supervisor/client_table.hpp"
+#include "supervisor/reply_budget.hpp"
 #include "supervisor/task_book.hpp"
 #include "supervisor/worker_registry.hpp"
 
@@ -21,6 +22,7 @@ struct SupervisorState {
   AuditLog& audit;
   CallBook& calls;
   TaskBook& tasks;
+  ReplyBudget& replies;
 };
 
 }  // namespace sb::supervisor

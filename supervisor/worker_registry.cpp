@@ -138,24 +138,29 @@ void WorkerRegistry::report_when_all_up() {
 }
 
 void WorkerRegistry::spawn(const std::shared_ptr<Worker>& worker) {
-  auto [parent_end, child_end] = ipc::make_socket_pair();
   const std::string segment =
       "/switchboard-" + std::to_string(::getpid()) + "-" + std::to_string(next_segment_++);
-  worker->status = std::make_unique<ipc::StatusReader>(segment);
   worker->started_at = std::chrono::steady_clock::now();
   worker->stall_reported = false;
+  ipc::UniqueFd parent_end;
   try {
+    // Each step takes descriptors or memory; out of either, this worker waits for its
+    // next try (with the restart backoff, which also paces this log line) and the
+    // supervisor and every other computer carry on.
+    auto [parent, child_end] = ipc::make_socket_pair();
+    parent_end = std::move(parent);
+    worker->status = std::make_unique<ipc::StatusReader>(segment);
     worker->process = std::make_unique<bp::process>(
         io_, worker_binary_,
         std::vector<std::string>{"--channel-fd", "3", "--status-segment", segment},
         ChannelOnFd3{child_end.get()});
   } catch (const std::exception& error) {
     log_error("cannot start a worker", {{"computer", worker->name}, {"error", error.what()}});
+    worker->status.reset();
     worker->state = Worker::State::kExited;
     on_exit(worker, -1);
     return;
   }
-  child_end.reset();
   worker->pid = worker->process->id();
   worker->state = Worker::State::kStarting;
   worker->channel = std::make_shared<ipc::Channel>(io_, std::move(parent_end));

@@ -323,6 +323,49 @@ TEST(ConfigTimeouts, EveryValueMustBe1To600) {
   }
 }
 
+TEST(ConfigTimeouts, WriteAndIdleDeadlinesDefaultTo30And60) {
+  const Config defaults = parse(kMacmini + kOwner);
+  EXPECT_EQ(defaults.timeouts.write_secs, 30);
+  EXPECT_EQ(defaults.timeouts.idle_secs, 60);
+  const Config set = parse("[timeouts]\nwrite_secs = 5\nidle_secs = 7\n" + kMacmini + kOwner);
+  EXPECT_EQ(set.timeouts.write_secs, 5);
+  EXPECT_EQ(set.timeouts.idle_secs, 7);
+  EXPECT_TRUE(Contains(error_of("[timeouts]\nwrite_secs = 0\n" + kMacmini + kOwner),
+                       "`write_secs` must be 1..=600 seconds"));
+}
+
+// ---------------------------------------------------------------------------------------
+// [limits] and trust_peer_headers (docs/robustness.md)
+
+TEST(ConfigLimits, DefaultsBoundConnectionsRequestsAndHeldReplies) {
+  const Config config = parse(kMacmini + kOwner);
+  EXPECT_EQ(config.limits.max_connections, 4096);
+  EXPECT_EQ(config.limits.max_request_bytes, 1024u * 1024);
+  EXPECT_EQ(config.limits.max_reply_buffer_bytes, 512ull << 20);
+  EXPECT_TRUE(config.trust_peer_headers);
+}
+
+TEST(ConfigLimits, ValuesAreTakenAndOutOfRangeOnesRefused) {
+  const Config config = parse(
+      "trust_peer_headers = false\n[limits]\nmax_connections = 100\nmax_request_bytes = "
+      "4096\nmax_reply_buffer_mib = 64\n" +
+      kMacmini + kOwner);
+  EXPECT_EQ(config.limits.max_connections, 100);
+  EXPECT_EQ(config.limits.max_request_bytes, 4096u);
+  EXPECT_EQ(config.limits.max_reply_buffer_bytes, 64ull << 20);
+  EXPECT_FALSE(config.trust_peer_headers);
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"[limits]\nmax_connections = 0\n", "`max_connections` must be 8..="},
+      {"[limits]\nmax_request_bytes = 10\n", "`max_request_bytes` must be 1024..="},
+      // A reply may be 16 MiB: a smaller budget could never hold one.
+      {"[limits]\nmax_reply_buffer_mib = 15\n", "`max_reply_buffer_mib` must be 16..="},
+      {"[limits]\nmax_replies = 1\n", "max_replies"},
+  };
+  for (const auto& [text, expected] : cases) {
+    EXPECT_TRUE(Contains(error_of(text + kMacmini + kOwner), expected)) << text;
+  }
+}
+
 TEST(ConfigTimeouts, CheckedInOrderDefaultControlThenToolsAscending) {
   EXPECT_TRUE(
       Contains(error_of("[timeouts]\ncontrol_secs = 0\ndefault_secs = 0\n" + kMacmini + kOwner),

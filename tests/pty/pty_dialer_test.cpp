@@ -49,7 +49,7 @@ class DialerHarness {
     audit_.emplace(io_, dir_ / "audit.jsonl");
     workers_.emplace(io_, dir_ / "no-worker", *audit_);
     state_.emplace(SupervisorState{config, std::make_shared<ClientTable>(config->clients),
-                                   *workers_, *audit_, calls_, tasks_});
+                                   *workers_, *audit_, calls_, tasks_, replies_});
     dialers_.emplace(io_, *state_, fast_timings());
     dialers_->start();
   }
@@ -90,6 +90,7 @@ class DialerHarness {
   std::optional<WorkerRegistry> workers_;
   CallBook calls_;
   TaskBook tasks_;
+  ReplyBudget replies_{config::Limits{}.max_reply_buffer_bytes};
   std::optional<SupervisorState> state_;
   std::optional<PtyDialers> dialers_;
 };

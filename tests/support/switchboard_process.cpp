@@ -111,8 +111,8 @@ ConfigBuilder& ConfigBuilder::timeouts(int default_secs, int control_secs,
   return *this;
 }
 
-ConfigBuilder& ConfigBuilder::max_total_secs(int secs) {
-  max_total_secs_ = secs;
+ConfigBuilder& ConfigBuilder::timeout_setting(std::string key, int secs) {
+  timeout_settings_[std::move(key)] = secs;
   return *this;
 }
 
@@ -168,7 +168,7 @@ std::string ConfigBuilder::toml() const {
   std::ostringstream timeouts;
   timeouts << "[timeouts]\ndefault_secs = " << default_secs_ << "\ncontrol_secs = " << control_secs_
            << "\n";
-  if (max_total_secs_) timeouts << "max_total_secs = " << *max_total_secs_ << "\n";
+  for (const auto& [key, secs] : timeout_settings_) timeouts << key << " = " << secs << "\n";
   if (!tool_timeouts_.empty()) {
     timeouts << "[timeouts.tools]\n";
     for (const auto& [name, secs] : tool_timeouts_)

@@ -56,7 +56,9 @@ class ConfigBuilder {
   ConfigBuilder& set(std::string key, std::string toml_value);
   ConfigBuilder& timeouts(int default_secs, int control_secs, std::map<std::string, int> tools);
   // `[timeouts] max_total_secs`: how long a call may run, progress or not.
-  ConfigBuilder& max_total_secs(int secs);
+  ConfigBuilder& max_total_secs(int secs) { return timeout_setting("max_total_secs", secs); }
+  // Any other `[timeouts]` key, e.g. timeout_setting("write_secs", 1).
+  ConfigBuilder& timeout_setting(std::string key, int secs);
   // The top-level `allowed_origins = [...]`: browser origins besides loopback ones.
   ConfigBuilder& allowed_origins(const std::vector<std::string>& origins);
   ConfigBuilder& vm(const Secret& secret);  // the v1 form
@@ -78,7 +80,7 @@ class ConfigBuilder {
   int default_secs_ = 0;
   int control_secs_ = 0;
   std::map<std::string, int> tool_timeouts_;
-  std::optional<int> max_total_secs_;
+  std::map<std::string, int> timeout_settings_;
   std::vector<std::string> computers_;
   std::vector<std::string> clients_;
   std::vector<std::string> blocks_;

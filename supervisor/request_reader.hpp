@@ -1,0 +1,33 @@
+// How the listener reads one HTTP request, in one place so that the server and its fuzz
+// target (fuzz/http_request.cpp) parse exactly alike: the limits on the head and the body,
+// which transfer codings are refused, and the status each failure is answered with
+// (docs/robustness.md, "HTTP errors").
+#pragma once
+
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <cstdint>
+#include <optional>
+
+namespace sb::supervisor {
+
+using RequestParser = boost::beast::http::request_parser<boost::beast::http::string_body>;
+
+struct RequestLimits {
+  std::uint32_t max_head_bytes = 8 * 1024;
+  std::uint64_t max_body_bytes = 1024 * 1024;
+};
+
+// A parser for one request, its limits set.
+void limit_request(RequestParser& parser, const RequestLimits& limits);
+
+// After the head: a status when the request must be refused before its body is read
+// (501 for a transfer coding other than plain "chunked").
+std::optional<int> refuse_head(const RequestParser& parser);
+
+// The status that answers a failed read: 431, 413, or 400 for a malformed request. Nothing
+// for failures that are not the request's fault (a timeout, a reset, end of stream).
+std::optional<int> status_for_read_error(boost::beast::error_code error);
+
+}  // namespace sb::supervisor

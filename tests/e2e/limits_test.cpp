@@ -1,0 +1,253 @@
+// End to end: the switchboard under abuse (docs/robustness.md). Malformed requests get a
+// status, an oversized body's 413 is read by a client that sends it all first, a
+// half-closed caller gets its reply, idle and non-reading connections are closed, the
+// connection cap holds, replies held for slow readers stay within the reply budget and are
+// cut at the write deadline, and running out of descriptors fails only what needed one.
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+
+#include <filesystem>
+
+#include "tests/e2e/e2e_helpers.hpp"
+#include "tests/support/raw_socket.hpp"
+
+namespace sbtest {
+namespace {
+
+class Limits : public ::testing::Test {
+ protected:
+  Secret alpha_ = new_secret();
+  Secret beta_ = new_secret();
+  Secret owner_ = new_secret();
+
+  ConfigBuilder config() const {
+    return ConfigBuilder()
+        .computer("alpha", alpha_)
+        .computer("beta", beta_)
+        .client("owner", owner_, R"({ "*" = ["*"] })", "alpha");
+  }
+
+  std::string post_head(const std::string& path, std::size_t content_length,
+                        const std::string& extra = "") const {
+    return "POST " + path + " HTTP/1.1\r\nHost: switchboard\r\nAuthorization: Bearer " +
+           owner_.secret +
+           "\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n" +
+           extra + "Content-Length: " + std::to_string(content_length) + "\r\n\r\n";
+  }
+};
+
+std::size_t open_descriptors(pid_t pid) {
+  std::size_t count = 0;
+  for ([[maybe_unused]] const auto& entry :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd"))
+    ++count;
+  return count;
+}
+
+TEST_F(Limits, MalformedRequestsAreAnsweredWithTheirStatusNotASilentClose) {
+  SwitchboardProcess sb(config());
+  struct Case {
+    std::string what;
+    std::string bytes;
+    int status;
+  };
+  const std::vector<Case> cases = {
+      {"junk request line", "NOT HTTP AT ALL\r\n\r\n", 400},
+      {"head over 8 KiB",
+       "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(9000, 'a') + "\r\n\r\n", 431},
+      {"bad chunk size",
+       "POST /mcp HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n", 400},
+      {"conflicting Content-Length",
+       "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd", 400},
+      {"a coding besides chunked",
+       "POST /mcp HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n", 501},
+  };
+  for (const auto& test : cases) {
+    RawSocket socket(sb.port());
+    ASSERT_TRUE(socket.send_all(test.bytes)) << test.what;
+    const std::string answer = socket.read_to_end();
+    EXPECT_EQ(final_status(answer), test.status) << test.what << ": " << answer;
+    EXPECT_NE(answer.find("Connection: close"), std::string::npos) << test.what;
+  }
+  EXPECT_EQ(http_get(sb.port(), "/healthz").status, 200);
+}
+
+// A client such as Python's http.client sends the whole body before it reads anything:
+// closing on it with its body unread would reset the connection and lose the 413.
+TEST_F(Limits, AClientSendingAnOversizedBodyWholeStillReadsThe413) {
+  SwitchboardProcess sb(config().block("[limits]\nmax_request_bytes = 4096\n"));
+  RawSocket socket(sb.port());
+  const std::string body(2 * 1024 * 1024, ' ');
+  ASSERT_TRUE(socket.send_all(post_head("/mcp", body.size()) + body))
+      << "the switchboard reset the connection while the body was still being sent";
+  const std::string answer = socket.read_to_end();
+  EXPECT_EQ(final_status(answer), 413) << answer;
+  EXPECT_NE(answer.find("max_request_bytes"), std::string::npos) << answer;
+
+  // The configured cap, not a fixed one: a body of exactly that size goes through.
+  const std::string ping = rpc(1, "ping").dump();
+  const std::string padded = ping + std::string(4096 - ping.size(), ' ');
+  RawSocket within(sb.port());
+  ASSERT_TRUE(within.send_all(post_head("/mcp", padded.size(), "Connection: close\r\n") + padded));
+  EXPECT_EQ(final_status(within.read_to_end()), 200);
+}
+
+TEST_F(Limits, AHalfClosedCallerStillGetsItsReply) {
+  SwitchboardProcess sb(config());
+  auto alpha = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  ASSERT_TRUE(alpha);
+  const std::string body = tool_call(1, "echo", hold(1)).dump();
+  RawSocket socket(sb.port());
+  ASSERT_TRUE(socket.send_all(post_head("/mcp/alpha", body.size()) + body));
+  ASSERT_TRUE(alpha->wait_for_calls(1));
+  socket.shutdown_write();
+  // The switchboard has seen the end of the request stream: it asks whether the caller is
+  // still there, with an interim response every client skips.
+  ASSERT_TRUE(socket.read_until("HTTP/1.1 100 Continue\r\n\r\n"));
+  alpha->answer_echo(alpha->calls()[0]);
+  const std::string answer = socket.read_to_end();
+  ASSERT_EQ(final_status(answer), 200) << answer;
+  const json reply = json::parse(answer.substr(answer.find("\r\n\r\n{") + 4), nullptr, false);
+  EXPECT_EQ(echoed(reply), hold(1));
+  ASSERT_TRUE(sb.audit().wait_for("call"));
+  EXPECT_EQ(sb.audit().events("call")[0]["outcome"], "ok");
+}
+
+// With trust_peer_headers off, the audit names the socket only: anyone able to reach the
+// listener could otherwise write any name there.
+TEST_F(Limits, ForwardedIdentitiesAreIgnoredWhenPeerHeadersAreNotTrusted) {
+  SwitchboardProcess sb(config().set("trust_peer_headers", "false"));
+  HttpConnection connection(sb.port());
+  const int port = connection.local_port();
+  const auto response =
+      connection.request(HttpRequest{.target = "/computers",
+                                     .headers = {{"Tailscale-User-Login", "ops@example.com"},
+                                                 {"X-Forwarded-For", "10.9.9.9"}}},
+                         false);
+  EXPECT_EQ(response.status, 401);
+  ASSERT_TRUE(sb.audit().wait_for("client_auth_fail"));
+  EXPECT_EQ(sb.audit().events("client_auth_fail")[0]["peer"], "127.0.0.1:" + std::to_string(port));
+}
+
+TEST_F(Limits, AnIdleKeepAliveConnectionIsClosedAfterIdleSecs) {
+  SwitchboardProcess sb(config().timeout_setting("idle_secs", 1));
+  HttpConnection connection(sb.port());
+  EXPECT_EQ(connection.request(HttpRequest{.target = "/healthz"}).status, 200);
+  EXPECT_TRUE(connection.wait_for_server_close(10s));
+}
+
+// Pipelined requests fill the server's send buffer when their answers are never read; the
+// write deadline then ends the connection instead of holding it (and its buffers) forever.
+TEST_F(Limits, APipeliningClientThatNeverReadsIsDisconnectedAtTheWriteDeadline) {
+  SwitchboardProcess sb(config().timeout_setting("write_secs", 1));
+  RawSocket socket(sb.port(), 4096);
+  std::string requests;
+  for (int i = 0; i < 64; ++i) requests += "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+  EXPECT_TRUE(socket.send_until_refused(requests, 30s));
+  EXPECT_EQ(http_get(sb.port(), "/healthz").status, 200);
+}
+
+TEST_F(Limits, ConnectionsOverTheCapAreClosedAndThePlaceComesBack) {
+  SwitchboardProcess sb(config().block("[limits]\nmax_connections = 8\n"));
+  std::vector<std::unique_ptr<HttpConnection>> held;
+  for (int i = 0; i < 8; ++i) {
+    held.push_back(std::make_unique<HttpConnection>(sb.port()));
+    EXPECT_EQ(held.back()->request(HttpRequest{.target = "/healthz"}).status, 200);
+  }
+  RawSocket ninth(sb.port());
+  EXPECT_TRUE(ninth.closed_by_peer(10s));
+  EXPECT_TRUE(
+      eventually([&] { return sb.stderr_text().find("max_connections") != std::string::npos; }));
+  held.pop_back();
+  EXPECT_TRUE(eventually([&] {
+    try {
+      return http_get(sb.port(), "/healthz").status == 200;
+    } catch (const std::exception&) {
+      return false;
+    }
+  }));
+}
+
+// Replies waiting for callers that do not read are held to [limits] max_reply_buffer_mib:
+// one over it is refused (the caller is told the switchboard is overloaded) while others
+// are served, and the write deadline gives the budget back.
+TEST_F(Limits, UnreadRepliesStayWithinTheBudgetAndAreCutAtTheWriteDeadline) {
+  FakeComputerOptions options;
+  const std::string large(10 * 1024 * 1024, 'x');
+  options.on_call = [&large](const json& params) {
+    if (params.value("name", "") != "echo") return scripted_by_arguments(params);
+    return CallAction::result(
+        json{{"content", json::array({{{"type", "text"}, {"text", large}}})}});
+  };
+  SwitchboardProcess sb(
+      config().timeout_setting("write_secs", 5).block("[limits]\nmax_reply_buffer_mib = 16\n"));
+  auto alpha = attach_ready(sb, alpha_, "alpha", owner_.secret, options);
+  ASSERT_TRUE(alpha);
+
+  const std::string body = tool_call(1, "echo").dump();
+  RawSocket unread(sb.port(), 4096);
+  ASSERT_TRUE(unread.send_all(post_head("/mcp/alpha", body.size()) + body));
+  ASSERT_TRUE(alpha->wait_for_calls(1));
+  // The unread reply holds 10 of the 16 MiB: another one does not fit.
+  const json refused = call_tool(sb.port(), "/mcp/alpha", owner_.secret, "echo", json::object(), 2);
+  EXPECT_EQ(error_code(refused), kOverloaded) << refused.dump().substr(0, 200);
+  // A small reply still fits.
+  EXPECT_EQ(echoed(call_tool(sb.port(), "/mcp/alpha", owner_.secret, "slow", json{{"n", 3}})),
+            (json{{"n", 3}}));
+  // The budget comes back once the write deadline has cut the reader that never read.
+  json served;
+  EXPECT_TRUE(eventually(
+      [&] {
+        served = call_tool(sb.port(), "/mcp/alpha", owner_.secret, "echo", json::object(), 4);
+        return error_code(served) == 0;
+      },
+      30s));
+  EXPECT_EQ(result_text(served).size(), large.size());
+  EXPECT_LT(unread.read_to_end().size(), large.size()) << "the unread reply was not cut";
+}
+
+// With its descriptors used up, the supervisor keeps running: a worker that dies cannot be
+// restarted until descriptors are free again, and calls on connections already open go on.
+TEST_F(Limits, OutOfDescriptorsTheSupervisorKeepsServingAndRestartsTheWorkerLater) {
+  SwitchboardProcess sb(config());
+  auto alpha = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  auto beta = attach_ready(sb, beta_, "beta", owner_.secret);
+  ASSERT_TRUE(alpha && beta);
+  const pid_t beta_worker = sb.worker("beta")["pid"].get<pid_t>();
+  HttpConnection open_before(sb.port());
+  EXPECT_EQ(open_before.request(mcp_request("/mcp/alpha", owner_.secret, rpc(1, "ping"))).status,
+            200);
+
+  const rlim_t cap = open_descriptors(sb.pid()) + 8;
+  const rlimit limit{cap, cap};
+  ASSERT_EQ(::prlimit(sb.pid(), RLIMIT_NOFILE, &limit, nullptr), 0);
+  std::vector<std::unique_ptr<RawSocket>> idle;
+  for (int i = 0; i < 24; ++i) idle.push_back(std::make_unique<RawSocket>(sb.port()));
+  ASSERT_TRUE(eventually([&] { return open_descriptors(sb.pid()) >= cap; }));
+  ASSERT_TRUE(eventually(
+      [&] { return sb.stderr_text().find("cannot accept connections") != std::string::npos; }));
+
+  ASSERT_EQ(::kill(beta_worker, SIGKILL), 0);
+  ASSERT_TRUE(eventually(
+      [&] { return sb.stderr_text().find("cannot start a worker") != std::string::npos; }));
+  // The other computer is still served on a connection that was already open.
+  const auto during = open_before.request(
+      mcp_request("/mcp/alpha", owner_.secret, tool_call(2, "echo", json{{"n", 2}})));
+  EXPECT_EQ(echoed(during.json()), (json{{"n", 2}}));
+  EXPECT_FALSE(sb.wait_exit(0ms).has_value()) << sb.stderr_text();
+
+  idle.clear();
+  auto beta_again = std::unique_ptr<FakeComputer>();
+  ASSERT_TRUE(eventually(
+      [&] {
+        beta_again =
+            std::make_unique<FakeComputer>(sb.port(), FakeComputerOptions{.secret = beta_.secret});
+        return beta_again->attach() == 101;
+      },
+      30s));
+  EXPECT_TRUE(wait_ready(sb, owner_.secret, "beta", 30s));
+  EXPECT_FALSE(sb.wait_exit(0ms).has_value());
+}
+
+}  // namespace
+}  // namespace sbtest
