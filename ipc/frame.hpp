@@ -23,6 +23,9 @@ enum class FrameType : std::uint16_t {
   kShutdown = 6,  // close the computer with 1001 and exit
   // call_id; meta: {"key"}; body: the caller's response to a routed request, without "id"
   kAnswer = 7,
+  // call_id: the call's reply (a kReplied kReply) has left the supervisor, or never will;
+  // its place in the computer's caps is free from now on
+  kDelivered = 8,
   // worker -> supervisor
   kHello = 101,  // meta: {"pid"}: the worker is up and has mapped its status record
   kReply = 102,  // call_id; meta: CallOutcome fields; body: the reply without its "id"

@@ -27,8 +27,15 @@ constexpr int kRequestCancelled = -32800;
 constexpr std::size_t kMaxToolNameChars = 128;
 constexpr std::size_t kMaxAuditArgsChars = 512;
 
+// Appended rather than `"`" + std::string(name) + "`"`, which g++ 12 at -O3 flags with a
+// false -Wrestrict.
 std::string backticked(std::string_view name) {
-  return "`" + std::string(name) + "`";
+  std::string quoted;
+  quoted.reserve(name.size() + 2);
+  quoted += '`';
+  quoted += name;
+  quoted += '`';
+  return quoted;
 }
 
 std::size_t utf8_length(std::string_view text) {
@@ -113,6 +120,13 @@ class Handler {
     if (id != message_.end() && !id->is_string() && !id->is_number() && !id->is_null()) {
       return finish(jsonrpc::error_response(nullptr, jsonrpc::kInvalidRequest,
                                             "id must be a string, a number or null"));
+    }
+    // MCP ids are strings or integers. A fraction, an exponent or an integer beyond 64
+    // bits would come back as a different text than the caller sent, so it is refused
+    // rather than answered under an id the caller cannot match (docs/protocol.md).
+    if (id != message_.end() && id->is_number_float()) {
+      return finish(jsonrpc::error_response(nullptr, jsonrpc::kInvalidRequest,
+                                            "id must be a string or an integer within 64 bits"));
     }
     if (!has_method) {
       if (id == message_.end()) return swallow();
@@ -339,7 +353,10 @@ class Handler {
   static ReplyBudget::Lease admit_reply(ReplyBudget& budget, CallResult& result) {
     if (result.status != ipc::CallStatus::kReplied) return {};
     auto lease = budget.reserve(result.reply_without_id.size());
-    if (lease) return std::move(*lease);
+    if (lease) {
+      lease->keep(std::move(result.slot));  // the computer's slot, until written
+      return std::move(*lease);
+    }
     result = CallResult{ipc::CallStatus::kOverloaded, 0, {}};
     return {};
   }

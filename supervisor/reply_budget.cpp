@@ -10,6 +10,7 @@ ReplyBudget::Lease& ReplyBudget::Lease::operator=(Lease&& other) noexcept {
   account_ = std::move(other.account_);
   bytes_ = other.bytes_;
   other.bytes_ = 0;
+  kept_ = std::move(other.kept_);
   return *this;
 }
 
@@ -17,6 +18,7 @@ void ReplyBudget::Lease::give_back() {
   if (account_) account_->held -= bytes_;
   account_.reset();
   bytes_ = 0;
+  kept_.reset();
 }
 
 ReplyBudget::ReplyBudget(std::uint64_t capacity)

@@ -31,6 +31,8 @@ class ReplyBudget {
     ~Lease() { give_back(); }
 
     std::uint64_t bytes() const { return bytes_; }
+    // Keeps `other` alive until the lease is given back: what else the reply holds.
+    void keep(std::shared_ptr<void> other) { kept_ = std::move(other); }
 
    private:
     friend class ReplyBudget;
@@ -42,6 +44,7 @@ class ReplyBudget {
     // shutdown) never touches freed memory.
     std::shared_ptr<Account> account_;
     std::uint64_t bytes_ = 0;
+    std::shared_ptr<void> kept_;
   };
 
   explicit ReplyBudget(std::uint64_t capacity);

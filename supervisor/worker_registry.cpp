@@ -210,7 +210,20 @@ void WorkerRegistry::on_frame(const std::shared_ptr<Worker>& worker, ipc::Frame&
   }
 }
 
+// Tells the worker a reply has left the supervisor (kDelivered) when its last holder lets
+// go of it; a worker that is gone by then needs telling nothing.
+struct DeliveryNotice {
+  std::weak_ptr<ipc::Channel> channel;
+  std::uint64_t call_id = 0;
+  ~DeliveryNotice() {
+    const auto open = channel.lock();
+    if (open && open->is_open())
+      open->send(ipc::Frame{.type = ipc::FrameType::kDelivered, .call_id = call_id});
+  }
+};
+
 void WorkerRegistry::on_reply(const std::shared_ptr<Worker>& worker, ipc::Frame&& frame) {
+  auto slot = std::make_shared<DeliveryNotice>(worker->channel, frame.call_id);
   const auto found = worker->in_flight.find(frame.call_id);
   if (found == worker->in_flight.end()) return;  // cancelled or past its backstop
   const auto outcome = ipc::decode_outcome(frame.meta);
@@ -221,7 +234,7 @@ void WorkerRegistry::on_reply(const std::shared_ptr<Worker>& worker, ipc::Frame&
     return done(CallResult{ipc::CallStatus::kDisconnected, 0, {}});
   }
   done(CallResult{outcome->status, outcome->response_bytes, std::move(frame.body), outcome->kind,
-                  outcome->error_code});
+                  outcome->error_code, std::move(slot)});
 }
 
 void WorkerRegistry::on_message(const std::shared_ptr<Worker>& worker, ipc::Frame&& frame) {

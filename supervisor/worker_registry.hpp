@@ -47,6 +47,9 @@ struct CallResult {
   std::string reply_without_id;  // the computer's reply object, its "id" removed
   ipc::ReplyKind kind = ipc::ReplyKind::kOk;
   std::optional<std::int64_t> error_code;
+  // While held, the worker keeps the call's place in the computer's caps: the reply is
+  // still in the supervisor. Released when the reply has been written or dropped.
+  std::shared_ptr<void> slot;
 };
 
 using CallCallback = std::function<void(CallResult)>;

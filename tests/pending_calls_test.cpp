@@ -33,6 +33,27 @@ TEST(PendingCalls, TheComputerWideCapBindsFirst) {
   EXPECT_EQ(pending.size(), 2u);
 }
 
+// A reply waiting in the supervisor for a slow caller still counts, against both caps,
+// until the supervisor says it has left (docs/robustness.md, "Memory").
+TEST(PendingCalls, AReplyNotYetDeliveredKeepsItsPlace) {
+  PendingCalls pending(2);
+  const auto first = pending.add(call_from("a", 11), 1);
+  ASSERT_TRUE(first);
+  ASSERT_TRUE(pending.take(*first));
+  pending.hold_until_delivered(11, "a");
+  EXPECT_EQ(pending.size(), 1u);
+  EXPECT_FALSE(pending.add(call_from("a", 12), 1)) << "the caller's share is still taken";
+  ASSERT_TRUE(pending.add(call_from("b", 13), 1));
+  EXPECT_FALSE(pending.add(call_from("c", 14), 5)) << "and so is the computer's place";
+  pending.delivered(99);  // unknown: nothing changes
+  EXPECT_EQ(pending.size(), 2u);
+  pending.delivered(11);
+  EXPECT_EQ(pending.size(), 1u);
+  EXPECT_TRUE(pending.add(call_from("a", 12), 1));
+  pending.delivered(11);  // twice: still nothing more given back
+  EXPECT_EQ(pending.size(), 2u);
+}
+
 TEST(PendingCalls, TakingACallGivesItsShareBack) {
   PendingCalls pending(8);
   const auto first = pending.add(call_from("a", 11), 1);

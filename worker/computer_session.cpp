@@ -45,6 +45,10 @@ std::string_view close_reason_text(std::uint16_t code) {
       return "connection dropped";
     case close_code::kTooBig:
       return "message too big";
+    case close_code::kProtocolError:
+      return "WebSocket protocol error";
+    case close_code::kInvalidPayload:
+      return "text message not valid UTF-8";
     case close_code::kSilent:
       return "no frame from the VM within the liveness budget";
     case close_code::kReplaced:
@@ -135,6 +139,11 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
     const auto id = pending_.find_by_call_id(call_id);
     if (!id) return;
     end_early(*id, reason);  // its late reply will find no entry and be dropped
+  }
+
+  void delivered(std::uint64_t call_id) override {
+    pending_.delivered(call_id);
+    hooks_.status_changed();
   }
 
   void answer(std::uint64_t call_id, std::uint64_t key,
@@ -298,6 +307,10 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
                                                                 : close_code::kNormal;
       } else if (error == websocket::error::message_too_big) {
         code = close_code::kTooBig;
+      } else if (error == websocket::error::bad_frame_payload) {
+        code = close_code::kInvalidPayload;  // Beast closed with 1007: text not UTF-8
+      } else if (error == websocket::condition::protocol_violation) {
+        code = close_code::kProtocolError;  // Beast closed with 1002
       }
       return finish(code);
     }
@@ -326,6 +339,15 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
   void refuse_frame() {
     if (const auto count = refused_frames_.due()) {
       log_warn("computer sent a frame that is not exactly one JSON-RPC message; refused",
+               {{"computer", settings_.computer}, {"count", std::to_string(*count)}});
+    }
+  }
+
+  // A reply no call waits for: late (its call timed out or was cancelled), repeated, or
+  // for an id the switchboard never sent. Dropped, and counted in the log.
+  void drop_stray_reply() {
+    if (const auto count = stray_replies_.due()) {
+      log_warn("computer sent a reply no call waits for (late, repeated or unknown id); dropped",
                {{"computer", settings_.computer}, {"count", std::to_string(*count)}});
     }
   }
@@ -372,14 +394,16 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
   }
 
   void handle_response(const ScannedMessage& scanned, std::string_view text) {
-    if (!scanned.id) return;
-    auto call = pending_.take(*scanned.id);
-    if (!call) return;  // unknown, expired or cancelled: dropped silently
+    auto call = scanned.id ? pending_.take(*scanned.id) : std::nullopt;
+    if (!call) return drop_stray_reply();
     forget_routed(*scanned.id);
     hooks_.status_changed();
     if (call->handshake) return on_handshake_reply(json::parse(text, nullptr, false));
     ipc::CallOutcome outcome{ipc::CallStatus::kReplied, text.size(), scanned.kind,
                              scanned.error_code};
+    // The reply may wait in the supervisor for a slow caller: until it has left, the call
+    // keeps its place, so that max_inflight bounds replies held as well as calls running.
+    pending_.hold_until_delivered(call->call_id, call->caller);
     hooks_.reply(call->call_id, outcome, without_id(text, scanned));
   }
 
@@ -572,6 +596,7 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
   std::uint64_t next_route_key_ = 1;
   LogThrottle refused_frames_;
   LogThrottle dropped_messages_;
+  LogThrottle stray_replies_;
 };
 
 }  // namespace

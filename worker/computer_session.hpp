@@ -54,7 +54,9 @@ struct SessionHooks {
 namespace close_code {
 inline constexpr std::uint16_t kNormal = 1000;
 inline constexpr std::uint16_t kGoingAway = 1001;
+inline constexpr std::uint16_t kProtocolError = 1002;
 inline constexpr std::uint16_t kAbnormal = 1006;  // recorded only: nothing can be sent
+inline constexpr std::uint16_t kInvalidPayload = 1007;
 inline constexpr std::uint16_t kTooBig = 1009;
 inline constexpr std::uint16_t kSilent = 1011;
 inline constexpr std::uint16_t kReplaced = 4002;
@@ -74,6 +76,8 @@ class ComputerSession {
   // The caller's answer to the request routed to it as `key` during call `call_id`.
   virtual void answer(std::uint64_t call_id, std::uint64_t key,
                       std::string_view response_without_id) = 0;
+  // The reply of call `call_id` has left the supervisor: its place in the caps is free.
+  virtual void delivered(std::uint64_t call_id) = 0;
   // Closes with `code` unless a close is already under way (the first code wins).
   virtual void close(std::uint16_t code) = 0;
   virtual void reconfigure(const std::string& computer, bool sole_client) = 0;

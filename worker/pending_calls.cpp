@@ -5,7 +5,7 @@ namespace sb::worker {
 std::optional<std::uint64_t> PendingCalls::add(PendingCall call, int caller_cap) {
   const int cap = caller_cap > 0 ? caller_cap : default_caller_cap();
   int& mine = per_caller_[call.caller];
-  if (static_cast<int>(calls_.size()) >= max_inflight_ || mine >= cap) {
+  if (static_cast<int>(size()) >= max_inflight_ || mine >= cap) {
     if (mine == 0) per_caller_.erase(call.caller);
     return std::nullopt;
   }
@@ -20,9 +20,26 @@ std::optional<PendingCall> PendingCalls::take(std::uint64_t id) {
   if (found == calls_.end()) return std::nullopt;
   PendingCall call = std::move(found->second);
   calls_.erase(found);
-  const auto count = per_caller_.find(call.caller);
-  if (count != per_caller_.end() && --count->second <= 0) per_caller_.erase(count);
+  release_share(call.caller);
   return call;
+}
+
+void PendingCalls::release_share(const std::string& caller) {
+  const auto count = per_caller_.find(caller);
+  if (count != per_caller_.end() && --count->second <= 0) per_caller_.erase(count);
+}
+
+void PendingCalls::hold_until_delivered(std::uint64_t call_id, std::string caller) {
+  if (call_id == 0 || delivering_.contains(call_id)) return;
+  ++per_caller_[caller];
+  delivering_.emplace(call_id, std::move(caller));
+}
+
+void PendingCalls::delivered(std::uint64_t call_id) {
+  const auto found = delivering_.find(call_id);
+  if (found == delivering_.end()) return;
+  release_share(found->second);
+  delivering_.erase(found);
 }
 
 PendingCall* PendingCalls::find(std::uint64_t id) {
@@ -52,6 +69,7 @@ std::vector<PendingCall> PendingCalls::take_all() {
   all.reserve(calls_.size());
   for (auto& [id, call] : calls_) all.push_back(std::move(call));
   calls_.clear();
+  delivering_.clear();
   per_caller_.clear();
   return all;
 }

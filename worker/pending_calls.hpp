@@ -32,7 +32,8 @@ class PendingCalls {
   // The per-caller share when none is configured: half the socket's cap, rounded up.
   int default_caller_cap() const { return (max_inflight_ + 1) / 2; }
   int max_inflight() const { return max_inflight_; }
-  std::size_t size() const { return calls_.size(); }
+  // Calls in flight at the computer and replies not yet delivered: what the caps count.
+  std::size_t size() const { return calls_.size() + delivering_.size(); }
 
   // Registers a call and returns its fresh id, or nothing when a cap is full.
   // `caller_cap` 0 means the default share.
@@ -47,11 +48,19 @@ class PendingCalls {
   std::optional<std::uint64_t> find_by_call_id(std::uint64_t call_id) const;
   std::vector<PendingCall> take_all();
 
+  // A call taken for its reply keeps its place in both caps until delivered(call_id): the
+  // reply may still be on its way to a slow caller (docs/robustness.md, "Memory").
+  void hold_until_delivered(std::uint64_t call_id, std::string caller);
+  void delivered(std::uint64_t call_id);
+
  private:
+  void release_share(const std::string& caller);
+
   int max_inflight_;
   std::uint64_t next_id_ = 1;  // ids are never reused on one socket
   std::map<std::uint64_t, PendingCall> calls_;
   std::map<std::string, int, std::less<>> per_caller_;
+  std::map<std::uint64_t, std::string> delivering_;  // the supervisor's call id -> caller
 };
 
 }  // namespace sb::worker

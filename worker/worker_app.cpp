@@ -73,6 +73,9 @@ void WorkerApp::on_frame(ipc::Frame&& frame) {
                          frame.body);
       }
       return;
+    case ipc::FrameType::kDelivered:
+      if (current_) current_->delivered(frame.call_id);
+      return;
     case ipc::FrameType::kRevoke:  // the supervisor wrote the vm_revoked line
       return leave(close_code::kRevoked);
     case ipc::FrameType::kShutdown:
