@@ -1,6 +1,8 @@
 #include "ipc/messages.hpp"
 
 #include <array>
+#include <cstdint>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <utility>
 
@@ -39,6 +41,25 @@ std::string encode_outcome(const CallOutcome& outcome) {
   return meta.dump();
 }
 
+namespace {
+
+// A small enum's number, range-checked before it is narrowed: a worker's meta is checked,
+// not trusted, and {"kind": 4294967297} must not read as 1.
+template <typename Enum>
+std::optional<Enum> enum_in_range(const nlohmann::json& value, Enum last) {
+  if (value.is_number_unsigned()) {
+    const auto number = value.get<std::uint64_t>();
+    if (number > static_cast<std::uint64_t>(last)) return std::nullopt;
+    return static_cast<Enum>(number);
+  }
+  if (!value.is_number_integer()) return std::nullopt;
+  const auto number = value.get<std::int64_t>();
+  if (number < 0 || number > static_cast<std::int64_t>(last)) return std::nullopt;
+  return static_cast<Enum>(number);
+}
+
+}  // namespace
+
 std::optional<CallOutcome> decode_outcome(std::string_view meta) {
   const auto parsed = nlohmann::json::parse(meta, nullptr, false);
   if (!parsed.is_object()) return std::nullopt;
@@ -51,13 +72,19 @@ std::optional<CallOutcome> decode_outcome(std::string_view meta) {
   CallOutcome outcome{*value, bytes->get<std::size_t>()};
   const auto kind = parsed.find("kind");
   if (kind != parsed.end() && kind->is_number_integer()) {
-    const int number = kind->get<int>();
-    if (number < 0 || number > static_cast<int>(ReplyKind::kToolError)) return std::nullopt;
-    outcome.kind = static_cast<ReplyKind>(number);
+    const auto known = enum_in_range(*kind, ReplyKind::kToolError);
+    if (!known) return std::nullopt;
+    outcome.kind = *known;
   }
   const auto code = parsed.find("error_code");
-  if (code != parsed.end() && code->is_number_integer())
+  if (code != parsed.end() && code->is_number_integer()) {
+    // A JSON-RPC error code is a signed integer; one beyond int64 is no code at all.
+    if (code->is_number_unsigned() &&
+        code->get<std::uint64_t>() >
+            static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+      return std::nullopt;
     outcome.error_code = code->get<std::int64_t>();
+  }
   return outcome;
 }
 
@@ -70,11 +97,11 @@ std::optional<MessageMeta> decode_message_meta(std::string_view meta) {
   if (!parsed.is_object()) return std::nullopt;
   const auto kind = parsed.find("kind");
   const auto key = parsed.find("key");
-  if (kind == parsed.end() || !kind->is_number_integer()) return std::nullopt;
-  if (key == parsed.end() || !key->is_number_unsigned()) return std::nullopt;
-  const int number = kind->get<int>();
-  if (number < 0 || number > static_cast<int>(MessageKind::kNotification)) return std::nullopt;
-  return MessageMeta{static_cast<MessageKind>(number), key->get<std::uint64_t>()};
+  if (kind == parsed.end() || key == parsed.end() || !key->is_number_unsigned())
+    return std::nullopt;
+  const auto known = enum_in_range(*kind, MessageKind::kNotification);
+  if (!known) return std::nullopt;
+  return MessageMeta{*known, key->get<std::uint64_t>()};
 }
 
 }  // namespace sb::ipc

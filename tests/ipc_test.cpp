@@ -118,6 +118,13 @@ TEST(CallOutcome, RoundTripsThroughMeta) {
   EXPECT_FALSE(decode_outcome("not json"));
   EXPECT_FALSE(decode_outcome(R"({"status":"sideways","response_bytes":0})"));
   EXPECT_FALSE(decode_outcome(R"({"status":"replied","response_bytes":0,"kind":9})"));
+  // Out of range is refused before it is narrowed: these must not wrap to 1, 2 and -1.
+  EXPECT_FALSE(decode_outcome(R"({"status":"replied","response_bytes":1,"kind":4294967297})"));
+  EXPECT_FALSE(decode_outcome(R"({"status":"replied","response_bytes":1,"kind":-4294967294})"));
+  EXPECT_FALSE(decode_outcome(
+      R"({"status":"replied","response_bytes":1,"error_code":18446744073709551615})"));
+  EXPECT_FALSE(decode_message_meta(R"({"kind":4294967297,"key":1})"));
+  EXPECT_TRUE(decode_message_meta(encode_message_meta(MessageMeta{MessageKind::kNotification, 7})));
 }
 
 TEST(StatusBoard, ReaderSeesWhatTheWriterPublished) {
