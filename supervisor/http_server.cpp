@@ -180,6 +180,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
  private:
   const config::Config& config() const { return *state_.config; }
+  RequestLimits request_limits() const {
+    return RequestLimits{.max_body_bytes = config().limits.max_request_bytes};
+  }
   std::chrono::seconds write_timeout() const {
     return std::chrono::seconds(config().timeouts.write_secs);
   }
@@ -199,17 +202,19 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   void read_request() {
     parser_.emplace();
-    limit_request(*parser_, RequestLimits{.max_body_bytes = config().limits.max_request_bytes});
+    limit_request(*parser_, request_limits());
     stream_.expires_after(kRequestReadTimeout);
-    http::async_read_header(stream_, buffer_, *parser_,
-                            [self = shared_from_this()](beast::error_code error, std::size_t) {
-                              self->on_header(error);
-                            });
+    http::async_read_header(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this()](beast::error_code error, std::size_t head_bytes) {
+          self->on_header(error, head_bytes);
+        });
   }
 
   // Clients such as curl wait for "100 Continue" before sending a larger body.
-  void on_header(beast::error_code error) {
+  void on_header(beast::error_code error, std::size_t head_bytes) {
     if (error) return on_request(error);
+    if (head_over_limit(head_bytes, request_limits())) return refuse(431);
     if (const auto status = refuse_head(*parser_)) return refuse(*status);
     const auto& request = parser_->get();
     if (!parser_->is_done() && beast::iequals(request[http::field::expect], "100-continue")) {
@@ -265,7 +270,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     keep_alive_ = request.keep_alive();
     head_ = request.method() == http::verb::head;
     // Forwarded identities are believed only when the operator says a trusted proxy is
-    // the only way in (docs/configuration.md, `trust_peer_headers`).
+    // the only way in (README, "Limits and capacity").
     const bool trusted = config().trust_peer_headers;
     const std::string peer =
         peer_label(trusted ? header(request, "Tailscale-User-Login") : std::nullopt,

@@ -21,6 +21,10 @@ std::optional<int> refuse_head(const RequestParser& parser) {
   return std::nullopt;
 }
 
+bool head_over_limit(std::size_t head_bytes, const RequestLimits& limits) {
+  return head_bytes > limits.max_head_bytes;
+}
+
 std::optional<int> status_for_read_error(boost::beast::error_code error) {
   if (error.category() != http::make_error_code(http::error::bad_method).category())
     return std::nullopt;

@@ -26,6 +26,11 @@ void limit_request(RequestParser& parser, const RequestLimits& limits);
 // (501 for a transfer coding other than plain "chunked").
 std::optional<int> refuse_head(const RequestParser& parser);
 
+// Beast bounds the request line and the header fields each by the head limit, not the two
+// together (a head of almost twice the limit parses); `head_bytes`, what the parser took
+// for the head, is checked against the limit here.
+bool head_over_limit(std::size_t head_bytes, const RequestLimits& limits);
+
 // The status that answers a failed read: 431, 413, or 400 for a malformed request. Nothing
 // for failures that are not the request's fault (a timeout, a reset, end of stream).
 std::optional<int> status_for_read_error(boost::beast::error_code error);

@@ -189,6 +189,9 @@ class Routes {
           "unsupported MCP-Protocol-Version; supported: " + supported_protocol_versions_text()));
     }
     if (!jsonrpc::nesting_within(request_.body, jsonrpc::kMaxNesting)) return reply(parse_error());
+    // JSON text holds no NUL byte, but nlohmann's parser stops at one and would read the
+    // body as whatever came before it.
+    if (request_.body.find('\0') != std::string::npos) return reply(parse_error());
     const json message = json::parse(request_.body, nullptr, false);
     if (message.is_discarded()) return reply(parse_error());
     if (message.is_array()) {

@@ -36,6 +36,16 @@ class Limits : public ::testing::Test {
   }
 };
 
+// A computer whose `echo` answers with `text` (a large reply); other tools as scripted.
+FakeComputerOptions answering_echo_with(const std::string& text) {
+  FakeComputerOptions options;
+  options.on_call = [&text](const json& params) {
+    if (params.value("name", "") != "echo") return scripted_by_arguments(params);
+    return CallAction::result(json{{"content", json::array({{{"type", "text"}, {"text", text}}})}});
+  };
+  return options;
+}
+
 std::size_t open_descriptors(pid_t pid) {
   std::size_t count = 0;
   for ([[maybe_unused]] const auto& entry :
@@ -55,6 +65,11 @@ TEST_F(Limits, MalformedRequestsAreAnsweredWithTheirStatusNotASilentClose) {
       {"junk request line", "NOT HTTP AT ALL\r\n\r\n", 400},
       {"head over 8 KiB",
        "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(9000, 'a') + "\r\n\r\n", 431},
+      // Beast bounds the request line and the fields each by itself: together they count.
+      {"head over 8 KiB in line and fields",
+       "GET /" + std::string(6000, 'a') +
+           " HTTP/1.1\r\nHost: x\r\nCookie: " + std::string(6000, 'b') + "\r\n\r\n",
+       431},
       {"bad chunk size",
        "POST /mcp HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n", 400},
       {"conflicting Content-Length",
@@ -172,13 +187,8 @@ TEST_F(Limits, ConnectionsOverTheCapAreClosedAndThePlaceComesBack) {
 // one over it is refused (the caller is told the switchboard is overloaded) while others
 // are served, and the write deadline gives the budget back.
 TEST_F(Limits, UnreadRepliesStayWithinTheBudgetAndAreCutAtTheWriteDeadline) {
-  FakeComputerOptions options;
   const std::string large(10 * 1024 * 1024, 'x');
-  options.on_call = [&large](const json& params) {
-    if (params.value("name", "") != "echo") return scripted_by_arguments(params);
-    return CallAction::result(
-        json{{"content", json::array({{{"type", "text"}, {"text", large}}})}});
-  };
+  const auto options = answering_echo_with(large);
   SwitchboardProcess sb(
       config().timeout_setting("write_secs", 5).block("[limits]\nmax_reply_buffer_mib = 16\n"));
   auto alpha = attach_ready(sb, alpha_, "alpha", owner_.secret, options);
@@ -204,6 +214,35 @@ TEST_F(Limits, UnreadRepliesStayWithinTheBudgetAndAreCutAtTheWriteDeadline) {
       30s));
   EXPECT_EQ(result_text(served).size(), large.size());
   EXPECT_LT(unread.read_to_end().size(), large.size()) << "the unread reply was not cut";
+}
+
+// max_inflight bounds replies held for callers too: a call's place is taken until its
+// reply has been written, however slowly its caller reads.
+TEST_F(Limits, AReplyKeepsItsCallsPlaceUntilItHasLeftTheSupervisor) {
+  const std::string large(8 * 1024 * 1024, 'x');
+  const auto options = answering_echo_with(large);
+  SwitchboardProcess sb(ConfigBuilder()
+                            .computer("alpha", alpha_, 1)
+                            .client("owner", owner_, R"({ "*" = ["*"] })", "alpha"));
+  auto alpha = attach_ready(sb, alpha_, "alpha", owner_.secret, options);
+  ASSERT_TRUE(alpha);
+
+  const std::string body = tool_call(1, "echo").dump();
+  RawSocket slow_reader(sb.port(), 4096);
+  ASSERT_TRUE(
+      slow_reader.send_all(post_head("/mcp/alpha", body.size(), "Connection: close\r\n") + body));
+  ASSERT_TRUE(alpha->wait_for_calls(1));
+  EXPECT_EQ(error_code(call_tool(sb.port(), "/mcp/alpha", owner_.secret, "slow", json{{"n", 2}})),
+            kOverloaded);
+  EXPECT_EQ(alpha->calls().size(), 1u) << "the second call reached the computer";
+
+  const std::string answer = slow_reader.read_to_end();
+  EXPECT_EQ(final_status(answer), 200);
+  EXPECT_GT(answer.size(), large.size());
+  EXPECT_TRUE(eventually([&] {
+    return echoed(call_tool(sb.port(), "/mcp/alpha", owner_.secret, "slow", json{{"n", 3}})) ==
+           json{{"n", 3}};
+  }));
 }
 
 // With its descriptors used up, the supervisor keeps running: a worker that dies cannot be
@@ -247,6 +286,78 @@ TEST_F(Limits, OutOfDescriptorsTheSupervisorKeepsServingAndRestartsTheWorkerLate
       30s));
   EXPECT_TRUE(wait_ready(sb, owner_.secret, "beta", 30s));
   EXPECT_FALSE(sb.wait_exit(0ms).has_value());
+}
+
+}  // namespace
+}  // namespace sbtest
+
+namespace sbtest {
+namespace {
+
+// MCP ids are strings or integers: one that would not come back as the caller wrote it
+// is refused instead of answered under another text.
+TEST_F(Limits, AnIdThatCannotComeBackAsSentIsAnInvalidRequest) {
+  SwitchboardProcess sb(config());
+  for (const std::string id : {"18446744073709551616", "1.5", "1e2"}) {
+    const std::string body = R"({"jsonrpc":"2.0","id":)" + id + R"(,"method":"ping"})";
+    HttpConnection connection(sb.port());
+    const auto response = connection.request(
+        HttpRequest{.method = "POST",
+                    .target = "/mcp",
+                    .body = body,
+                    .token = owner_.secret,
+                    .headers = {{"Content-Type", "application/json"},
+                                {"Accept", "application/json, text/event-stream"}}});
+    EXPECT_EQ(error_code(response.json()), kInvalidRequest) << id << ": " << response.body;
+  }
+  const json integer =
+      post_mcp(sb.port(), "/mcp", owner_.secret,
+               json::parse(R"({"jsonrpc":"2.0","id":18446744073709551615,"method":"ping"})"))
+          .json();
+  EXPECT_EQ(integer["id"].dump(), "18446744073709551615");
+}
+
+// JSON text never holds a NUL byte; a body with one is not read as what precedes it.
+TEST_F(Limits, ABodyWithANulByteIsAParseError) {
+  SwitchboardProcess sb(config());
+  const std::string body = std::string(R"({"jsonrpc":"2.0","id":1,"method":"ping"})") +
+                           std::string(1, '\0') + "anything";
+  HttpConnection connection(sb.port());
+  const auto response = connection.request(
+      HttpRequest{.method = "POST",
+                  .target = "/mcp",
+                  .body = body,
+                  .token = owner_.secret,
+                  .headers = {{"Content-Type", "application/json"},
+                              {"Accept", "application/json, text/event-stream"}}});
+  EXPECT_EQ(error_code(response.json()), kParseError) << response.body;
+}
+
+TEST_F(Limits, AComputerSendingInvalidUtf8IsClosedWith1007AndAuditedSo) {
+  SwitchboardProcess sb(config());
+  auto alpha = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  ASSERT_TRUE(alpha);
+  alpha->send_text("{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"params\":\"\xff\xfe\"}");
+  const auto info = alpha->wait_closed();
+  ASSERT_TRUE(info);
+  EXPECT_EQ(info->code, 1007);
+  const auto detach = sb.audit().wait_for("vm_detach");
+  ASSERT_TRUE(detach);
+  EXPECT_EQ((*detach)["code"], 1007);
+}
+
+TEST_F(Limits, RepliesNoCallWaitsForAreDroppedAndLoggedOncePerMinute) {
+  SwitchboardProcess sb(config());
+  auto alpha = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  ASSERT_TRUE(alpha);
+  for (int i = 0; i < 5; ++i) alpha->send_text(R"({"jsonrpc":"2.0","id":999,"result":{}})");
+  // The computer is still served, and the log has one line for the five.
+  EXPECT_EQ(echoed(call_tool(sb.port(), "/mcp/alpha", owner_.secret, "echo", json{{"n", 1}})),
+            (json{{"n", 1}}));
+  const std::string needle = "reply no call waits for";
+  ASSERT_TRUE(eventually([&] { return sb.stderr_text().find(needle) != std::string::npos; }));
+  const std::string log = sb.stderr_text();
+  EXPECT_EQ(log.find(needle), log.rfind(needle)) << log;
 }
 
 }  // namespace

@@ -118,10 +118,11 @@ TEST_F(Southbound, RepliesAreRelayedVerbatimWithTheCallersIdAndAudited) {
   ASSERT_TRUE(fake);
   // A computer-side JSON-RPC error passes through with its code.
   const json rpc_error = call_tool(sb.port(), "/mcp", alice_.secret, "echo",
-                                   json{{"mode", "error"}, {"code", -32042}}, 2.5);
-  EXPECT_EQ(rpc_error["id"], 2.5);
+                                   json{{"mode", "error"}, {"code", -32042}}, 25);
+  EXPECT_EQ(rpc_error["id"], 25);
   EXPECT_EQ(rpc_error["error"], (json{{"code", -32042}, {"message", "fake error"}}));
-  // JSON-RPC ids are strings, numbers or null: anything else is refused, and not forwarded.
+  // Ids are strings, integers or null (docs/protocol.md): anything else is refused, and
+  // not forwarded.
   const json object_id =
       call_tool(sb.port(), "/mcp", alice_.secret, "echo", json{{"k", "o"}}, json{{"object", "id"}});
   EXPECT_TRUE(object_id["id"].is_null());
