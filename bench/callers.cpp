@@ -431,6 +431,16 @@ HttpPoller::HttpPoller(int port, std::string token) : impl_(std::make_unique<Imp
 HttpPoller::~HttpPoller() = default;
 
 std::optional<std::pair<int, std::string>> HttpPoller::get(const std::string& target) {
+  return exchange(static_cast<int>(http::verb::get), target, {});
+}
+
+std::optional<std::pair<int, std::string>> HttpPoller::post(const std::string& target,
+                                                            std::string body) {
+  return exchange(static_cast<int>(http::verb::post), target, std::move(body));
+}
+
+std::optional<std::pair<int, std::string>> HttpPoller::exchange(int verb, const std::string& target,
+                                                                std::string body) {
   beast::error_code error;
   if (!impl_->stream) {
     impl_->stream.emplace(impl_->io);
@@ -443,9 +453,15 @@ std::optional<std::pair<int, std::string>> HttpPoller::get(const std::string& ta
       return std::nullopt;
     }
   }
-  http::request<http::empty_body> request{http::verb::get, target, 11};
+  http::request<http::string_body> request{static_cast<http::verb>(verb), target, 11};
   request.set(http::field::host, "127.0.0.1:" + std::to_string(impl_->port));
   request.set(http::field::authorization, impl_->authorization);
+  if (!body.empty()) {
+    request.set(http::field::content_type, "application/json");
+    request.set(http::field::accept, "application/json, text/event-stream");
+    request.body() = std::move(body);
+    request.prepare_payload();
+  }
   request.keep_alive(true);
   http::write(*impl_->stream, request, error);
   http::response<http::string_body> response;

@@ -62,15 +62,22 @@ class CallerPool {
   std::unique_ptr<Impl> impl_;
 };
 
-// A blocking keep-alive HTTP client for polling routes such as GET /computers.
+// A blocking keep-alive HTTP client for polling routes such as GET /computers, and for the
+// soak's callers.
 class HttpPoller {
  public:
   HttpPoller(int port, std::string token);
   ~HttpPoller();
   // Status and body, or nothing when the connection failed (it reconnects next time).
   std::optional<std::pair<int, std::string>> get(const std::string& target);
+  // A JSON POST (an MCP message), answered the same way.
+  std::optional<std::pair<int, std::string>> post(const std::string& target, std::string body);
 
  private:
+  // `verb` is a boost::beast::http::verb, kept out of this header.
+  std::optional<std::pair<int, std::string>> exchange(int verb, const std::string& target,
+                                                      std::string body);
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

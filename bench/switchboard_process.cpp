@@ -54,6 +54,29 @@ bool port_accepts(int port) {
   return connected;
 }
 
+// Waits for `pid` until `deadline`; its wait status, or nothing if it is still running.
+std::optional<int> wait_until(pid_t pid, Clock::time_point deadline) {
+  for (;;) {
+    int status = 0;
+    const pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid) return status;
+    if (done < 0) return -1;
+    if (Clock::now() >= deadline) return std::nullopt;
+    std::this_thread::sleep_for(5ms);
+  }
+}
+
+bool alive(pid_t pid) {
+  if (pid <= 0 || ::kill(pid, 0) != 0) return false;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  std::getline(stat, text);
+  const auto close = text.rfind(')');
+  return close != std::string::npos && close + 2 < text.size() && text[close + 2] != 'Z';
+}
+
+}  // namespace
+
 // fork + exec with the bench as parent-death signal target and no descriptor of ours
 // leaking into the child (Asio does not open its sockets close-on-exec). Everything the
 // child touches is prepared before fork: after it, only async-signal-safe calls.
@@ -77,29 +100,6 @@ pid_t spawn(const std::vector<std::string>& argv, int stdout_fd, int stderr_fd) 
   }
   return child;
 }
-
-// Waits for `pid` until `deadline`; its wait status, or nothing if it is still running.
-std::optional<int> wait_until(pid_t pid, Clock::time_point deadline) {
-  for (;;) {
-    int status = 0;
-    const pid_t done = ::waitpid(pid, &status, WNOHANG);
-    if (done == pid) return status;
-    if (done < 0) return -1;
-    if (Clock::now() >= deadline) return std::nullopt;
-    std::this_thread::sleep_for(5ms);
-  }
-}
-
-bool alive(pid_t pid) {
-  if (pid <= 0 || ::kill(pid, 0) != 0) return false;
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text;
-  std::getline(stat, text);
-  const auto close = text.rfind(')');
-  return close != std::string::npos && close + 2 < text.size() && text[close + 2] != 'Z';
-}
-
-}  // namespace
 
 fs::path own_directory() {
   return fs::read_symlink("/proc/self/exe").parent_path();
@@ -164,7 +164,8 @@ SwitchboardProcess::SwitchboardProcess(int computers, std::chrono::milliseconds 
        << "audit_path = \"" << (dir_.path() / "audit.jsonl").string() << "\"\n"
        << "control_socket = \"" << (dir_.path() / "control.sock").string() << "\"\n\n";
   for (int i = 0; i < computers; ++i) {
-    ComputerIdentity computer{.name = "c" + std::to_string(i), .secret = sb::generate_secret()};
+    ComputerIdentity computer{.name = std::string("c").append(std::to_string(i)),
+                              .secret = sb::generate_secret()};
     toml << "[[computer]]\nname = \"" << computer.name << "\"\nsecret_sha256 = \""
          << sb::render_verifier(sb::verifier_of(computer.secret)) << "\"\n\n";
     computers_.push_back(std::move(computer));

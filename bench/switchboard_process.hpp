@@ -73,6 +73,10 @@ class SwitchboardProcess {
   std::vector<pid_t> seen_workers_;
 };
 
+// fork + exec of `argv` with the bench as parent-death signal target (nothing outlives an
+// interrupted run); -1 sends that stream to /dev/null.
+pid_t spawn(const std::vector<std::string>& argv, int stdout_fd, int stderr_fd);
+
 // Runs a program to completion and returns its stdout; nothing when it fails to start,
 // exits non-zero or outlives `timeout`.
 std::optional<std::string> run_capture(const std::vector<std::string>& argv,
