@@ -1,0 +1,180 @@
+// Fuzz target: the IPC frame decoder. The header checks and the reassembly of frames live in
+// ipc::Channel's private read path, so the bytes go through a real Channel over a socket
+// pair, as a worker's or the supervisor's peer would write them; every meta of a delivered
+// frame then goes through the meta decoders of ipc/messages.hpp.
+//
+// Input: one control byte, then the bytes written to the channel's peer end.
+//   control & 0x1f  how the bytes are written: 0 all at once, otherwise in writes of
+//                   varying sizes derived from it, the channel reading between them
+//   control >> 5    descriptors (0..7) sent with the first write, for frames that declare
+//                   one; more than the channel takes in one read (4) is a misbehaving peer
+//
+// The channel is held to the wire format (ipc/frame.hpp) as modelled here: it delivers
+// exactly the complete, well-formed frames at the start of the stream, byte for byte and in
+// order, and closes at the first malformed one or at the end of the stream.
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <boost/asio/io_context.hpp>
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fuzz/fuzz_check.hpp"
+#include "ipc/channel.hpp"
+#include "ipc/messages.hpp"
+
+namespace {
+
+using namespace sb::ipc;
+
+constexpr std::size_t kMaxFdsPerRead = 4;  // what the channel's control buffer holds
+
+struct Expected {
+  FrameType type{};
+  std::uint64_t call_id = 0;
+  std::string meta;
+  std::string body;
+  bool fd = false;
+};
+
+// The frames a correct reader delivers from `bytes`, with `fds` descriptors at hand.
+std::vector<Expected> expected_frames(std::string_view bytes, std::size_t fds) {
+  std::vector<Expected> frames;
+  if (fds > kMaxFdsPerRead) return frames;  // refused at the first read
+  while (bytes.size() >= sizeof(WireHeader)) {
+    WireHeader header;
+    std::memcpy(&header, bytes.data(), sizeof header);
+    if (header.meta_size > kMaxMetaSize || header.body_size > kMaxBodySize) break;
+    const std::size_t payload = std::size_t{header.meta_size} + header.body_size;
+    if (bytes.size() - sizeof header < payload) break;
+    if (header.has_fd) {
+      if (fds == 0) break;
+      --fds;
+    }
+    bytes.remove_prefix(sizeof header);
+    frames.push_back({static_cast<FrameType>(header.type), header.call_id,
+                      std::string(bytes.substr(0, header.meta_size)),
+                      std::string(bytes.substr(header.meta_size, header.body_size)),
+                      header.has_fd != 0});
+    bytes.remove_prefix(payload);
+  }
+  return frames;
+}
+
+// Writes all of `bytes` to the non-blocking `fd`, with `fds` descriptors on the first byte.
+// Returns how many bytes went out before the reader closed.
+std::size_t write_some(int fd, std::string_view bytes, const std::vector<int>& fds) {
+  iovec io{const_cast<char*>(bytes.data()), bytes.size()};
+  msghdr message{};
+  message.msg_iov = &io;
+  message.msg_iovlen = 1;
+  std::vector<char> control;
+  if (!fds.empty()) {
+    control.resize(CMSG_SPACE(sizeof(int) * fds.size()));
+    message.msg_control = control.data();
+    message.msg_controllen = control.size();
+    cmsghdr* header = CMSG_FIRSTHDR(&message);
+    header->cmsg_level = SOL_SOCKET;
+    header->cmsg_type = SCM_RIGHTS;
+    header->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+    std::memcpy(CMSG_DATA(header), fds.data(), sizeof(int) * fds.size());
+  }
+  const long sent = ::sendmsg(fd, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+  return sent > 0 ? static_cast<std::size_t>(sent) : 0;
+}
+
+// Runs what is ready until nothing is.
+void settle(boost::asio::io_context& io) {
+  for (int idle = 0; idle < 2;) {
+    if (io.stopped()) io.restart();
+    idle = io.poll() == 0 ? idle + 1 : 0;
+  }
+}
+
+// Every meta decoder on the meta of a frame; what decodes must encode back to itself.
+void decode_meta(const std::string& meta) {
+  if (const auto outcome = decode_outcome(meta)) {
+    const auto again = decode_outcome(encode_outcome(*outcome));
+    FUZZ_CHECK(again && again->status == outcome->status &&
+               again->response_bytes == outcome->response_bytes && again->kind == outcome->kind &&
+               again->error_code == outcome->error_code);
+    FUZZ_CHECK(call_status_from(to_string(outcome->status)) == outcome->status);
+  }
+  if (const auto message = decode_message_meta(meta)) {
+    const auto again = decode_message_meta(encode_message_meta(*message));
+    FUZZ_CHECK(again && again->kind == message->kind && again->key == message->key);
+  }
+  if (const auto status = call_status_from(meta)) FUZZ_CHECK(to_string(*status) == meta);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size == 0) return 0;
+  const std::uint8_t control = data[0];
+  const std::string_view bytes(reinterpret_cast<const char*>(data + 1), size - 1);
+  const std::size_t pattern = control & 0x1f;
+  const std::size_t fd_count = control >> 5;
+
+  // The meta decoders see the raw bytes too: the supervisor decodes whatever a worker sent.
+  decode_meta(std::string(bytes));
+
+  auto [reader_end, writer_end] = make_socket_pair();
+  std::vector<int> fds;
+  for (std::size_t i = 0; i < fd_count; ++i) fds.push_back(::open("/dev/null", O_RDONLY));
+
+  std::vector<Frame> delivered;
+  bool closed = false;
+  {
+    boost::asio::io_context io;
+    auto channel = std::make_shared<Channel>(io, std::move(reader_end));
+    channel->start([&](Frame&& frame) { delivered.push_back(std::move(frame)); },
+                   [&] { closed = true; });
+
+    std::string_view rest = bytes;
+    bool first = true;
+    int stalls = 0;  // a reader that stops reading without closing would hang the loop
+    for (std::size_t writes = 0; !rest.empty() && !closed && stalls < 100; ++writes) {
+      std::size_t piece = rest.size();
+      if (pattern != 0) piece = std::min(piece, 1 + (pattern * 97 + writes * 31) % (pattern * 64));
+      const std::size_t sent =
+          write_some(writer_end.get(), rest.substr(0, piece), first ? fds : std::vector<int>{});
+      if (sent > 0) first = false;
+      stalls = sent > 0 ? 0 : stalls + 1;
+      rest.remove_prefix(sent);
+      settle(io);
+    }
+    if (first && !fds.empty()) {  // nothing to carry them: they go with one byte of padding
+      write_some(writer_end.get(), std::string_view("\0", 1), fds);
+    }
+    ::shutdown(writer_end.get(), SHUT_WR);
+    settle(io);
+    // The stream ended, so the channel has closed: at a malformed frame or at the end.
+    FUZZ_CHECK(closed);
+    FUZZ_CHECK(!channel->is_open());
+  }
+  for (int fd : fds) ::close(fd);
+
+  // Exactly the frames the wire format says, in order, byte for byte.
+  std::string stream(bytes);
+  if (bytes.empty() && !fds.empty()) stream.assign(1, '\0');
+  const auto expected = expected_frames(stream, fd_count);
+  FUZZ_CHECK(delivered.size() == expected.size());
+  for (std::size_t i = 0; i < delivered.size(); ++i) {
+    const Frame& frame = delivered[i];
+    FUZZ_CHECK(frame.type == expected[i].type && frame.call_id == expected[i].call_id);
+    FUZZ_CHECK(frame.meta == expected[i].meta && frame.body == expected[i].body);
+    FUZZ_CHECK(frame.fd.valid() == expected[i].fd);
+    if (frame.fd.valid()) FUZZ_CHECK(::fcntl(frame.fd.get(), F_GETFD) & FD_CLOEXEC);
+    decode_meta(frame.meta);
+  }
+  return 0;
+}
