@@ -27,6 +27,16 @@ class Limits : public ::testing::Test {
         .client("owner", owner_, R"({ "*" = ["*"] })", "alpha");
   }
 
+  // POST /mcp with `body` exactly as given (post_mcp takes JSON, which would re-serialise it).
+  HttpResponse post_text(int port, const std::string& body) const {
+    return http(port, HttpRequest{.method = "POST",
+                                  .target = "/mcp",
+                                  .body = body,
+                                  .token = owner_.secret,
+                                  .headers = {{"Content-Type", "application/json"},
+                                              {"Accept", "application/json, text/event-stream"}}});
+  }
+
   std::string post_head(const std::string& path, std::size_t content_length,
                         const std::string& extra = "") const {
     return "POST " + path + " HTTP/1.1\r\nHost: switchboard\r\nAuthorization: Bearer " +
@@ -288,26 +298,13 @@ TEST_F(Limits, OutOfDescriptorsTheSupervisorKeepsServingAndRestartsTheWorkerLate
   EXPECT_FALSE(sb.wait_exit(0ms).has_value());
 }
 
-}  // namespace
-}  // namespace sbtest
-
-namespace sbtest {
-namespace {
-
 // MCP ids are strings or integers: one that would not come back as the caller wrote it
 // is refused instead of answered under another text.
 TEST_F(Limits, AnIdThatCannotComeBackAsSentIsAnInvalidRequest) {
   SwitchboardProcess sb(config());
   for (const std::string id : {"18446744073709551616", "1.5", "1e2"}) {
     const std::string body = R"({"jsonrpc":"2.0","id":)" + id + R"(,"method":"ping"})";
-    HttpConnection connection(sb.port());
-    const auto response = connection.request(
-        HttpRequest{.method = "POST",
-                    .target = "/mcp",
-                    .body = body,
-                    .token = owner_.secret,
-                    .headers = {{"Content-Type", "application/json"},
-                                {"Accept", "application/json, text/event-stream"}}});
+    const auto response = post_text(sb.port(), body);
     EXPECT_EQ(error_code(response.json()), kInvalidRequest) << id << ": " << response.body;
   }
   const json integer =
@@ -322,14 +319,7 @@ TEST_F(Limits, ABodyWithANulByteIsAParseError) {
   SwitchboardProcess sb(config());
   const std::string body = std::string(R"({"jsonrpc":"2.0","id":1,"method":"ping"})") +
                            std::string(1, '\0') + "anything";
-  HttpConnection connection(sb.port());
-  const auto response = connection.request(
-      HttpRequest{.method = "POST",
-                  .target = "/mcp",
-                  .body = body,
-                  .token = owner_.secret,
-                  .headers = {{"Content-Type", "application/json"},
-                              {"Accept", "application/json, text/event-stream"}}});
+  const auto response = post_text(sb.port(), body);
   EXPECT_EQ(error_code(response.json()), kParseError) << response.body;
 }
 
