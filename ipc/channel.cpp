@@ -42,6 +42,16 @@ void Channel::close() {
   fail();
 }
 
+// The peer no longer takes frames (it closed its end). What it sent before closing is
+// still to be read, and the read side ends the channel at end of stream: a worker's last
+// audit line must not be lost because a frame to it failed first.
+void Channel::stop_writing() {
+  write_stopped_ = true;
+  outbox_.clear();
+  auto waiters = std::move(flush_waiters_);
+  for (auto& waiter : waiters) boost::asio::post(socket_.get_executor(), std::move(waiter));
+}
+
 void Channel::fail() {
   if (closed_) return;
   closed_ = true;
@@ -181,7 +191,7 @@ void Channel::finish_frame() {
 // ---- writing ----
 
 void Channel::send(Frame frame) {
-  if (closed_) return;
+  if (closed_ || write_stopped_) return;
   Outgoing outgoing;
   outgoing.header.meta_size = static_cast<std::uint32_t>(frame.meta.size());
   outgoing.header.body_size = static_cast<std::uint32_t>(frame.body.size());
@@ -205,7 +215,7 @@ void Channel::schedule_write() {
 }
 
 void Channel::flush(std::function<void()> then) {
-  if (closed_ || outbox_.empty()) {
+  if (closed_ || write_stopped_ || outbox_.empty()) {
     boost::asio::post(socket_.get_executor(), std::move(then));
     return;
   }
@@ -216,7 +226,7 @@ void Channel::write_pending() {
   while (!closed_ && !outbox_.empty()) {
     const long sent = send_some();
     if (sent < 0) {
-      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return fail();
+      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return stop_writing();
       waiting_writable_ = true;
       socket_.async_wait(boost::asio::socket_base::wait_write,
                          [self = shared_from_this()](const boost::system::error_code& error) {

@@ -51,11 +51,13 @@ class Channel : public std::enable_shared_from_this<Channel> {
   long send_some();
   void mark_sent(std::size_t sent);
   void fail();
+  void stop_writing();
 
   boost::asio::local::stream_protocol::socket socket_;
   FrameHandler on_frame_;
   ClosedHandler on_closed_;
   bool closed_ = false;
+  bool write_stopped_ = false;  // the peer takes no more frames; its own are still read
 
   // Reading state.
   std::vector<char> staging_;

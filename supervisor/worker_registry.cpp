@@ -9,6 +9,10 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -137,25 +141,43 @@ void WorkerRegistry::report_when_all_up() {
   all_up();
 }
 
+// The socket pair, the status board and the process of a worker; what failed, if any.
+// Failures are answers, not exceptions carried out of here: Boost's exception types trip
+// UBSan's vptr check when inspected, and a spawn that fails must cost nothing but a log line.
+std::optional<std::string> WorkerRegistry::launch(Worker& worker, const std::string& segment,
+                                                  ipc::UniqueFd& parent_end) {
+  int fds[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) != 0)
+    return std::string("socketpair: ") + std::strerror(errno);
+  parent_end = ipc::UniqueFd(fds[0]);
+  const ipc::UniqueFd child_end(fds[1]);
+  try {
+    worker.status = std::make_unique<ipc::StatusReader>(segment);
+  } catch (...) {
+    return std::string("status board: ") + std::strerror(errno);
+  }
+  boost::system::error_code launch_error;
+  auto process = bp::default_process_launcher()(
+      io_.get_executor(), launch_error, worker_binary_,
+      std::vector<std::string>{"--channel-fd", "3", "--status-segment", segment},
+      ChannelOnFd3{child_end.get()});
+  if (launch_error) return "launching: " + launch_error.message();
+  worker.process = std::make_unique<bp::process>(std::move(process));
+  return std::nullopt;
+}
+
 void WorkerRegistry::spawn(const std::shared_ptr<Worker>& worker) {
   const std::string segment =
       "/switchboard-" + std::to_string(::getpid()) + "-" + std::to_string(next_segment_++);
   worker->started_at = std::chrono::steady_clock::now();
   worker->stall_reported = false;
+  // Each step takes descriptors or memory; out of either, this worker waits for its next
+  // try (with the restart backoff, which also paces this log line) and the supervisor and
+  // every other computer carry on.
   ipc::UniqueFd parent_end;
-  try {
-    // Each step takes descriptors or memory; out of either, this worker waits for its
-    // next try (with the restart backoff, which also paces this log line) and the
-    // supervisor and every other computer carry on.
-    auto [parent, child_end] = ipc::make_socket_pair();
-    parent_end = std::move(parent);
-    worker->status = std::make_unique<ipc::StatusReader>(segment);
-    worker->process = std::make_unique<bp::process>(
-        io_, worker_binary_,
-        std::vector<std::string>{"--channel-fd", "3", "--status-segment", segment},
-        ChannelOnFd3{child_end.get()});
-  } catch (const std::exception& error) {
-    log_error("cannot start a worker", {{"computer", worker->name}, {"error", error.what()}});
+  const auto failure = launch(*worker, segment, parent_end);
+  if (failure) {
+    log_error("cannot start a worker", {{"computer", worker->name}, {"error", *failure}});
     worker->status.reset();
     worker->state = Worker::State::kExited;
     on_exit(worker, -1);

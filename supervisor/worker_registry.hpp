@@ -119,6 +119,8 @@ class WorkerRegistry {
 
  private:
   void spawn(const std::shared_ptr<Worker>& worker);
+  std::optional<std::string> launch(Worker& worker, const std::string& segment,
+                                    ipc::UniqueFd& parent_end);
   void on_frame(const std::shared_ptr<Worker>& worker, ipc::Frame&& frame);
   void on_reply(const std::shared_ptr<Worker>& worker, ipc::Frame&& frame);
   void on_message(const std::shared_ptr<Worker>& worker, ipc::Frame&& frame);

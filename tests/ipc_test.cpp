@@ -107,6 +107,29 @@ TEST(Channel, ReportsThePeerHangingUp) {
   run_until(io, [&] { return closed; });
 }
 
+// A peer that sent its last frames and closed: a frame sent to it fails, and what it sent
+// is read all the same (a worker's last audit line must survive a frame it never took).
+TEST(Channel, ReadsWhatThePeerSentAfterAWriteToItFailed) {
+  boost::asio::io_context io;
+  auto [left_fd, right_fd] = make_socket_pair();
+  auto left = std::make_shared<Channel>(io, std::move(left_fd));
+  bool left_done = false;
+  left->send(Frame{.type = FrameType::kEvent, .body = "last words"});
+  left->flush([&] {
+    left->close();
+    left_done = true;
+  });
+  run_until(io, [&] { return left_done; });
+
+  auto right = std::make_shared<Channel>(io, std::move(right_fd));
+  right->send(Frame{.type = FrameType::kDelivered, .call_id = 7});  // to a closed peer
+  std::vector<std::string> bodies;
+  bool closed = false;
+  right->start([&](Frame&& frame) { bodies.push_back(frame.body); }, [&] { closed = true; });
+  run_until(io, [&] { return closed; });
+  EXPECT_EQ(bodies, std::vector<std::string>{"last words"});
+}
+
 TEST(CallOutcome, RoundTripsThroughMeta) {
   const CallOutcome outcome{CallStatus::kReplied, 1234, ReplyKind::kRpcError, -32050};
   const auto decoded = decode_outcome(encode_outcome(outcome));
