@@ -1,6 +1,7 @@
-// The HTTP/1.1 listener: one connection object per caller, keep-alive, a 1 MiB body cap,
-// the WebSocket attach hand-over, and the hang-up watch that gives a caller's in-flight
-// share back the moment it disconnects. Beast stays in the .cpp.
+// The HTTP/1.1 listener: one connection object per caller, keep-alive, the connection cap,
+// deadlines and HTTP errors of docs/robustness.md, the WebSocket attach hand-over, and the
+// hang-up watch that gives a caller's in-flight share back the moment it disconnects.
+// Beast stays in the .cpp.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
