@@ -53,6 +53,7 @@ std::vector<Expected> expected_frames(std::string_view bytes, std::size_t fds) {
     WireHeader header;
     std::memcpy(&header, bytes.data(), sizeof header);
     if (header.meta_size > kMaxMetaSize || header.body_size > kMaxBodySize) break;
+    if (header.reserved != 0 || header.has_fd > 1) break;
     const std::size_t payload = std::size_t{header.meta_size} + header.body_size;
     if (bytes.size() - sizeof header < payload) break;
     if (header.has_fd) {
@@ -137,7 +138,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     boost::asio::io_context io;
     auto channel = std::make_shared<Channel>(io, std::move(reader_end));
     channel->start([&](Frame&& frame) { delivered.push_back(std::move(frame)); },
-                   [&] { closed = true; });
+                   [&](const std::string&) { closed = true; });
 
     std::string_view rest = bytes;
     bool first = true;

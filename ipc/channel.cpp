@@ -26,8 +26,10 @@ std::pair<UniqueFd, UniqueFd> make_socket_pair() {
   return {UniqueFd(fds[0]), UniqueFd(fds[1])};
 }
 
-Channel::Channel(boost::asio::io_context& io, UniqueFd socket)
-    : socket_(io, boost::asio::local::stream_protocol(), socket.release()), staging_(kStagingSize) {
+Channel::Channel(boost::asio::io_context& io, UniqueFd socket, Descriptors descriptors)
+    : socket_(io, boost::asio::local::stream_protocol(), socket.release()),
+      descriptors_(descriptors),
+      staging_(kStagingSize) {
   socket_.non_blocking(true);
 }
 
@@ -61,8 +63,16 @@ void Channel::fail() {
   auto waiters = std::move(flush_waiters_);
   for (auto& waiter : waiters) boost::asio::post(socket_.get_executor(), std::move(waiter));
   if (on_closed_) {
-    boost::asio::post(socket_.get_executor(), [handler = std::move(on_closed_)] { handler(); });
+    boost::asio::post(socket_.get_executor(),
+                      [handler = std::move(on_closed_), violation = std::move(violation_)] {
+                        handler(violation);
+                      });
   }
+}
+
+void Channel::violate(std::string violation) {
+  if (violation_.empty()) violation_ = std::move(violation);
+  fail();
 }
 
 // ---- reading ----
@@ -96,8 +106,15 @@ long Channel::receive(char* destination, std::size_t size) {
       received_fds_.emplace_back(fd);
     }
   }
+  if (descriptors_ == Descriptors::kRefused && !received_fds_.empty()) {
+    received_fds_.clear();  // closed now: a smuggled descriptor must not live a moment longer
+    violation_ = "passed a descriptor, which it may not";
+    errno = EPROTO;
+    return -1;
+  }
   if (message.msg_flags & MSG_CTRUNC) {
-    errno = EPROTO;  // more descriptors than any frame declares: the peer misbehaves
+    violation_ = "passed more descriptors than a frame carries";
+    errno = EPROTO;
     return -1;
   }
   return received;
@@ -163,7 +180,18 @@ bool Channel::consume_staged() {
 }
 
 bool Channel::begin_frame() {
-  if (header_.meta_size > kMaxMetaSize || header_.body_size > kMaxBodySize) return false;
+  if (header_.meta_size > kMaxMetaSize || header_.body_size > kMaxBodySize) {
+    violation_ = "sent a frame larger than the channel allows";
+    return false;
+  }
+  if (header_.reserved != 0) {
+    violation_ = "sent a frame header with its reserved field set";
+    return false;
+  }
+  if (header_.has_fd > 1 || (header_.has_fd && descriptors_ == Descriptors::kRefused)) {
+    violation_ = "declared a descriptor on a frame, which it may not";
+    return false;
+  }
   incoming_ = Frame{};
   incoming_.type = static_cast<FrameType>(header_.type);
   incoming_.call_id = header_.call_id;
@@ -179,7 +207,7 @@ void Channel::finish_frame() {
   in_frame_ = false;
   header_filled_ = 0;
   if (header_.has_fd) {
-    if (received_fds_.empty()) return fail();
+    if (received_fds_.empty()) return violate("declared a descriptor it did not pass");
     incoming_.fd = std::move(received_fds_.front());
     received_fds_.pop_front();
   }

@@ -3,6 +3,10 @@
 // Reads and writes go through recvmsg/sendmsg on the non-blocking descriptor, driven by
 // Asio readiness waits, because Asio's own socket operations cannot carry SCM_RIGHTS.
 // Received descriptors are queued and handed to the frame that declared one, in order.
+//
+// The supervisor's end of a worker's channel takes no descriptors at all: a worker has none
+// to give, and one it smuggles in (SCM_RIGHTS on any frame) is closed the moment it arrives
+// and ends the channel as a violation (docs/architecture.md, "Trust boundaries").
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -16,12 +20,18 @@
 
 namespace sb::ipc {
 
+// Whether the peer may pass descriptors on this channel.
+enum class Descriptors { kAccepted, kRefused };
+
 class Channel : public std::enable_shared_from_this<Channel> {
  public:
   using FrameHandler = std::function<void(Frame&&)>;
-  using ClosedHandler = std::function<void()>;
+  // `violation` says how the peer broke the framing (a malformed header, a descriptor it
+  // may not send or did not send); empty when the peer simply closed or failed.
+  using ClosedHandler = std::function<void(const std::string& violation)>;
 
-  Channel(boost::asio::io_context& io, UniqueFd socket);
+  Channel(boost::asio::io_context& io, UniqueFd socket,
+          Descriptors descriptors = Descriptors::kAccepted);
 
   // Starts reading. `on_closed` runs once, after EOF, an error or a malformed frame; not
   // after close(), which is the owner's own doing.
@@ -51,6 +61,7 @@ class Channel : public std::enable_shared_from_this<Channel> {
   long send_some();
   void mark_sent(std::size_t sent);
   void fail();
+  void violate(std::string violation);
   void stop_writing();
 
   boost::asio::local::stream_protocol::socket socket_;
@@ -58,6 +69,8 @@ class Channel : public std::enable_shared_from_this<Channel> {
   ClosedHandler on_closed_;
   bool closed_ = false;
   bool write_stopped_ = false;  // the peer takes no more frames; its own are still read
+  const Descriptors descriptors_;
+  std::string violation_;
 
   // Reading state.
   std::vector<char> staging_;

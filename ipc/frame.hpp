@@ -1,13 +1,22 @@
 // One IPC frame: a fixed header, a small JSON "meta" part and a raw body. Bodies (call
 // parameters, a computer's reply) cross as bytes and are never re-serialised on the way.
+// The supervisor checks every frame a worker sends against the set below and kills a
+// worker that sends anything else (supervisor/worker_frames.hpp).
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "ipc/unique_fd.hpp"
 
 namespace sb::ipc {
+
+// Raised whenever a frame, a meta field or the status record changes meaning. A worker's
+// kHello carries it and the build's id; the supervisor refuses a worker of another.
+inline constexpr int kProtocolVersion = 2;
+// Unique to one configured build of the project: both programs of one build share it.
+std::string_view build_id();
 
 enum class FrameType : std::uint16_t {
   // supervisor -> worker
@@ -27,9 +36,12 @@ enum class FrameType : std::uint16_t {
   // its place in the computer's caps is free from now on
   kDelivered = 8,
   // worker -> supervisor
-  kHello = 101,  // meta: {"pid"}: the worker is up and has mapped its status record
+  // meta: {"pid", "protocol", "build"}: the worker is up and has mapped its status record
+  kHello = 101,
   kReply = 102,  // call_id; meta: CallOutcome fields; body: the reply without its "id"
-  kEvent = 103,  // body: one audit line's JSON object
+  // body: a JSON object {"event", ...fields} about the worker's own sessions; the supervisor
+  // checks it and adds the computer's name and the time (supervisor/worker_frames.hpp)
+  kEvent = 103,
   // call_id; meta: MessageMeta fields; body: a message from the computer for that call's
   // caller (a progress notification with the caller's token, a request without its "id",
   // or a notification). call_id 0: a task's status, for whichever client owns the task

@@ -1,5 +1,6 @@
 #include "ipc/messages.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <limits>
@@ -58,11 +59,20 @@ std::optional<Enum> enum_in_range(const nlohmann::json& value, Enum last) {
   return static_cast<Enum>(number);
 }
 
+// Whether every key of `object` is one of `allowed`: a meta is checked, not skimmed.
+bool only_keys(const nlohmann::json& object, std::initializer_list<std::string_view> allowed) {
+  for (const auto& [key, value] : object.items()) {
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::optional<CallOutcome> decode_outcome(std::string_view meta) {
   const auto parsed = nlohmann::json::parse(meta, nullptr, false);
-  if (!parsed.is_object()) return std::nullopt;
+  if (!parsed.is_object() || !only_keys(parsed, {"status", "response_bytes", "kind", "error_code"}))
+    return std::nullopt;
   const auto status = parsed.find("status");
   const auto bytes = parsed.find("response_bytes");
   if (status == parsed.end() || !status->is_string()) return std::nullopt;
@@ -71,14 +81,15 @@ std::optional<CallOutcome> decode_outcome(std::string_view meta) {
   if (!value) return std::nullopt;
   CallOutcome outcome{*value, bytes->get<std::size_t>()};
   const auto kind = parsed.find("kind");
-  if (kind != parsed.end() && kind->is_number_integer()) {
+  if (kind != parsed.end()) {
     const auto known = enum_in_range(*kind, ReplyKind::kToolError);
     if (!known) return std::nullopt;
     outcome.kind = *known;
   }
   const auto code = parsed.find("error_code");
-  if (code != parsed.end() && code->is_number_integer()) {
+  if (code != parsed.end()) {
     // A JSON-RPC error code is a signed integer; one beyond int64 is no code at all.
+    if (!code->is_number_integer()) return std::nullopt;
     if (code->is_number_unsigned() &&
         code->get<std::uint64_t>() >
             static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
@@ -94,7 +105,7 @@ std::string encode_message_meta(const MessageMeta& meta) {
 
 std::optional<MessageMeta> decode_message_meta(std::string_view meta) {
   const auto parsed = nlohmann::json::parse(meta, nullptr, false);
-  if (!parsed.is_object()) return std::nullopt;
+  if (!parsed.is_object() || !only_keys(parsed, {"kind", "key"})) return std::nullopt;
   const auto kind = parsed.find("kind");
   const auto key = parsed.find("key");
   if (kind == parsed.end() || key == parsed.end() || !key->is_number_unsigned())

@@ -5,7 +5,6 @@
 #include <cstring>
 #include <ctime>
 #include <new>
-#include <thread>
 
 namespace sb::ipc {
 
@@ -15,6 +14,9 @@ namespace {
 
 constexpr std::size_t kPeerCapacity = 256;
 constexpr std::size_t kServerCapacity = 4096;
+// A whole slot is found at once unless the writer publishes twice during one copy; a
+// record still torn after this many looks is the writer's doing, not bad luck.
+constexpr int kReadAttempts = 4;
 
 // The fixed-size image of a ComputerStatus in shared memory.
 struct RecordData {
@@ -23,6 +25,7 @@ struct RecordData {
   std::uint32_t in_flight;
   std::uint32_t max_in_flight;
   std::int64_t attached_at_ms;
+  std::uint64_t generation;
   std::uint32_t offers_logging;
   std::uint32_t peer_size;
   std::uint32_t server_size;
@@ -75,6 +78,7 @@ void StatusWriter::publish(const ComputerStatus& status) {
   data.in_flight = status.in_flight;
   data.max_in_flight = status.max_in_flight;
   data.attached_at_ms = status.attached_at_ms;
+  data.generation = status.generation;
   data.offers_logging = status.offers_logging ? 1 : 0;
   data.peer_size = static_cast<std::uint32_t>(std::min(status.peer.size(), kPeerCapacity));
   std::memcpy(data.peer, status.peer.data(), data.peer_size);
@@ -121,31 +125,39 @@ void StatusReader::unlink() {
 
 ComputerStatus StatusReader::read() const {
   RecordData data;
-  bool consistent = false;
-  // The published slot is complete; it changes under the reader only if the writer
-  // publishes twice during one copy, in which case the reader simply looks again.
-  for (int attempt = 0; attempt < 100'000 && !consistent; ++attempt) {
-    if (attempt >= 3) std::this_thread::yield();  // let a busy writer finish its update
+  bool whole = false;
+  for (int attempt = 0; attempt < kReadAttempts && !whole; ++attempt) {
     const std::uint64_t version = record_->version.load(std::memory_order_acquire);
     const BoardSlot& slot = record_->slots[version % 2];
     const std::uint64_t before = slot.sequence.load(std::memory_order_acquire);
     if (before % 2 != 0) continue;
     std::memcpy(&data, &slot.data, sizeof data);
     std::atomic_thread_fence(std::memory_order_acquire);
-    consistent = slot.sequence.load(std::memory_order_relaxed) == before;
+    whole = slot.sequence.load(std::memory_order_relaxed) == before;
   }
-  if (!consistent) return ComputerStatus{};
+  if (!whole) {
+    ++torn_reads_;
+    if (torn_since_ms_ == 0) torn_since_ms_ = monotonic_ms();
+    return last_whole_;
+  }
+  torn_since_ms_ = 0;
   ComputerStatus status;
   status.state = data.state;
   status.worker_pid = data.worker_pid;
   status.in_flight = data.in_flight;
   status.max_in_flight = data.max_in_flight;
   status.attached_at_ms = data.attached_at_ms;
+  status.generation = data.generation;
   status.offers_logging = data.offers_logging != 0;
   status.peer.assign(data.peer, std::min<std::size_t>(data.peer_size, kPeerCapacity));
   status.server_json.assign(data.server, std::min<std::size_t>(data.server_size, kServerCapacity));
   if (status.server_json.empty()) status.server_json = "null";
+  last_whole_ = status;
   return status;
+}
+
+std::int64_t StatusReader::torn_for_ms() const {
+  return torn_since_ms_ == 0 ? 0 : monotonic_ms() - torn_since_ms_ + 1;
 }
 
 std::int64_t StatusReader::heartbeat_age_ms() const {

@@ -26,6 +26,7 @@ struct ComputerStatus {
   std::uint32_t in_flight = 0;
   std::uint32_t max_in_flight = 0;
   std::int64_t attached_at_ms = 0;  // wall clock, Unix epoch milliseconds
+  std::uint64_t generation = 0;     // the attached session's, as the supervisor handed it over
   bool offers_logging = false;      // the computer's initialize result offered `logging`
   std::string peer;
   std::string server_json = "null";  // the computer's serverInfo as JSON text
@@ -48,7 +49,9 @@ class StatusWriter {
   BoardRecord* record_;
 };
 
-// The supervisor's end: creates the segment before spawning the worker.
+// The supervisor's end: creates the segment before spawning the worker. The worker is the
+// less trusted side: a read never waits on it. A record it keeps torn reads as the last
+// complete one, and how long it has been torn is there for the stall watch.
 class StatusReader {
  public:
   explicit StatusReader(std::string segment_name);
@@ -59,12 +62,20 @@ class StatusReader {
   ComputerStatus read() const;
   // Milliseconds since the worker's last heartbeat (large when it never beat).
   std::int64_t heartbeat_age_ms() const;
+  // Milliseconds since reads began to find the record torn (0 while they find it whole).
+  std::int64_t torn_for_ms() const;
+  // How many reads found the record torn and answered with the last complete one.
+  std::uint64_t torn_reads() const { return torn_reads_; }
 
  private:
   struct Mapping;
   std::string name_;
   std::unique_ptr<Mapping> mapping_;
   BoardRecord* record_;
+  // A read is a query, but it remembers what it last saw whole; one thread reads.
+  mutable ComputerStatus last_whole_;
+  mutable std::int64_t torn_since_ms_ = 0;
+  mutable std::uint64_t torn_reads_ = 0;
 };
 
 std::int64_t monotonic_ms();

@@ -136,7 +136,8 @@ std::string workers_json(const std::vector<WorkerRow>& rows) {
                     {"in_flight", row.in_flight},
                     {"max_in_flight", row.max_in_flight},
                     {"restarts", row.restarts},
-                    {"resident_kib", row.resident_kib}});
+                    {"resident_kib", row.resident_kib},
+                    {"sandboxed", row.sandboxed}});
   }
   return json{{"workers", std::move(list)}}.dump();
 }
@@ -146,8 +147,8 @@ std::string workers_table(const std::string& json_text) {
   std::ostringstream out;
   out << std::left << std::setw(20) << "COMPUTER" << std::setw(9) << "PID" << std::setw(13)
       << "STATE" << std::setw(14) << "ATTACHED" << std::setw(11) << "IN-FLIGHT" << std::setw(10)
-      << "RESTARTS"
-      << "MEMORY\n";
+      << "RESTARTS" << std::setw(10) << "MEMORY"
+      << "SANDBOX\n";
   for (const auto& row : document.at("workers")) {
     const std::string attached =
         row.at("attached_for_secs").is_null()
@@ -159,7 +160,8 @@ std::string workers_table(const std::string& json_text) {
     out << std::left << std::setw(20) << row.at("computer").get<std::string>() << std::setw(9)
         << row.at("pid").get<int>() << std::setw(13) << row.at("state").get<std::string>()
         << std::setw(14) << attached << std::setw(11) << in_flight << std::setw(10)
-        << row.at("restarts").get<int>() << memory << "\n";
+        << row.at("restarts").get<int>() << std::setw(10) << memory
+        << (row.value("sandboxed", false) ? "seccomp" : "none") << "\n";
   }
   return out.str();
 }

@@ -1,5 +1,6 @@
 // `switchboard serve` and `switchboard workers`: wiring the supervisor together, signals,
 // reload and shutdown.
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
@@ -8,8 +9,10 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
+#include <cerrno>
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 
 #include "shared/log.hpp"
@@ -200,6 +203,10 @@ class Supervisor {
 int run_serve(const std::string& config_path, std::string_view home) {
   std::signal(SIGPIPE, SIG_IGN);
   raise_descriptor_limit();
+  // The supervisor holds callers' tokens and computers' sockets; a process of the same
+  // user (a worker above all) must not read its memory through ptrace or /proc/PID/mem.
+  if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+    log_warn("cannot mark the supervisor non-dumpable", {{"error", std::strerror(errno)}});
   auto config = std::make_shared<const config::Config>(config::load_config_file(config_path, home));
   const char* notify_socket = std::getenv("NOTIFY_SOCKET");
   Supervisor supervisor(config_path, std::string(home), std::move(config),

@@ -1,7 +1,10 @@
 // The supervisor's side of the workers: one per configured computer, keyed by the
-// computer's verifier (the name is a label). Spawns them, hands attached sockets over,
-// forwards calls with a backstop deadline, watches exits and stalls, respawns with
-// backoff, and applies a reload as a diff by verifier.
+// computer's verifier (the name is a label). One class, its jobs in their own files:
+//   worker_registry.cpp  the processes: spawn, the frames they send (each checked, and a
+//                        violation kills the worker), exits, stalls, respawn with backoff
+//   worker_calls.cpp     calls: forward with a backstop deadline, cancel, replies, messages
+//   worker_reload.cpp    hand-over of attached sockets and a reload as a diff by verifier
+//   worker_views.cpp     what routes and `switchboard workers` see
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -26,6 +29,10 @@ namespace sb::supervisor {
 
 class AuditLog;
 struct Worker;
+struct HelloFrame;
+struct ReplyFrame;
+struct MessageFrame;
+struct SessionEvent;
 
 // A message from the computer for a call's caller, as a kMessage frame carried it.
 using MessageCallback = std::function<void(const ipc::MessageMeta&, std::string body)>;
@@ -74,11 +81,15 @@ struct WorkerRow {
   std::uint32_t max_in_flight = 0;
   int restarts = 0;
   std::int64_t resident_kib = 0;
+  bool sandboxed = false;  // no_new_privs and a seccomp filter, as /proc shows them
 };
 
 class WorkerRegistry {
  public:
-  WorkerRegistry(boost::asio::io_context& io, std::filesystem::path worker_binary, AuditLog& audit);
+  // Opens `worker_binary` now and spawns from that descriptor ever after: replacing the
+  // file (a package upgrade) cannot mix two builds. Throws when it cannot be opened.
+  WorkerRegistry(boost::asio::io_context& io, const std::filesystem::path& worker_binary,
+                 AuditLog& audit);
   ~WorkerRegistry();
 
   // Spawns a worker per computer; `all_up` runs once every one of them has said hello.
@@ -122,15 +133,21 @@ class WorkerRegistry {
   std::optional<std::string> launch(Worker& worker, const std::string& segment,
                                     ipc::UniqueFd& parent_end);
   void on_frame(const std::shared_ptr<Worker>& worker, ipc::Frame&& frame);
-  void on_reply(const std::shared_ptr<Worker>& worker, ipc::Frame&& frame);
-  void on_message(const std::shared_ptr<Worker>& worker, ipc::Frame&& frame);
+  void on_hello(const std::shared_ptr<Worker>& worker, const HelloFrame& hello);
+  void on_event(const std::shared_ptr<Worker>& worker, SessionEvent&& event);
+  void on_reply(const std::shared_ptr<Worker>& worker, ReplyFrame&& reply);
+  void on_message(const std::shared_ptr<Worker>& worker, MessageFrame&& message);
+  void expel(const std::shared_ptr<Worker>& worker, const std::string& reason);
+  void stop(Worker& worker);
   void arm_backstop(const std::shared_ptr<Worker>& worker, std::uint64_t call_id);
   std::shared_ptr<Worker> owner_of(std::uint64_t call_id) const;
-  void on_exit(const std::shared_ptr<Worker>& worker, int exit_code);
+  void on_exit(const std::shared_ptr<Worker>& worker, int wait_status);
+  void schedule_respawn(const std::shared_ptr<Worker>& worker);
   void fail_in_flight(Worker& worker, ipc::CallStatus status);
   void configure(Worker& worker);
   void watch_stalls();
-  void audit_lost_session(const Worker& worker);
+  void watch_one(const std::shared_ptr<Worker>& worker);
+  void audit_lost_sessions(Worker& worker);
   void retire(const std::shared_ptr<Worker>& worker, bool revoke);
   std::shared_ptr<Worker> find(std::string_view computer) const;
   void maybe_finish_shutdown();
@@ -138,6 +155,7 @@ class WorkerRegistry {
 
   boost::asio::io_context& io_;
   std::filesystem::path worker_binary_;
+  ipc::UniqueFd worker_program_;  // the binary found at start, executed by descriptor
   AuditLog& audit_;
   std::vector<std::shared_ptr<Worker>> workers_;   // config order
   std::vector<std::shared_ptr<Worker>> retiring_;  // removed or rotated, exiting

@@ -33,8 +33,9 @@ TEST(Channel, DeliversFramesInOrderWithMetaAndBody) {
   auto left = std::make_shared<Channel>(io, std::move(left_fd));
   auto right = std::make_shared<Channel>(io, std::move(right_fd));
   std::vector<Frame> received;
-  left->start([](Frame&&) {}, [] {});
-  right->start([&](Frame&& frame) { received.push_back(std::move(frame)); }, [] {});
+  left->start([](Frame&&) {}, [](const std::string&) {});
+  right->start([&](Frame&& frame) { received.push_back(std::move(frame)); },
+               [](const std::string&) {});
 
   left->send(
       Frame{.type = FrameType::kCall, .call_id = 7, .meta = R"({"caller":"a"})", .body = "{}"});
@@ -59,8 +60,8 @@ TEST(Channel, PassesADescriptorWithItsFrame) {
   auto left = std::make_shared<Channel>(io, std::move(left_fd));
   auto right = std::make_shared<Channel>(io, std::move(right_fd));
   std::optional<Frame> received;
-  left->start([](Frame&&) {}, [] {});
-  right->start([&](Frame&& frame) { received = std::move(frame); }, [] {});
+  left->start([](Frame&&) {}, [](const std::string&) {});
+  right->start([&](Frame&& frame) { received = std::move(frame); }, [](const std::string&) {});
 
   int pipe_fds[2];
   ASSERT_EQ(::pipe2(pipe_fds, O_CLOEXEC), 0);
@@ -85,7 +86,7 @@ TEST(Channel, ClosesOnAnOversizedFrameHeader) {
   auto right = std::make_shared<Channel>(io, std::move(right_fd));
   bool closed = false;
   int frames = 0;
-  right->start([&](Frame&&) { ++frames; }, [&] { closed = true; });
+  right->start([&](Frame&&) { ++frames; }, [&](const std::string&) { closed = true; });
   WireHeader header{.meta_size = 0,
                     .body_size = kMaxBodySize + 1,
                     .call_id = 1,
@@ -102,7 +103,7 @@ TEST(Channel, ReportsThePeerHangingUp) {
   auto [left_fd, right_fd] = make_socket_pair();
   auto right = std::make_shared<Channel>(io, std::move(right_fd));
   bool closed = false;
-  right->start([](Frame&&) {}, [&] { closed = true; });
+  right->start([](Frame&&) {}, [&](const std::string&) { closed = true; });
   left_fd.reset();
   run_until(io, [&] { return closed; });
 }
@@ -125,7 +126,8 @@ TEST(Channel, ReadsWhatThePeerSentAfterAWriteToItFailed) {
   right->send(Frame{.type = FrameType::kDelivered, .call_id = 7});  // to a closed peer
   std::vector<std::string> bodies;
   bool closed = false;
-  right->start([&](Frame&& frame) { bodies.push_back(frame.body); }, [&] { closed = true; });
+  right->start([&](Frame&& frame) { bodies.push_back(frame.body); },
+               [&](const std::string&) { closed = true; });
   run_until(io, [&] { return closed; });
   EXPECT_EQ(bodies, std::vector<std::string>{"last words"});
 }

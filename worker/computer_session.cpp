@@ -180,6 +180,7 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
     status.max_in_flight = static_cast<std::uint32_t>(settings_.max_inflight);
     status.attached_at_ms = attached_at_ms_;
     status.peer = settings_.peer;
+    status.generation = settings_.generation;
     status.server_json = server_json_;
     status.offers_logging = offers_logging_;
     return status;
@@ -245,7 +246,6 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
                                   std::chrono::steady_clock::now() - attached_at_)
                                   .count();
     hooks_.audit(json{{"event", "vm_detach"},
-                      {"computer", settings_.computer},
                       {"peer", settings_.peer},
                       {"generation", settings_.generation},
                       {"code", code},

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "shared/log.hpp"
+#include "worker/sandbox.hpp"
 #include "worker/worker_app.hpp"
 
 int main(int argc, char** argv) {
@@ -26,6 +27,12 @@ int main(int argc, char** argv) {
     boost::asio::io_context io;
     sb::worker::WorkerApp app(io, sb::ipc::UniqueFd(channel_fd), status_segment);
     app.start();
+    // Everything the worker opens it holds by now; what its computer might make it do
+    // from here on is bounded by the filter.
+    if (const auto failure = sb::worker::enter_sandbox()) {
+      sb::log_error("worker cannot enter its sandbox", {{"error", *failure}});
+      return 1;
+    }
     io.run();
   } catch (const std::exception& error) {
     sb::log_error("worker failed", {{"error", error.what()}});

@@ -3,6 +3,9 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <limits>
+#include <type_traits>
+#include <utility>
 
 #include "shared/log.hpp"
 
@@ -17,14 +20,27 @@ json parse_meta(const ipc::Frame& frame) {
   return json::parse(frame.meta, nullptr, false);
 }
 
+// A field of the supervisor's meta, or `fallback` when it is absent or not a T. Numbers
+// are taken only when they are integers that fit: a float converted to an int out of its
+// range would be undefined behaviour.
 template <typename T>
 T meta_value(const json& meta, const char* key, T fallback) {
   const auto found = meta.is_object() ? meta.find(key) : meta.end();
   if (found == meta.end()) return fallback;
-  try {
-    return found->get<T>();
-  } catch (const json::exception&) {
-    return fallback;
+  if constexpr (std::is_same_v<T, bool>) {
+    return found->is_boolean() ? found->get<bool>() : fallback;
+  } else if constexpr (std::is_integral_v<T>) {
+    if (found->is_number_unsigned()) {
+      const auto number = found->get<std::uint64_t>();
+      return number <= static_cast<std::uint64_t>(std::numeric_limits<T>::max())
+                 ? static_cast<T>(number)
+                 : fallback;
+    }
+    if (!found->is_number_integer()) return fallback;
+    const auto number = found->get<std::int64_t>();
+    return std::in_range<T>(number) ? static_cast<T>(number) : fallback;
+  } else {
+    return found->is_string() ? found->get<T>() : fallback;
   }
 }
 
@@ -43,11 +59,14 @@ void WorkerApp::start() {
   publish();
   beat();
   channel_->start([this](ipc::Frame&& frame) { on_frame(std::move(frame)); },
-                  [this] {
+                  [this](const std::string&) {
                     // The supervisor is gone: nobody can use this computer any more.
                     leave(close_code::kGoingAway);
                   });
-  channel_->send(ipc::Frame{.type = ipc::FrameType::kHello, .meta = json{{"pid", pid_}}.dump()});
+  channel_->send(ipc::Frame{
+      .type = ipc::FrameType::kHello,
+      .meta = json{{"pid", pid_}, {"protocol", ipc::kProtocolVersion}, {"build", ipc::build_id()}}
+                  .dump()});
   termination_signals_.async_wait([this](const boost::system::error_code& error, int) {
     if (!error) leave(close_code::kGoingAway);
   });
@@ -127,7 +146,6 @@ void WorkerApp::on_installed(const std::shared_ptr<ComputerSession>& session) {
   if (current_ && current_->live()) {
     const auto& old = current_->settings();
     audit(json{{"event", "vm_takeover"},
-               {"computer", settings.computer},
                {"old_peer", old.peer},
                {"old_generation", old.generation},
                {"new_peer", settings.peer},
@@ -135,10 +153,7 @@ void WorkerApp::on_installed(const std::shared_ptr<ComputerSession>& session) {
     current_->close(close_code::kReplaced);
   }
   current_ = session;
-  audit(json{{"event", "vm_attach"},
-             {"computer", settings.computer},
-             {"peer", settings.peer},
-             {"generation", settings.generation}});
+  audit(json{{"event", "vm_attach"}, {"peer", settings.peer}, {"generation", settings.generation}});
   log_info("computer attached", {{"computer", settings.computer},
                                  {"peer", settings.peer},
                                  {"generation", std::to_string(settings.generation)}});
@@ -195,8 +210,8 @@ void WorkerApp::publish() {
   status_.publish(status);
 }
 
+// The supervisor stamps the computer's name and the time on the line.
 void WorkerApp::audit(json event) {
-  event["ts"] = utc_timestamp_now();
   channel_->send(ipc::Frame{.type = ipc::FrameType::kEvent, .body = event.dump()});
 }
 

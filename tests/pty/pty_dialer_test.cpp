@@ -47,7 +47,8 @@ class DialerHarness {
                                                      .computer = "alpha",
                                                      .tools = config::ToolList{.all = true}});
     audit_.emplace(io_, dir_ / "audit.jsonl");
-    workers_.emplace(io_, dir_ / "no-worker", *audit_);
+    // No computer is configured, so the registry opens a program it never runs.
+    workers_.emplace(io_, "/bin/true", *audit_);
     state_.emplace(SupervisorState{config, std::make_shared<ClientTable>(config->clients),
                                    *workers_, *audit_, calls_, tasks_, replies_});
     dialers_.emplace(io_, *state_, fast_timings());

@@ -6,7 +6,6 @@
 #include <netinet/in.h>
 #include <openssl/evp.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,6 +18,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "ipc/spawn.hpp"
 #include "tests/support/http_client.hpp"
 #include "tests/support/wait.hpp"
 
@@ -197,32 +197,30 @@ std::string read_file(const fs::path& path) {
   return out.str();
 }
 
-// Nothing of this test process (callers' sockets, fake computers' sockets) may leak into
-// a child: a leaked copy would keep a connection open after the test closes it.
-void mark_everything_cloexec() {
-  ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
-}
-
+// Started with the project's own spawn helper (ipc/spawn.hpp): nothing of this test
+// process (callers' sockets, fake computers' sockets) leaks into a child, where a copy
+// would keep a connection open after the test closes it.
 pid_t spawn_with_output(const std::vector<std::string>& argv, const fs::path& out,
                         const fs::path& err) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(),
-                                   O_WRONLY | O_CREAT | O_APPEND, 0600);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(),
-                                   O_WRONLY | O_CREAT | O_APPEND, 0600);
-  std::vector<char*> args;
-  for (const auto& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
-  args.push_back(nullptr);
-  mark_everything_cloexec();
-  pid_t pid = -1;
-  const int error = ::posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (error != 0) {
-    throw std::runtime_error("posix_spawn " + argv[0] + ": " + std::strerror(error));
-  }
-  return pid;
+  const sb::ipc::UniqueFd input(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  const sb::ipc::UniqueFd output(
+      ::open(out.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600));
+  const sb::ipc::UniqueFd errors(
+      ::open(err.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600));
+  if (!input.valid() || !output.valid() || !errors.valid())
+    throw std::runtime_error("opening the output files of " + argv[0] + ": " +
+                             std::strerror(errno));
+  auto spawned = sb::ipc::spawn(sb::ipc::SpawnRequest{
+      .program = argv[0],
+      .args = std::vector<std::string>(argv.begin() + 1, argv.end()),
+      .descriptors = {{input.get(), STDIN_FILENO},
+                      {output.get(), STDOUT_FILENO},
+                      {errors.get(), STDERR_FILENO}},
+  });
+  if (auto* failure = std::get_if<std::string>(&spawned))
+    throw std::runtime_error("starting " + argv[0] + ": " + *failure);
+  // The caller reaps it by pid; the pidfd closes here.
+  return std::get<sb::ipc::Spawned>(spawned).pid;
 }
 
 // waitpid with a deadline: the exit status, or nullopt if still running.
@@ -293,8 +291,8 @@ pid_t parent_pid(pid_t pid) {
   return parent;
 }
 
-SwitchboardProcess::SwitchboardProcess(const ConfigBuilder& config)
-    : body_(config.toml()), audit_(dir_.path() / "audit.jsonl") {
+SwitchboardProcess::SwitchboardProcess(const ConfigBuilder& config, fs::path program)
+    : program_(std::move(program)), body_(config.toml()), audit_(dir_.path() / "audit.jsonl") {
   spawn();
 }
 
@@ -322,9 +320,8 @@ void SwitchboardProcess::spawn() {
   for (int attempt = 0; attempt < 3; ++attempt) {
     port_ = free_port();
     write_file(body_);
-    pid_ = spawn_with_output(
-        {(bin_dir() / "switchboard").string(), "serve", "-c", config_path().string()},
-        dir() / "stdout.log", dir() / "stderr.log");
+    pid_ = spawn_with_output({program_.string(), "serve", "-c", config_path().string()},
+                             dir() / "stdout.log", dir() / "stderr.log");
     bool healthy = false;
     std::optional<int> exited;
     eventually(

@@ -95,7 +95,9 @@ struct CommandResult {
 class SwitchboardProcess {
  public:
   // Writes the config and starts the supervisor; returns once /healthz answers.
-  explicit SwitchboardProcess(const ConfigBuilder& config);
+  // `program`: another copy of `switchboard` (it runs the `switchboard-worker` beside it).
+  explicit SwitchboardProcess(const ConfigBuilder& config,
+                              fs::path program = bin_dir() / "switchboard");
   ~SwitchboardProcess();
   SwitchboardProcess(const SwitchboardProcess&) = delete;
   SwitchboardProcess& operator=(const SwitchboardProcess&) = delete;
@@ -135,6 +137,7 @@ class SwitchboardProcess {
   void remember_workers(const nlohmann::json& rows) const;
 
   TempDir dir_;
+  fs::path program_;
   int port_ = 0;
   pid_t pid_ = -1;
   std::string body_;

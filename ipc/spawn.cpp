@@ -1,0 +1,129 @@
+#include "ipc/spawn.hpp"
+
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+
+extern char** environ;
+
+namespace sb::ipc {
+namespace {
+
+// What the child reports through its error pipe before it gives up: which step, errno.
+struct ChildFailure {
+  int step;
+  int error;
+};
+
+constexpr const char* kSteps[] = {"dup2", "clearing close-on-exec", "close_range", "exec"};
+
+[[noreturn]] void child_fail(int pipe, int step) {
+  const ChildFailure failure{step, errno};
+  [[maybe_unused]] const auto written = ::write(pipe, &failure, sizeof failure);
+  ::_exit(127);
+}
+
+// Runs in the child between fork and exec: async-signal-safe calls only.
+[[noreturn]] void exec_child(const SpawnRequest& request, char* const* argv, int error_pipe) {
+  for (const auto& [from, to] : request.descriptors) {
+    if (from == to) {
+      if (::fcntl(to, F_SETFD, 0) != 0) child_fail(error_pipe, 1);
+    } else if (::dup2(from, to) < 0) {
+      child_fail(error_pipe, 0);
+    }
+  }
+  if (::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) child_fail(error_pipe, 2);
+  for (const auto& [from, to] : request.descriptors) {
+    if (to > 2 && ::fcntl(to, F_SETFD, 0) != 0) child_fail(error_pipe, 1);
+  }
+  if (request.executable >= 0) {
+    ::execveat(request.executable, "", argv, environ, AT_EMPTY_PATH);
+  } else {
+    ::execve(request.program.c_str(), argv, environ);
+  }
+  child_fail(error_pipe, 3);
+}
+
+}  // namespace
+
+std::variant<Spawned, std::string> spawn(const SpawnRequest& request) {
+  std::vector<std::string> strings{request.program.filename().string()};
+  strings.insert(strings.end(), request.args.begin(), request.args.end());
+  std::vector<char*> argv;
+  for (auto& text : strings) argv.push_back(text.data());
+  argv.push_back(nullptr);
+
+  int error_pipe[2];
+  if (::pipe2(error_pipe, O_CLOEXEC) != 0) return std::string("pipe: ") + std::strerror(errno);
+  UniqueFd read_end(error_pipe[0]);
+  UniqueFd write_end(error_pipe[1]);
+  const pid_t pid = ::fork();
+  if (pid < 0) return std::string("fork: ") + std::strerror(errno);
+  if (pid == 0) exec_child(request, argv.data(), write_end.get());
+  write_end.reset();
+
+  // The pipe closes at a successful exec (close-on-exec) and carries the failure otherwise.
+  ChildFailure failure{};
+  long got;
+  do {
+    got = ::read(read_end.get(), &failure, sizeof failure);
+  } while (got < 0 && errno == EINTR);
+  if (got > 0) {
+    int ignored;
+    ::waitpid(pid, &ignored, 0);
+    const int step = failure.step >= 0 && failure.step < 4 ? failure.step : 3;
+    return std::string(kSteps[step]) + " in the child: " + std::strerror(failure.error);
+  }
+  const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  if (pidfd < 0) {
+    const int error = errno;
+    int ignored;
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &ignored, 0);
+    return std::string("pidfd_open: ") + std::strerror(error);
+  }
+  ::fcntl(pidfd, F_SETFD, FD_CLOEXEC);  // pidfds are close-on-exec already; said plainly
+  return Spawned{pid, UniqueFd(pidfd)};
+}
+
+std::string describe_exit(int wait_status) {
+  if (WIFEXITED(wait_status)) return "exit code " + std::to_string(WEXITSTATUS(wait_status));
+  if (WIFSIGNALED(wait_status)) {
+    const int signal = WTERMSIG(wait_status);
+    const char* name = ::strsignal(signal);
+    return "signal " + std::to_string(signal) + (name ? std::string(" (") + name + ")" : "");
+  }
+  return "wait status " + std::to_string(wait_status);
+}
+
+ChildProcess::ChildProcess(boost::asio::io_context& io, Spawned spawned)
+    : pid_(spawned.pid), pidfd_(io, spawned.pidfd.release()) {}
+
+ChildProcess::~ChildProcess() {
+  if (reaped_) return;
+  kill();
+  int ignored;
+  ::waitpid(pid_, &ignored, 0);
+}
+
+void ChildProcess::kill() {
+  if (!reaped_) ::kill(pid_, SIGKILL);
+}
+
+void ChildProcess::async_wait(std::function<void(int wait_status)> exited) {
+  pidfd_.async_wait(boost::asio::posix::stream_descriptor::wait_read,
+                    [this, exited = std::move(exited)](const boost::system::error_code& error) {
+                      if (error) return;  // cancelled: this object is going away
+                      int status = 0;
+                      if (::waitpid(pid_, &status, 0) != pid_) return;
+                      reaped_ = true;
+                      exited(status);
+                    });
+}
+
+}  // namespace sb::ipc

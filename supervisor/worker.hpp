@@ -1,0 +1,83 @@
+// The supervisor's record of one worker: its process, its channel and status record, the
+// calls it has in flight, and the sessions the supervisor handed it. Shared by the files
+// that make up the registry (worker_registry.hpp); nothing else sees it.
+#pragma once
+
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "ipc/channel.hpp"
+#include "ipc/spawn.hpp"
+#include "ipc/status_board.hpp"
+#include "shared/config.hpp"
+#include "supervisor/worker_registry.hpp"
+
+namespace sb::supervisor {
+
+using namespace std::chrono_literals;
+
+inline constexpr auto kHeartbeatStaleAfter = 3s;  // then the computer is reported not ready
+inline constexpr auto kStallKillAfter = 30s;      // then the worker is killed and respawned
+// A record read torn this long is kept torn on purpose: the worker is killed.
+inline constexpr auto kTornKillAfter = 3s;
+
+struct InFlightCall {
+  CallCallback done;
+  MessageCallback on_message;
+  std::chrono::milliseconds timeout{0};
+  std::chrono::steady_clock::time_point last_moment;  // start + max_total
+  std::unique_ptr<boost::asio::steady_timer> backstop;
+};
+
+// A computer's socket the supervisor handed over, by generation. The supervisor's own
+// record, so that its audit lines name the right peer and generation whatever the worker
+// says: a worker may report only sessions it was given.
+struct SessionRecord {
+  std::string peer;
+  bool attached = false;  // the worker reported its vm_attach
+  std::chrono::system_clock::time_point attached_at;
+};
+
+struct Worker {
+  enum class State { kStarting, kRunning, kRestarting, kRetiring, kExited };
+
+  std::string name;
+  Verifier verifier;
+  int max_inflight = config::kDefaultMaxInflight;
+  bool sole_client = false;
+  std::uint64_t generation = 0;  // the last handed over; follows the verifier across respawns
+  std::map<std::uint64_t, SessionRecord> sessions;
+  State state = State::kStarting;
+  std::unique_ptr<ipc::ChildProcess> process;
+  int pid = 0;
+  bool said_hello = false;
+  bool expelled = false;  // killed for a violation; its exit is already explained
+  std::shared_ptr<ipc::Channel> channel;
+  std::unique_ptr<ipc::StatusReader> status;
+  std::map<std::uint64_t, InFlightCall> in_flight;
+  int restarts = 0;
+  std::chrono::milliseconds backoff{100};
+  std::chrono::steady_clock::time_point started_at;
+  std::unique_ptr<boost::asio::steady_timer> respawn_timer;
+  bool stall_reported = false;
+
+  bool has_process() const {
+    return state == State::kStarting || state == State::kRunning || state == State::kRetiring;
+  }
+  // Beating and keeping its record readable: its computer can be called.
+  bool responsive() const {
+    return status &&
+           status->heartbeat_age_ms() <= std::chrono::milliseconds(kHeartbeatStaleAfter).count() &&
+           status->torn_for_ms() == 0;
+  }
+  // The status record, with the peer and generation taken from the supervisor's own record
+  // of the live session (the one the worker names, if it was handed over and attached).
+  ipc::ComputerStatus read_status() const;
+  // The attached session the status record names, else the newest attached one.
+  const SessionRecord* live_session(std::uint64_t* generation) const;
+};
+
+}  // namespace sb::supervisor

@@ -1,0 +1,200 @@
+// hostile_worker: a scripted worker that breaks the IPC contract on purpose, for the
+// end-to-end tests of the supervisor's checks (tests/e2e/hostile_worker_test.cpp).
+//
+// Installed as `switchboard-worker` beside a copy of `switchboard`. It peeks at the
+// kConfigure frame the supervisor sends first: a computer whose name does not start with
+// "hostile-", or whose misbehaviour already ran once (a file in $SB_HOSTILE_STATE_DIR),
+// gets the real worker ($SB_HOSTILE_REAL_WORKER) executed in place, which then reads that
+// very frame. Otherwise it says a correct hello, waits for the file NAME.go in the state
+// directory (so that a test can measure the supervisor first), and then does what the
+// rest of its name says.
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ipc/frame.hpp"
+#include "ipc/status_board.hpp"
+
+namespace {
+
+using sb::ipc::FrameType;
+using sb::ipc::WireHeader;
+namespace fs = std::filesystem;
+
+constexpr int kChannel = 3;
+
+// The first frame, read without taking it off the socket.
+std::string peek_configure_name() {
+  std::vector<char> bytes(sizeof(WireHeader));
+  for (;;) {
+    pollfd readable{kChannel, POLLIN, 0};
+    ::poll(&readable, 1, 1000);
+    const long got = ::recv(kChannel, bytes.data(), bytes.size(), MSG_PEEK);
+    if (got == 0 || (got < 0 && errno != EAGAIN)) std::exit(3);
+    if (got < static_cast<long>(bytes.size())) continue;
+    WireHeader header;
+    std::memcpy(&header, bytes.data(), sizeof header);
+    if (bytes.size() == sizeof header) {
+      bytes.resize(sizeof header + header.meta_size);
+      continue;
+    }
+    const auto meta = nlohmann::json::parse(bytes.begin() + sizeof header, bytes.end());
+    return meta.at("name").get<std::string>();
+  }
+}
+
+void send_frame(FrameType type, std::uint64_t call_id, const std::string& meta,
+                const std::string& body, int passed_fd = -1, std::uint16_t has_fd = 0,
+                std::uint32_t reserved = 0) {
+  WireHeader header{static_cast<std::uint32_t>(meta.size()),
+                    static_cast<std::uint32_t>(body.size()),
+                    call_id,
+                    static_cast<std::uint16_t>(type),
+                    has_fd,
+                    reserved};
+  iovec parts[3] = {{&header, sizeof header},
+                    {const_cast<char*>(meta.data()), meta.size()},
+                    {const_cast<char*>(body.data()), body.size()}};
+  msghdr message{};
+  message.msg_iov = parts;
+  message.msg_iovlen = 3;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+  if (passed_fd >= 0) {
+    message.msg_control = control;
+    message.msg_controllen = sizeof control;
+    cmsghdr* cmsg = CMSG_FIRSTHDR(&message);
+    cmsg->cmsg_level = SOL_SOCKET;
+    cmsg->cmsg_type = SCM_RIGHTS;
+    cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(cmsg), &passed_fd, sizeof passed_fd);
+  }
+  int flags = ::fcntl(kChannel, F_GETFL);
+  ::fcntl(kChannel, F_SETFL, flags & ~O_NONBLOCK);
+  ::sendmsg(kChannel, &message, MSG_NOSIGNAL);
+}
+
+void say_hello(std::int64_t protocol = sb::ipc::kProtocolVersion) {
+  send_frame(
+      FrameType::kHello, 0,
+      nlohmann::json{
+          {"pid", ::getpid()}, {"protocol", protocol}, {"build", std::string(sb::ipc::build_id())}}
+          .dump(),
+      "");
+}
+
+void send_event(const nlohmann::json& event) {
+  send_frame(FrameType::kEvent, 0, "", event.dump());
+}
+
+// The status record, mapped before the hello (after which the supervisor unlinks its name).
+char* map_status_record(const std::string& segment) {
+  const int fd = ::shm_open(segment.c_str(), O_RDWR, 0);
+  if (fd < 0) std::exit(4);
+  void* base = ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (base == MAP_FAILED) std::exit(4);
+  return static_cast<char*>(base);
+}
+
+// Keeps the status record torn (its published slot's sequence odd) while beating, so
+// that only the torn record can be what the supervisor reacts to. The offsets are those
+// of ipc/status_board.cpp's BoardRecord: version, heartbeat, then slot 0's sequence.
+[[noreturn]] void keep_record_torn(char* base) {
+  auto* version = reinterpret_cast<volatile std::uint64_t*>(base);
+  auto* heartbeat = reinterpret_cast<volatile std::int64_t*>(base + 8);
+  auto* first_sequence = reinterpret_cast<volatile std::uint64_t*>(base + 16);
+  for (;;) {
+    *version = 0;
+    *first_sequence = 1;
+    *heartbeat = sb::ipc::monotonic_ms();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+void misbehave(const std::string& how, char* status_record) {
+  if (how == "descriptors") {
+    // Descriptors on frames that declare none: the first one must end the worker.
+    for (int i = 0; i < 50; ++i) {
+      const int smuggled = ::open("/dev/null", O_RDONLY);
+      send_frame(FrameType::kEvent, 0, "", "{}", smuggled);
+      ::close(smuggled);
+    }
+  } else if (how == "declared-descriptor") {
+    send_frame(FrameType::kReply, 1, "", "", -1, 1);
+  } else if (how == "unknown-type") {
+    send_frame(static_cast<FrameType>(999), 0, "", "");
+  } else if (how == "bad-meta") {
+    send_frame(FrameType::kReply, 1, R"({"status":"replied"})", "{}");
+  } else if (how == "reserved") {
+    send_frame(FrameType::kEvent, 0, "", "{}", -1, 0, 7);
+  } else if (how == "oversized-event") {
+    send_event({{"event", "vm_attach"}, {"peer", std::string(8000, 'p')}, {"generation", 1}});
+  } else if (how == "forged-event") {
+    send_event({{"event", "vm_attach"}, {"computer", "steady"}, {"peer", "x"}, {"generation", 1}});
+  } else if (how == "foreign-event") {
+    send_event({{"event", "config_reloaded"}, {"added", nlohmann::json::array()}});
+  } else if (how == "unissued-generation") {
+    send_event({{"event", "vm_detach"},
+                {"peer", "x"},
+                {"generation", 7},
+                {"code", 1000},
+                {"reason", "normal closure"},
+                {"attached_for_secs", 1}});
+  } else if (how == "unmade-call") {
+    // A well-formed reply, to a call id the supervisor has not issued yet.
+    send_frame(FrameType::kReply, 1'000'000'000, R"({"status":"timeout","response_bytes":0})", "");
+  } else if (how == "second-hello") {
+    say_hello();
+  } else if (how == "torn") {
+    keep_record_torn(status_record);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string segment;
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (std::string(argv[i]) == "--status-segment") segment = argv[i + 1];
+  }
+  const std::string name = peek_configure_name();
+  const char* state = std::getenv("SB_HOSTILE_STATE_DIR");
+  const char* real = std::getenv("SB_HOSTILE_REAL_WORKER");
+  if (!state || !real) return 2;
+  const fs::path done = fs::path(state) / name;
+  if (!name.starts_with("hostile-") || fs::exists(done)) {
+    ::execv(real, argv);
+    return 5;
+  }
+  std::ofstream(done.string()) << "ran\n";
+  const std::string how = name.substr(std::strlen("hostile-"));
+  // These two break the rule on the hello itself, so they wait before saying anything.
+  char* status_record = map_status_record(segment);
+  const bool hello_is_the_breach = how == "version" || how == "before-hello";
+  if (!hello_is_the_breach) say_hello();
+  while (!fs::exists(fs::path(state) / (name + ".go")))
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  if (how == "version") {
+    say_hello(sb::ipc::kProtocolVersion + 1);
+  } else {
+    misbehave(how == "before-hello" ? "unmade-call" : how, status_record);
+  }
+  // Reads (and drops) whatever the supervisor says until it closes or kills this process.
+  char sink[4096];
+  while (::read(kChannel, sink, sizeof sink) != 0) {
+    pollfd readable{kChannel, POLLIN, 0};
+    ::poll(&readable, 1, 1000);
+  }
+  return 0;
+}
