@@ -5,7 +5,6 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,6 +17,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "ipc/spawn.hpp"
 #include "shared/verifier.hpp"
 
 namespace sbbench {
@@ -77,28 +77,21 @@ bool alive(pid_t pid) {
 
 }  // namespace
 
-// fork + exec with the bench as parent-death signal target and no descriptor of ours
-// leaking into the child (Asio does not open its sockets close-on-exec). Everything the
-// child touches is prepared before fork: after it, only async-signal-safe calls.
+// With the project's spawn helper (ipc/spawn.hpp): no descriptor of ours leaks into the
+// child, and the child gets SIGTERM when the bench exits, however it exits.
 pid_t spawn(const std::vector<std::string>& argv, int stdout_fd, int stderr_fd) {
-  std::vector<char*> args;
-  for (const auto& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
-  args.push_back(nullptr);
-  const pid_t parent = ::getpid();
-  const pid_t child = ::fork();
-  if (child < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-  if (child == 0) {
-    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (::getppid() != parent) ::_exit(127);
-    const int null_fd = ::open("/dev/null", O_RDWR);
-    ::dup2(null_fd, 0);
-    ::dup2(stdout_fd >= 0 ? stdout_fd : null_fd, 1);
-    ::dup2(stderr_fd >= 0 ? stderr_fd : null_fd, 2);
-    ::close_range(3, ~0U, 0);
-    ::execv(args[0], args.data());
-    ::_exit(127);
-  }
-  return child;
+  const sb::ipc::UniqueFd null_fd(::open("/dev/null", O_RDWR | O_CLOEXEC));
+  auto spawned = sb::ipc::spawn(sb::ipc::SpawnRequest{
+      .program = argv[0],
+      .args = std::vector<std::string>(argv.begin() + 1, argv.end()),
+      .descriptors = {{null_fd.get(), 0},
+                      {stdout_fd >= 0 ? stdout_fd : null_fd.get(), 1},
+                      {stderr_fd >= 0 ? stderr_fd : null_fd.get(), 2}},
+      .parent_death_signal = SIGTERM,
+  });
+  if (auto* failure = std::get_if<std::string>(&spawned))
+    throw std::runtime_error("starting " + argv[0] + ": " + *failure);
+  return std::get<sb::ipc::Spawned>(spawned).pid;
 }
 
 fs::path own_directory() {

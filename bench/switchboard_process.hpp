@@ -73,8 +73,8 @@ class SwitchboardProcess {
   std::vector<pid_t> seen_workers_;
 };
 
-// fork + exec of `argv` with the bench as parent-death signal target (nothing outlives an
-// interrupted run); -1 sends that stream to /dev/null.
+// Starts `argv` (ipc/spawn.hpp) with the bench as parent-death signal target (nothing
+// outlives an interrupted run); -1 sends that stream to /dev/null.
 pid_t spawn(const std::vector<std::string>& argv, int stdout_fd, int stderr_fd);
 
 // Runs a program to completion and returns its stdout; nothing when it fails to start,

@@ -121,6 +121,17 @@ long Channel::receive(char* destination, std::size_t size) {
 }
 
 void Channel::on_readable() {
+  if (read_some() == ReadResult::kClosed) return;
+  wait_readable();
+}
+
+void Channel::drain() {
+  while (!closed_ && read_some() == ReadResult::kRead) {
+  }
+}
+
+// One read from the socket, delivering the frames it completes.
+Channel::ReadResult Channel::read_some() {
   // A large body is read straight into place rather than through the staging buffer.
   const bool direct =
       in_frame_ && staged_begin_ == staged_end_ && payload_filled_ >= incoming_.meta.size() &&
@@ -136,12 +147,15 @@ void Channel::on_readable() {
     if (received > 0) staged_end_ += static_cast<std::size_t>(received);
   }
   if (received < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-    return wait_readable();
+    return ReadResult::kNothingYet;
   }
-  if (received <= 0) return fail();
+  if (received <= 0) {
+    fail();
+    return ReadResult::kClosed;
+  }
   if (direct && payload_filled_ == incoming_.meta.size() + incoming_.body.size()) finish_frame();
-  if (!closed_ && !consume_staged()) return fail();
-  if (!closed_) wait_readable();
+  if (!closed_ && !consume_staged()) fail();
+  return closed_ ? ReadResult::kClosed : ReadResult::kRead;
 }
 
 // Moves staged bytes into the header, meta and body of the frame being read, delivering

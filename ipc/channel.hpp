@@ -41,6 +41,10 @@ class Channel : public std::enable_shared_from_this<Channel> {
   void flush(std::function<void()> then);
   void close();
   bool is_open() const { return !closed_; }
+  // Delivers every frame already in the socket, without waiting. For a peer that has
+  // exited: what it said last must not be lost to the order in which its exit and its
+  // bytes are noticed.
+  void drain();
 
  private:
   struct Outgoing {
@@ -50,8 +54,11 @@ class Channel : public std::enable_shared_from_this<Channel> {
     std::size_t total() const { return sizeof header + frame.meta.size() + frame.body.size(); }
   };
 
+  enum class ReadResult { kRead, kNothingYet, kClosed };
+
   void wait_readable();
   void on_readable();
+  ReadResult read_some();
   bool consume_staged();
   bool begin_frame();
   void finish_frame();

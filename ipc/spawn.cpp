@@ -1,6 +1,7 @@
 #include "ipc/spawn.hpp"
 
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,7 +21,9 @@ struct ChildFailure {
   int error;
 };
 
-constexpr const char* kSteps[] = {"dup2", "clearing close-on-exec", "close_range", "exec"};
+constexpr const char* kSteps[] = {"dup2", "clearing close-on-exec", "close_range", "exec",
+                                  "parent death signal"};
+constexpr int kStepCount = 5;
 
 [[noreturn]] void child_fail(int pipe, int step) {
   const ChildFailure failure{step, errno};
@@ -29,7 +32,12 @@ constexpr const char* kSteps[] = {"dup2", "clearing close-on-exec", "close_range
 }
 
 // Runs in the child between fork and exec: async-signal-safe calls only.
-[[noreturn]] void exec_child(const SpawnRequest& request, char* const* argv, int error_pipe) {
+[[noreturn]] void exec_child(const SpawnRequest& request, char* const* argv, int error_pipe,
+                             pid_t parent) {
+  if (request.parent_death_signal != 0) {
+    if (::prctl(PR_SET_PDEATHSIG, request.parent_death_signal) != 0) child_fail(error_pipe, 4);
+    if (::getppid() != parent) ::_exit(127);  // the parent is already gone
+  }
   for (const auto& [from, to] : request.descriptors) {
     if (from == to) {
       if (::fcntl(to, F_SETFD, 0) != 0) child_fail(error_pipe, 1);
@@ -62,9 +70,10 @@ std::variant<Spawned, std::string> spawn(const SpawnRequest& request) {
   if (::pipe2(error_pipe, O_CLOEXEC) != 0) return std::string("pipe: ") + std::strerror(errno);
   UniqueFd read_end(error_pipe[0]);
   UniqueFd write_end(error_pipe[1]);
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) return std::string("fork: ") + std::strerror(errno);
-  if (pid == 0) exec_child(request, argv.data(), write_end.get());
+  if (pid == 0) exec_child(request, argv.data(), write_end.get(), parent);
   write_end.reset();
 
   // The pipe closes at a successful exec (close-on-exec) and carries the failure otherwise.
@@ -76,7 +85,7 @@ std::variant<Spawned, std::string> spawn(const SpawnRequest& request) {
   if (got > 0) {
     int ignored;
     ::waitpid(pid, &ignored, 0);
-    const int step = failure.step >= 0 && failure.step < 4 ? failure.step : 3;
+    const int step = failure.step >= 0 && failure.step < kStepCount ? failure.step : 3;
     return std::string(kSteps[step]) + " in the child: " + std::strerror(failure.error);
   }
   const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));

@@ -31,6 +31,9 @@ struct SpawnRequest {
   // {from, to}: the child has `from` as descriptor `to`; every other descriptor above
   // stderr is closed at exec. A `from` must not be the `to` of an earlier pair.
   std::vector<std::pair<int, int>> descriptors;
+  // Sent to the child when the thread that spawned it exits (PR_SET_PDEATHSIG); 0: none.
+  // Only for a parent that spawns from the thread that lives as long as it does.
+  int parent_death_signal = 0;
 };
 
 struct Spawned {

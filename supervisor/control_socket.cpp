@@ -137,7 +137,8 @@ std::string workers_json(const std::vector<WorkerRow>& rows) {
                     {"max_in_flight", row.max_in_flight},
                     {"restarts", row.restarts},
                     {"resident_kib", row.resident_kib},
-                    {"sandboxed", row.sandboxed}});
+                    {"sandboxed", row.sandboxed},
+                    {"torn_reads", row.torn_reads}});
   }
   return json{{"workers", std::move(list)}}.dump();
 }

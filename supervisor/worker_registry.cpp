@@ -229,11 +229,16 @@ void WorkerRegistry::on_event(const std::shared_ptr<Worker>& worker, SessionEven
         return expel(worker, "reported a takeover it was not given");
       break;
     }
-    case SessionEvent::Kind::kDetach:
-      // A session closed before it was installed (the worker was leaving) detaches unattached.
-      if (!handed("generation", "peer")) return expel(worker, "reported a detach it was not given");
+    case SessionEvent::Kind::kDetach: {
+      const SessionRecord* session = handed("generation", "peer");
+      if (!session) return expel(worker, "reported a detach it was not given");
+      // A socket closed before it was installed (the worker was leaving) never had its
+      // vm_attach line: it gets no vm_detach either, so that the two always pair up.
+      const bool attached = session->attached;
       sessions.erase(event.fields["generation"].get<std::uint64_t>());
+      if (!attached) return;
       break;
+    }
   }
   event.fields["computer"] = worker->name;
   audit_.write(event.name, std::move(event.fields));
@@ -241,6 +246,8 @@ void WorkerRegistry::on_event(const std::shared_ptr<Worker>& worker, SessionEven
 
 void WorkerRegistry::on_exit(const std::shared_ptr<Worker>& worker, int wait_status) {
   const bool was_retiring = worker->state == Worker::State::kRetiring;
+  // Its last frames (its computer's vm_detach above all) are read before it is mourned.
+  if (worker->channel && !worker->expelled) worker->channel->drain();
   audit_lost_sessions(*worker);
   if (worker->channel) worker->channel->close();
   worker->channel.reset();

@@ -81,7 +81,8 @@ struct WorkerRow {
   std::uint32_t max_in_flight = 0;
   int restarts = 0;
   std::int64_t resident_kib = 0;
-  bool sandboxed = false;  // no_new_privs and a seccomp filter, as /proc shows them
+  bool sandboxed = false;        // no_new_privs and a seccomp filter, as /proc shows them
+  std::uint64_t torn_reads = 0;  // status reads that found the record torn
 };
 
 class WorkerRegistry {
@@ -94,7 +95,8 @@ class WorkerRegistry {
 
   // Spawns a worker per computer; `all_up` runs once every one of them has said hello.
   void start(const std::vector<config::Computer>& computers, std::function<void()> all_up);
-  // A reload: diff by verifier (spec §11 a). Writes computer_renamed lines.
+  // A reload: diff by verifier (docs/configuration.md, "Reload"). Writes computer_renamed
+  // and vm_revoked lines.
   void apply(const std::vector<config::Computer>& computers);
   // Closes every computer with 1001 and lets the workers exit; `done` runs when all have.
   void shutdown(std::function<void()> done);

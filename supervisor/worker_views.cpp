@@ -117,6 +117,7 @@ std::vector<WorkerRow> WorkerRegistry::rows() const {
       row.state = "starting";
     } else {
       const auto status = worker->read_status();
+      row.torn_reads = worker->status->torn_reads();
       row.in_flight = status.in_flight;
       row.max_in_flight = status.max_in_flight ? status.max_in_flight
                                                : static_cast<std::uint32_t>(worker->max_inflight);

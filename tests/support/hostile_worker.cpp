@@ -107,17 +107,26 @@ char* map_status_record(const std::string& segment) {
   return static_cast<char*>(base);
 }
 
-// Keeps the status record torn (its published slot's sequence odd) while beating, so
-// that only the torn record can be what the supervisor reacts to. The offsets are those
+// Beats like a real worker, so that only the breach under test can be what the
+// supervisor reacts to (a worker that never beats is killed as stalled).
+void keep_beating(char* base) {
+  std::thread([base] {
+    auto* heartbeat = reinterpret_cast<volatile std::int64_t*>(base + 8);
+    for (;;) {
+      *heartbeat = sb::ipc::monotonic_ms();
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  }).detach();
+}
+
+// Keeps the status record torn (its published slot's sequence odd). The offsets are those
 // of ipc/status_board.cpp's BoardRecord: version, heartbeat, then slot 0's sequence.
 [[noreturn]] void keep_record_torn(char* base) {
   auto* version = reinterpret_cast<volatile std::uint64_t*>(base);
-  auto* heartbeat = reinterpret_cast<volatile std::int64_t*>(base + 8);
   auto* first_sequence = reinterpret_cast<volatile std::uint64_t*>(base + 16);
   for (;;) {
     *version = 0;
     *first_sequence = 1;
-    *heartbeat = sb::ipc::monotonic_ms();
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
 }
@@ -181,6 +190,7 @@ int main(int argc, char** argv) {
   const std::string how = name.substr(std::strlen("hostile-"));
   // These two break the rule on the hello itself, so they wait before saying anything.
   char* status_record = map_status_record(segment);
+  keep_beating(status_record);
   const bool hello_is_the_breach = how == "version" || how == "before-hello";
   if (!hello_is_the_breach) say_hello();
   while (!fs::exists(fs::path(state) / (name + ".go")))
