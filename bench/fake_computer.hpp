@@ -1,8 +1,9 @@
 // Fake computers for the bench: WebSocket *clients* on one io_context thread of their own,
 // each dialling `GET /vm/attach` with `Authorization: Bearer <secret>` and serving MCP
-// JSON-RPC the way a daemon does (spec relay.md §7): `initialize` answered with a result,
-// `notifications/initialized` noted, every `tools/call` answered at once. The same code
-// serves the direct floor: there the bench's own WebSocket server is what they dial.
+// JSON-RPC the way a daemon does (docs/protocol.md, "Daemons"): `initialize` answered with
+// a result, `notifications/initialized` noted, every `tools/call` answered at once. The
+// same code serves the direct floor: there the bench's own WebSocket server is what they
+// dial.
 //
 // A tools/call's arguments choose the answer: {"nonce": N, "bytes": 0} is a small text
 // result echoing the nonce; {"bytes": B} with B > 0 is an image content item whose base64

@@ -3,7 +3,7 @@
 // A computer behind NAT cannot be called, so it calls: it opens one WebSocket to the
 // switchboard's `GET /vm/attach` with `Authorization: Bearer <secret>`, and then serves MCP
 // JSON-RPC on that socket, one message per text frame. The switchboard is the MCP client;
-// this program is the MCP server. It follows the southbound daemon contract:
+// this program is the MCP server. It follows docs/protocol.md, "Daemons":
 //
 //   - the secret (file or environment) is read again before every dial;
 //   - 401 means only an operator can help: wait 300 s, leave the backoff alone;

@@ -9,7 +9,7 @@
 
 namespace sb::ipc {
 
-// How a forwarded call ended (spec §7.12).
+// How a forwarded call ended (docs/protocol.md, "Calls").
 enum class CallStatus {
   kReplied,       // the computer answered; the body is its reply without "id"
   kNotAttached,   // no ready socket: nothing was sent
@@ -21,8 +21,8 @@ enum class CallStatus {
 std::string_view to_string(CallStatus status);
 std::optional<CallStatus> call_status_from(std::string_view text);
 
-// How a computer's reply reads, for the audit line (spec §6.4): the worker scans every
-// reply anyway, so the supervisor never has to parse a large one.
+// How a computer's reply reads, for the audit line (docs/protocol.md, "Calls"): the worker
+// scans every reply anyway, so the supervisor never has to parse a large one.
 enum class ReplyKind { kOk, kRpcError, kToolError };
 
 // The "meta" part of a kReply frame.

@@ -1,10 +1,10 @@
-// The configuration loader (spec relay.md §3, the ADR's "Config rules", DECISIONS.md).
+// The configuration loader (docs/configuration.md).
 //
-// Loading happens in two passes, as in the reference: first the TOML layer (syntax,
-// unknown keys, types, missing required keys) turns the document into plain "raw"
-// structs; then validation walks them in the order of §3.10, so that the first failure
-// reported is the one the reference would report. Every message names the block and the
-// key at fault and says what to write instead (DECISIONS.md, "Errors say why").
+// Loading happens in two passes: first the TOML layer (syntax, unknown keys, types,
+// missing required keys) turns the document into plain "raw" structs; then validation
+// walks them in one fixed order (docs/configuration.md, "Checking a file"), so that the
+// first failure reported is always the same one. Every message names the block and the key
+// at fault and says what to write instead (docs/protocol.md, "Decisions").
 #include "shared/config.hpp"
 
 #include <arpa/inet.h>
@@ -595,7 +595,7 @@ void check_computer_name(std::string_view name, std::string_view owner) {
 std::filesystem::path expand_home(std::string_view path, std::string_view home) {
   if (!path.starts_with("~/")) return std::filesystem::path(path);
   const std::string_view rest = path.substr(2);
-  // With HOME unset the reference yields the bare relative rest; keep that.
+  // With HOME unset, "~/x" is the relative path "x" (docs/configuration.md, "Environment").
   if (home.empty()) return std::filesystem::path(rest);
   return std::filesystem::path(home) / rest;
 }

@@ -1,6 +1,5 @@
-// The configuration model and its loader: every rule of spec §3 and of the ADR's
-// "Config rules". The loader is the only code that reads the file; everything else gets
-// a validated Config.
+// The configuration model and its loader: every rule of docs/configuration.md. The loader
+// is the only code that reads the file; everything else gets a validated Config.
 #pragma once
 
 #include <cstdint>
@@ -107,8 +106,9 @@ struct Config {
   // from the listen port.
   std::filesystem::path control_socket_path() const;
   const Computer* find_computer(std::string_view name) const;
-  std::vector<std::string> wildcard_clients() const;  // §3.11, config order
-  std::vector<std::string> unused_computers() const;  // §3.11, config order
+  // Config order; docs/configuration.md, "Derived settings".
+  std::vector<std::string> wildcard_clients() const;
+  std::vector<std::string> unused_computers() const;
 };
 
 // A load or validation failure. what() is the whole chain, "in <path>: <owner>: <problem>".

@@ -1,4 +1,4 @@
-// JSON-RPC shapes and the switchboard's error codes (spec §6.5–6.6).
+// JSON-RPC shapes and the switchboard's error codes (docs/protocol.md, "Errors").
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -36,7 +36,7 @@ std::string to_hex(const unsigned char* bytes, std::size_t size) {
   return out;
 }
 
-// "Visible ASCII" as the reference's HTTP library defines it for header values: printable
+// "Visible ASCII" for a header value (docs/protocol.md, "Authentication"): printable
 // characters plus horizontal tab. A tab is therefore kept (it does not split the scheme from
 // the token, and is trimmed at the ends), while any other control or non-ASCII byte makes
 // the header carry no token.

@@ -1,4 +1,5 @@
-// Verifiers (sha256 digests of secrets), bearer parsing and constant-time lookup: spec §4.
+// Verifiers (sha256 digests of secrets), bearer parsing and constant-time lookup
+// (docs/protocol.md, "Authentication").
 #pragma once
 
 #include <array>
@@ -32,7 +33,8 @@ bool same_digest(const Verifier& a, const Verifier& b);
 std::optional<std::size_t> find_verifier(const std::vector<Verifier>& entries,
                                          const Verifier& presented);
 
-// The token of an Authorization header value, or nothing (spec §4.2).
+// The token of an Authorization header value, or nothing (docs/protocol.md,
+// "Authentication").
 std::optional<std::string> parse_bearer(std::string_view header_value);
 
 // 32 bytes from the OS CSPRNG as 64 lowercase hex chars; throws std::runtime_error.

@@ -1,6 +1,7 @@
 // The audit log: JSON lines, one writer (this process), file mode 0600 at creation, or
-// stdout when no audit_path is set. Workers send their lines here over IPC so lines
-// never interleave. Also the rate cap on auth-failure lines (spec §10.5, DECISIONS 6).
+// stdout when no audit_path is set. Workers report their sessions' events over IPC and
+// the supervisor writes them, so lines never interleave. Also the rate cap on
+// auth-failure lines (docs/protocol.md, "Audit log").
 #pragma once
 
 #include <boost/asio/io_context.hpp>

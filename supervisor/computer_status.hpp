@@ -1,5 +1,5 @@
-// The computer status object of /status and vm_status (spec §9.1). peer and in_flight are
-// internals, shown only to "*" callers.
+// The computer status object of /status and vm_status (docs/protocol.md, "Status and
+// readiness"). peer and in_flight are internals, shown only to "*" callers.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -1,5 +1,5 @@
 // Running out of descriptors or memory is a state the supervisor lives through, never a
-// reason to exit (docs/robustness.md, "Exhaustion"): what hit the limit fails alone, the
+// reason to exit (docs/robustness.md, "Descriptors"): what hit the limit fails alone, the
 // log says so at most once a minute, and accepting pauses instead of spinning.
 #pragma once
 

@@ -127,7 +127,7 @@ std::optional<std::string> optional_string(std::optional<std::string_view> value
 }
 
 // Completes an upgrade only to close it with `code`: an attach whose secret was rotated
-// out between the check and the hand-over is told to stop (spec §7.2).
+// out between the check and the hand-over is told to stop (docs/protocol.md, "Attach").
 void refuse_upgraded(tcp::socket socket, http::request<http::string_body> request,
                      std::uint16_t code, std::string reason) {
   struct Refusal {

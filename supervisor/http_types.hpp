@@ -15,7 +15,7 @@ struct HttpRequest {
   std::string method;                        // "GET", "POST", ...
   std::string target;                        // path and query, as received
   std::optional<std::string> authorization;  // the first Authorization header
-  std::string peer;                          // the peer label (spec §9.3)
+  std::string peer;                          // docs/protocol.md, "Peer label"
   std::string body;
   // MCP's headers (docs/protocol.md, "Revisions"), as sent.
   std::optional<std::string> origin;

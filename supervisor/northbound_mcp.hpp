@@ -1,6 +1,6 @@
-// Northbound MCP (spec §6): one JSON-RPC message from a caller, already authenticated and
-// resolved to a computer, answered locally or forwarded to that computer's worker. HTTP
-// callers and pty attaches share this code.
+// Northbound MCP (docs/protocol.md, "POST /mcp" to "Tasks"): one JSON-RPC message from a
+// caller, already authenticated and resolved to a computer, answered locally or forwarded
+// to that computer's worker. HTTP callers and pty attaches share this code.
 #pragma once
 
 #include <functional>

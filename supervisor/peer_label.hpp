@@ -1,5 +1,5 @@
-// The peer label shown in status and audit (spec §9.3, DECISIONS 8): a forwarded identity
-// when there is a usable one, then the socket address. Shown, never trusted.
+// The peer label shown in status and audit (docs/protocol.md, "Peer label"): a forwarded
+// identity when there is a usable one, then the socket address. Shown, never trusted.
 #pragma once
 
 #include <optional>

@@ -600,7 +600,8 @@ class PtyDialers::Dialer final : public SessionOwner,
         co_return fail(std::move(why));
       }
     }
-    // The WebSocket stream keeps its own handshake timeout; liveness is ours (§4.5).
+    // The WebSocket stream keeps its own handshake timeout; liveness is ours
+    // (docs/protocol.md, "Pod sessions").
     lowest.expires_never();
     ws.set_option(websocket::stream_base::timeout{timings_.handshake_timeout,
                                                   websocket::stream_base::none(), false});

@@ -1,7 +1,8 @@
-// The [[pty_attach]] dialers (pty-attach.md): the switchboard dials an openab-pty pod's
-// tools socket, and then answers the pod as an MCP server, lending it one computer under
-// the attach's policy through the same handle_mcp() that serves HTTP callers. One dialer
-// per block present at start; each redials or stops by the rules of pty_redial_policy.hpp.
+// The [[pty_attach]] dialers (docs/protocol.md, "Pod sessions"): the switchboard dials an
+// openab-pty pod's tools socket, and then answers the pod as an MCP server, lending it one
+// computer under the attach's policy through the same handle_mcp() that serves HTTP
+// callers. One dialer per block present at start; each redials or stops by the rules of
+// pty_redial_policy.hpp.
 //
 // The policy (computer, tools, max_inflight) is looked up by attach name in the
 // supervisor's current config on every pod request, so a reload changes it under a live
@@ -43,7 +44,7 @@ std::string trim_secret(std::string_view text);
 bool valid_header_value(std::string_view value);
 
 // The most a pod may have in progress on one socket; past it a request with an id is
-// answered -32002 and not processed (pty-attach.md §4.3).
+// answered -32002 and not processed (docs/protocol.md, "Pod sessions").
 inline constexpr int kMaxConcurrentPodRequests = 64;
 
 class PtyDialers {

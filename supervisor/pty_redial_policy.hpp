@@ -1,5 +1,5 @@
-// When a [[pty_attach]] dialer dials again, and when it stops for good (pty-attach.md §5,
-// §6, §11): pure logic, no I/O, so that every rule is unit-tested without a clock.
+// When a [[pty_attach]] dialer dials again, and when it stops for good (docs/protocol.md,
+// "Pod redial"): pure logic, no I/O, so that every rule is unit-tested without a clock.
 #pragma once
 
 #include <chrono>
@@ -7,8 +7,8 @@
 
 namespace sb::supervisor {
 
-// Every duration a dialer uses. The defaults are the spec's and are what `serve` uses;
-// tests pass shorter ones.
+// Every duration a dialer uses. The defaults are those of docs/protocol.md ("Pod sessions",
+// "Pod redial") and are what `serve` uses; tests pass shorter ones.
 struct PtyTimings {
   std::chrono::milliseconds first_backoff{1'000};
   std::chrono::milliseconds max_backoff{60'000};
@@ -16,7 +16,7 @@ struct PtyTimings {
   std::chrono::milliseconds refusal_wait{60'000};    // after 401, 403 or 429
   std::chrono::milliseconds ping_interval{20'000};   // our WebSocket ping; first at +20 s
   std::chrono::milliseconds idle_limit{70'000};      // silence past this ends the session
-  // Ours (the spec only says a timeout is a failed dial): TCP connect, then TLS and upgrade.
+  // A dial that runs out of either is a failed one: TCP connect, then TLS and upgrade.
   std::chrono::milliseconds connect_timeout{15'000};
   std::chrono::milliseconds handshake_timeout{15'000};
 };
@@ -52,9 +52,9 @@ struct RedialDecision {
   std::chrono::milliseconds wait{0};  // before jitter
 };
 
-// The backoff state of one attacher (§6): starts at first_backoff, doubles after every
-// attempt that does not stop (credential refusals included), capped at max_backoff, and
-// resets when a session lasted stable_session or longer.
+// The backoff state of one attacher ("Pod redial"): starts at first_backoff, doubles after
+// every attempt that does not stop (credential refusals included), capped at max_backoff,
+// and resets when a session lasted stable_session or longer.
 class RedialPolicy {
  public:
   explicit RedialPolicy(const PtyTimings& timings = {});

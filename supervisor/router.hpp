@@ -1,4 +1,4 @@
-// The HTTP routes of spec §5 with DECISIONS 1–3: token first, then the computer, then
+// The HTTP routes (docs/protocol.md, "Routes"): token first, then the computer, then
 // the body. Unknown and not-allowed computers get byte-identical 404s everywhere.
 // (GET /vm/attach is the connection's business: it needs the socket itself.)
 #pragma once

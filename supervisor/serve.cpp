@@ -44,7 +44,7 @@ std::string join(const std::vector<std::string>& names) {
   return out;
 }
 
-// Settings a reload cannot move under a running process (DECISIONS 5).
+// Settings a reload cannot move under a running process (docs/configuration.md, "Reload").
 void warn_about_restart_only_changes(const config::Config& before, const config::Config& after) {
   if (before.listen_display() != after.listen_display()) {
     log_warn("reload: `listen` changed; it applies after a restart",
@@ -171,8 +171,8 @@ class Supervisor {
     notifier_.stopping();
     http_.stop();
     control_.stop();
-    // Pod sockets are dropped, not closed (spec 12.2); their requests in progress are
-    // abandoned while the workers can still take the cancellations.
+    // Pod sockets are dropped, not closed (docs/protocol.md, "Pod sessions"); their requests in
+    // progress are abandoned while the workers can still take the cancellations.
     pty_.stop();
     workers_.shutdown([this] {
       audit_.stop();

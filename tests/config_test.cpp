@@ -1,5 +1,5 @@
-// The configuration loader: spec relay.md §3, the ADR's "Config rules" and its rollout step 1,
-// and the `switchboard` command line that sits on top of it (check, gen-secret, hash).
+// The configuration loader (docs/configuration.md), and the `switchboard` command line that
+// sits on top of it (check, gen-secret, hash).
 #include "shared/config.hpp"
 
 #include <gtest/gtest.h>
@@ -120,7 +120,7 @@ class TempDir {
 };
 
 // ---------------------------------------------------------------------------------------
-// §3: the TOML layer — strict keys, types, required keys
+// The TOML layer — strict keys, types, required keys
 
 TEST(ConfigToml, SyntaxErrorSaysWhere) {
   EXPECT_TRUE(Contains(error_of("listen = [\n"), "TOML parse error at line"));
@@ -196,7 +196,7 @@ TEST(ConfigToml, BareDottedComputerKeyIsExplained) {
 }
 
 // ---------------------------------------------------------------------------------------
-// §3.1 top-level keys
+// Top-level keys (docs/configuration.md, "Top level")
 
 TEST(ConfigListen, DefaultsToLoopback8790) {
   const Config config = parse(kMacmini + kOwner);
@@ -289,7 +289,7 @@ TEST(ConfigAudit, ArgsAndPathAreRead) {
 }
 
 // ---------------------------------------------------------------------------------------
-// §3.2 timeouts
+// Timeouts
 
 TEST(ConfigTimeouts, DefaultsIncludeBuiltinScreenshot) {
   const Config config = parse(kMacmini + kOwner);
@@ -378,7 +378,7 @@ TEST(ConfigTimeouts, CheckedInOrderDefaultControlThenToolsAscending) {
 }
 
 // ---------------------------------------------------------------------------------------
-// §3.3 computers
+// Computers
 
 TEST(ConfigComputers, V1ConfigMapsToDefaultExactly) {
   const Config config = parse("max_inflight = 6\n" + kV1 +
@@ -493,7 +493,7 @@ TEST(ConfigComputers, NoComputerIsNothingToRelayTo) {
 }
 
 // ---------------------------------------------------------------------------------------
-// §3.4 clients
+// Clients
 
 TEST(ConfigClients, NameRuleAllowsDots) {
   for (const std::string& bad :
@@ -639,7 +639,7 @@ TEST(ConfigClients, SingleComputerGrantIsTheDefault) {
 }
 
 // ---------------------------------------------------------------------------------------
-// §3.7 tool lists and grants
+// Tool lists and grants (docs/configuration.md, "Grants")
 
 sb::config::ToolList tools_of(std::string_view list) {
   const Config config =
@@ -695,7 +695,7 @@ TEST(ConfigGrant, ToolsForWildcardAndNamed) {
 }
 
 // ---------------------------------------------------------------------------------------
-// §3.6 pty attaches
+// Pod attaches
 
 TEST(ConfigPty, BecomesANamedPrincipalOnItsComputer) {
   const Config config = parse(kTwoComputers + kOwner +
@@ -813,7 +813,7 @@ TEST(ConfigPty, NoClientAndNoAttachIsRefused) {
 }
 
 // ---------------------------------------------------------------------------------------
-// §3.9 paths and the control socket
+// Paths and the control socket
 
 TEST(ConfigPaths, TildeSlashIsExpandedWithHome) {
   const std::string top = "audit_path = \"~/state/audit.jsonl\"\n";
@@ -852,7 +852,7 @@ TEST(ConfigControlSocket, EmptyOrTooLongIsRefused) {
 }
 
 // ---------------------------------------------------------------------------------------
-// §3.10 order and framing
+// Order and framing (docs/configuration.md, "Checking a file")
 
 TEST(ConfigErrors, FirstFailureInSpecOrderWins) {
   const std::string bad_listen = "listen = \"localhost:1\"\n";
@@ -914,7 +914,7 @@ TEST(ConfigErrors, LoadFileReadsAGoodFile) {
 }
 
 // ---------------------------------------------------------------------------------------
-// §3.11 derived sets
+// Derived sets (docs/configuration.md, "Derived settings")
 
 TEST(ConfigDerived, WildcardClientsInConfigOrder) {
   const Config config =
@@ -951,7 +951,7 @@ TEST(ConfigDerived, FindComputer) {
 }
 
 // ---------------------------------------------------------------------------------------
-// §3.12 the spec's example
+// A full v2 example
 
 TEST(ConfigExample, SpecExampleParses) {
   const Config config = parse(R"(listen = "127.0.0.1:8790"
@@ -1032,7 +1032,7 @@ TEST(ConfigExample, ShippedExampleIsRefusedWithPlaceholders) {
 }
 
 // ---------------------------------------------------------------------------------------
-// check_report (§3.10)
+// check_report (docs/configuration.md, "Checking a file")
 
 TEST(CheckReport, SummaryWithoutWarnings) {
   const auto report = sb::config::check_report(parse(kTwoComputers + kOwner));

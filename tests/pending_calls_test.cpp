@@ -1,4 +1,4 @@
-// The pending table's two caps (spec §8.1–8.2) and id discipline (§7.5).
+// The pending table's two caps and id discipline (docs/protocol.md, "In-flight caps", "Ids").
 #include "worker/pending_calls.hpp"
 
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // The [[pty_attach]] dialer's pure parts: which outcomes stop it, how long it waits before
-// the next dial (pty-attach.md §5, §6, §12.1, §12.2, §12.13), and how it turns the url and
+// the next dial (docs/protocol.md, "Pod redial"), and how it turns the url and
 // the secret file into a request.
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
-// Small supervisor pieces with rules of their own: the peer label (spec §9.3, DECISIONS 8),
-// path decoding, JSON nesting, and the client table's constant-time lookup.
+// Small supervisor pieces with rules of their own: the peer label (docs/protocol.md, "Peer
+// label"), path decoding, JSON nesting, and the client table's constant-time lookup.
 #include <gtest/gtest.h>
 
 #include "shared/jsonrpc.hpp"

@@ -1,4 +1,4 @@
-// Verifiers and bearer parsing: spec relay.md §4.
+// Verifiers and bearer parsing (docs/protocol.md, "Authentication").
 #include "shared/verifier.hpp"
 
 #include <gtest/gtest.h>
@@ -36,7 +36,7 @@ testing::AssertionResult Contains(const std::string& haystack, std::string_view 
          << "\"" << haystack << "\" does not contain \"" << needle << "\"";
 }
 
-// --- §4.2 bearer parsing --------------------------------------------------------------
+// --- bearer parsing -------------------------------------------------------------------
 
 TEST(Bearer, SpecExamples) {
   EXPECT_EQ(parse_bearer("Bearer abc"), "abc");
@@ -75,7 +75,7 @@ TEST(Bearer, NonVisibleAsciiCarriesNoToken) {
   EXPECT_EQ(parse_bearer("Bearer abc\r\n"), std::nullopt);
 }
 
-// --- §4.1 verifier format -------------------------------------------------------------
+// --- verifier format ------------------------------------------------------------------
 
 TEST(Verifier, OfIsSha256OfTheExactBytes) {
   EXPECT_EQ(render_verifier(verifier_of("abc")), std::string("sha256:") + kAbcHex);
@@ -126,7 +126,7 @@ TEST(Verifier, WrongLengthIsRefused) {
   EXPECT_TRUE(Contains(parse_error_of("sha256:"), "32 bytes"));
 }
 
-// --- §4.4 lookup ----------------------------------------------------------------------
+// --- lookup ---------------------------------------------------------------------------
 
 TEST(FindVerifier, ReturnsTheFirstMatch) {
   const std::vector<sb::Verifier> entries{verifier_of("a"), verifier_of("b"), verifier_of("b")};
@@ -147,7 +147,7 @@ TEST(SameDigest, ComparesAllBytes) {
   EXPECT_FALSE(sb::same_digest(verifier_of("x"), other));
 }
 
-// --- §4.3 generated secrets -----------------------------------------------------------
+// --- generated secrets ----------------------------------------------------------------
 
 TEST(GenerateSecret, Is64LowercaseHexAndFresh) {
   std::set<std::string> seen;

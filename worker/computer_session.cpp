@@ -100,7 +100,7 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
   void begin(std::function<void(std::shared_ptr<ComputerSession>)> installed) {
     ws_.read_message_max(kMaxMessageBytes);
     ws_.text(true);
-    // Liveness is ours (spec §7.8); Beast's own idle pings stay off.
+    // Liveness is ours (docs/protocol.md, "Liveness"); Beast's own idle pings stay off.
     ws_.set_option(
         websocket::stream_base::timeout{kHandshakeTimeout, websocket::stream_base::none(), false});
     ws_.control_callback([this](websocket::frame_type, beast::string_view) { silent_ticks_ = 0; });
@@ -228,7 +228,8 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
     beast::get_lowest_layer(ws_).close(ignored);
   }
 
-  // The read loop has stopped: the session is over whatever ended it (spec §7.10).
+  // The read loop has stopped: the session is over whatever ended it (docs/protocol.md,
+  // "Session end").
   void finish(std::uint16_t code_if_unclosed) {
     if (phase_ == Phase::kEnded) return;
     if (phase_ != Phase::kClosing) {
@@ -428,7 +429,7 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
                    without_id(text, scanned));
   }
 
-  // ---- the MCP handshake (spec §7.4) ----
+  // ---- the MCP handshake (docs/protocol.md, "Handshake") ----
 
   void send_handshake() {
     PendingCall call{.caller = std::string(kHandshakeCaller), .handshake = true};
@@ -546,7 +547,7 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
     }
   }
 
-  // ---- liveness (spec §7.8) ----
+  // ---- liveness (docs/protocol.md, "Liveness") ----
 
   void schedule_tick() {
     tick_timer_.expires_after(kPingInterval);

@@ -1,5 +1,6 @@
-// The southbound MCP session with one attached computer (spec §7): the switchboard is the
-// MCP client on a WebSocket the computer dialled. Beast stays in the .cpp.
+// The southbound MCP session with one attached computer (docs/protocol.md, "Attach" to
+// "Session end"): the switchboard is the MCP client on a WebSocket the computer dialled.
+// Beast stays in the .cpp.
 #pragma once
 
 #include <chrono>
@@ -50,7 +51,7 @@ struct SessionHooks {
   std::function<void()> ended;  // once, after cleanup and the vm_detach line
 };
 
-// WebSocket close codes the switchboard sends (spec §7.9).
+// WebSocket close codes the switchboard sends or records (docs/protocol.md, "Close codes").
 namespace close_code {
 inline constexpr std::uint16_t kNormal = 1000;
 inline constexpr std::uint16_t kGoingAway = 1001;

@@ -1,5 +1,5 @@
 // The pending table of one computer socket: which internal ids are awaiting a reply, for
-// whom, and the two in-flight caps (computer-wide and per caller, spec §8.1–8.2).
+// whom, and the two in-flight caps (docs/protocol.md, "In-flight caps").
 #pragma once
 
 #include <chrono>

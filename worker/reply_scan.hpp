@@ -23,7 +23,7 @@ struct TextSpan {
 };
 
 struct ScannedMessage {
-  bool is_response = false;         // a top-level "result" or "error" member (spec §7.6)
+  bool is_response = false;         // a top-level "result" or "error" member
   bool has_id = false;              // a top-level "id" member of any type
   std::optional<std::uint64_t> id;  // ... when it is a non-negative JSON integer
   TextSpan object;                  // the top-level object, braces included

@@ -20,7 +20,7 @@ namespace sbtest {
 
 using json = nlohmann::json;
 
-// JSON-RPC error codes (relay.md §6.6).
+// JSON-RPC error codes (docs/protocol.md, "Errors").
 inline constexpr int kParseError = -32700;
 inline constexpr int kInvalidRequest = -32600;
 inline constexpr int kMethodNotFound = -32601;

@@ -1,6 +1,6 @@
-// End to end: the HTTP surface with no computer attached (relay.md §5, §6.2–6.4), caller
-// and computer authentication (§4, §5.2, DECISIONS 1), and the HTTP details of POST /mcp
-// (§5.3: 405, 413, 400, 202).
+// End to end: the HTTP surface with no computer attached (docs/protocol.md, "Routes",
+// "Local answers", "Tool list", "Calls"), caller and computer authentication
+// ("Authentication"), and the HTTP details of POST /mcp ("POST /mcp": 405, 413, 400, 202).
 #include <gtest/gtest.h>
 
 #include <regex>
@@ -193,7 +193,8 @@ TEST_F(HttpSurface, EveryClientRouteWithoutAValidTokenIs401) {
   basic.headers.emplace_back("Authorization", "Basic " + alice_.secret);
   EXPECT_EQ(http(sb.port(), basic).status, 401);
   ++failures;
-  // One client_auth_fail line each, up to the cap of 20 per window (relay.md §10.5).
+  // One client_auth_fail line each, up to the cap of 20 per window (docs/protocol.md,
+  // "Audit log").
   EXPECT_TRUE(sb.audit().wait_for_count("client_auth_fail", 20));
   EXPECT_EQ(failures, 21);
   EXPECT_EQ(sb.audit().count("client_auth_fail"), 20u);
@@ -394,11 +395,11 @@ TEST_F(HttpSurface, ThePeerLabelPrefersTailscaleThenTheFirstForwardedForEntry) {
   const auto lines = sb.audit().events("client_auth_fail");
   EXPECT_EQ(lines[0]["peer"], plain);
   EXPECT_EQ(lines[1]["peer"], "ops@example.com via " + tailscale);
-  EXPECT_EQ(lines[2]["peer"], "10.1.2.3 via " + forwarded) << "DECISIONS 8";
+  EXPECT_EQ(lines[2]["peer"], "10.1.2.3 via " + forwarded) << "falls back to X-Forwarded-For";
 }
 
-// DECISIONS 6: the summary comes from a timer when the 60 s window ends. The window opens
-// with the audit log, so this waits at most a minute.
+// The summary comes from a timer when the 60 s window ends (docs/protocol.md, "Audit log").
+// The window opens with the audit log, so this waits at most a minute.
 TEST_F(HttpSurface, AuthFailuresOverTheCapAreSummarisedWhenTheWindowEnds) {
   SwitchboardProcess sb(config());
   for (int i = 0; i < 25; ++i) {

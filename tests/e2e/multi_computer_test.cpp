@@ -1,7 +1,8 @@
-// End to end: the ADR's rollout step 2, "the hub as a map". Two computers attached
-// together; evicting, rotating or removing one leaves the other serving; renames and
-// verifier swaps by reload close nothing; a computer added by reload accepts an attach at
-// once; in-flight isolation between computers; an abandoned call gives its share back.
+// End to end: several computers on one switchboard (docs/protocol.md, "Attach";
+// docs/configuration.md, "Reload"). Two computers attached together; evicting, rotating or
+// removing one leaves the other serving; renames and verifier swaps by reload close
+// nothing; a computer added by reload accepts an attach at once; in-flight isolation
+// between computers; an abandoned call gives its share back.
 #include <gtest/gtest.h>
 
 #include "tests/e2e/e2e_helpers.hpp"
@@ -274,7 +275,7 @@ TEST_F(MultiComputer, ACallerWhoseConnectionClosesMidCallGetsItsShareBackAtOnce)
   first.close();
   const auto closed_at = Clock::now();
   const auto abandoned = sb.audit().wait_for("call", fields_equal({{"outcome", "abandoned"}}));
-  ASSERT_TRUE(abandoned) << "DECISIONS 9: an abandoned call is audited as `abandoned`";
+  ASSERT_TRUE(abandoned) << "an abandoned call is audited as `abandoned`";
   EXPECT_LT(elapsed_since(closed_at), 2s);
   EXPECT_EQ((*abandoned)["principal"], "alice");
   EXPECT_EQ((*abandoned)["computer"], "alpha");

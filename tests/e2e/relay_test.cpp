@@ -1,6 +1,7 @@
-// End to end: relaying calls to an attached computer (relay.md §6.3–6.4, §7, §8): tool
-// policy, id rewriting under concurrency, timeouts and in-flight caps, takeover, a
-// computer vanishing, secret rotation by reload, the refused handshake, and the v1 config.
+// End to end: relaying calls to an attached computer (docs/protocol.md, "Tool list" to
+// "In-flight caps", "Attach" to "Session end"): tool policy, id rewriting under
+// concurrency, timeouts and in-flight caps, takeover, a computer vanishing, secret rotation
+// by reload, the refused handshake, and the v1 config.
 #include <gtest/gtest.h>
 
 #include <csignal>
@@ -307,7 +308,7 @@ TEST_F(Relay, AComputerClosingMidCallIsRecordedWithItsOwnCloseCode) {
   const json reply =
       call_tool(sb.port(), "/mcp", alice_.secret, "echo", json{{"mode", "close"}, {"code", 1001}});
   EXPECT_EQ(error_code(reply), kDisconnected) << reply;
-  // DECISIONS 7: the detach line carries the code actually received.
+  // The detach line carries the code actually received (docs/protocol.md, "Close codes").
   const auto detach = sb.audit().wait_for("vm_detach");
   ASSERT_TRUE(detach);
   EXPECT_EQ((*detach)["code"], 1001) << *detach;

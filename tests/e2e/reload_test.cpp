@@ -1,6 +1,6 @@
-// End to end: what a reload (SIGHUP) changes and when (relay.md §11, ADR "Reload",
-// DECISIONS 4 and 5): per-caller caps from the next call, a computer's max_inflight from
-// its next attach, timeouts and audit_args live, and a failed reload changes nothing.
+// End to end: what a reload (SIGHUP) changes and when (docs/configuration.md, "Reload"):
+// per-caller caps from the next call, a computer's max_inflight from its next attach,
+// timeouts and audit_args live, and a failed reload changes nothing and says why.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -95,7 +95,7 @@ TEST_F(Reload, TimeoutsApplyFromTheNextRequest) {
   const auto started = Clock::now();
   const json reply = call_tool(sb.port(), "/mcp", alice_.secret, "slow", hold(1));
   EXPECT_EQ(error_code(reply), kTimeout) << reply;
-  EXPECT_GE(elapsed_since(started), 1800ms) << "DECISIONS 5: timeouts apply live";
+  EXPECT_GE(elapsed_since(started), 1800ms) << "timeouts apply live";
   EXPECT_LT(elapsed_since(started), 4500ms);
 }
 
@@ -116,7 +116,7 @@ TEST_F(Reload, AnInvalidConfigChangesNothingAndTheLogSaysWhy) {
   SwitchboardProcess sb(config());
   auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
   ASSERT_TRUE(fake);
-  // Removing alpha while alice still names it is refused (ADR "Config rules").
+  // Removing alpha while alice still names it is refused (docs/configuration.md, "Reload").
   const Secret beta = new_secret();
   sb.write_config(ConfigBuilder()
                       .computer("beta", beta)
@@ -128,7 +128,7 @@ TEST_F(Reload, AnInvalidConfigChangesNothingAndTheLogSaysWhy) {
   })) << sb.stderr_text();
   const std::string log = sb.stderr_text();
   EXPECT_NE(log.find("not a configured"), std::string::npos)
-      << "DECISIONS 4: the reason is logged: " << log;
+      << "a failed reload logs its reason: " << log;
   // ...the same text `check` prints for that file.
   const auto check = sb.run_cli({"check"});
   EXPECT_EQ(check.exit_code, 1);

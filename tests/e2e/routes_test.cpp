@@ -1,7 +1,8 @@
-// End to end: the ADR's rollout step 3, "routes". /mcp/{computer}, /computers and
-// /readyz/{computer} for allowed computers; unknown computers without a token are 401;
-// unknown and not-allowed are indistinguishable; /readyz reveals no names; a "*" caller's
-// /mcp does not change when a computer is added; peer and in_flight only for "*" callers.
+// End to end: the routes that name computers (docs/protocol.md, "Routes"). /mcp/{computer},
+// /computers and /readyz/{computer} for allowed computers; unknown computers without a
+// token are 401; unknown and not-allowed are indistinguishable; /readyz reveals no names; a
+// "*" caller's /mcp does not change when a computer is added; peer and in_flight only for
+// "*" callers.
 #include <gtest/gtest.h>
 
 #include "tests/e2e/e2e_helpers.hpp"
@@ -101,8 +102,9 @@ TEST_F(Routes, AnUnknownComputerWithoutATokenIs401LikeAKnownOne) {
       http(sb.port(), HttpRequest{.method = "POST", .target = "/mcp/alpha", .body = ping}).headers);
 }
 
-// DECISIONS 1: 401 comes first, whatever the path says, so a segment that does not even
-// percent-decode is 401 without a token too (only the body cap may answer before it).
+// 401 comes first (docs/protocol.md, "Routes"), whatever the path says, so a segment that
+// does not even percent-decode is 401 without a token too (only the body cap may answer
+// before it).
 TEST_F(Routes, AnUndecodableComputerSegmentWithoutATokenIs401) {
   SwitchboardProcess sb(config());
   const std::string ping = rpc(1, "ping").dump();

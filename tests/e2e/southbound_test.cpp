@@ -1,6 +1,7 @@
-// End to end: the southbound session in detail (relay.md §6.4–6.5, §7.4–7.6, §10.3):
-// the handshake window, what the computer may send, oversized messages, how replies and
-// errors are relayed and audited, and tools/call parameter validation.
+// End to end: the southbound session in detail (docs/protocol.md, "Calls", "Handshake",
+// "Ids", "Frames from the computer", "Audit log"): the handshake window, what the computer
+// may send, oversized messages, how replies and errors are relayed and audited, and
+// tools/call parameter validation.
 #include <gtest/gtest.h>
 
 #include "tests/e2e/e2e_helpers.hpp"
@@ -109,7 +110,7 @@ TEST_F(Southbound, AMessageOver16MiBIsClosedWith1009) {
   EXPECT_EQ(error_code(pending.wait()), kDisconnected);
   const auto detach = sb.audit().wait_for("vm_detach");
   ASSERT_TRUE(detach);
-  EXPECT_EQ((*detach)["code"], 1009) << "DECISIONS 7: recorded as sent";
+  EXPECT_EQ((*detach)["code"], 1009) << "recorded as sent";
 }
 
 TEST_F(Southbound, RepliesAreRelayedVerbatimWithTheCallersIdAndAudited) {

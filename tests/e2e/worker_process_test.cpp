@@ -1,4 +1,4 @@
-// End to end: the process architecture (DECISIONS "Added by this project's architecture"):
+// End to end: the process architecture (docs/architecture.md, "Processes"):
 // a worker killed or stopped costs only its own computer's calls and comes back; the
 // `switchboard workers` command; shutdown on SIGTERM; and what descriptors a worker holds.
 #include <gtest/gtest.h>
@@ -97,9 +97,9 @@ TEST_F(WorkerProcess, AKilledWorkerFailsItsCallAtOnceAndIsRespawned) {
             (json{{"n", 2}}));
 }
 
-// relay.md §7.10 and §10.3: every session that was attached ends with a vm_detach line.
-// The audit is the operator's only record; a worker that dies cannot write the line, so
-// the supervisor, which sees the death, has to.
+// Every session that was attached ends with a vm_detach line (docs/protocol.md, "Session
+// end"). The audit is the operator's only record; a worker that dies cannot write the line,
+// so the supervisor, which sees the death, has to.
 TEST_F(WorkerProcess, ASessionEndedByAWorkerCrashIsAuditedAsADetach) {
   SwitchboardProcess sb(config());
   auto alpha = attach_ready(sb, alpha_, "alpha", owner_.secret);
@@ -179,10 +179,11 @@ TEST_F(WorkerProcess, AStoppedWorkerCostsItsCallTheBackstopAndRecoversAfterSigco
   EXPECT_FALSE(alpha->closed());
 }
 
-// DECISIONS: a worker silent for long enough (30 s here) is killed and respawned, and the
-// log says so. This test waits that long, so it also covers a stalled worker whose
-// computer is removed meanwhile: nothing respawns it, but it must not linger holding its
-// computer's socket (the daemon would never learn that it was revoked).
+// A worker silent for long enough (30 s here) is killed and respawned, and the log says so
+// (docs/architecture.md, "The status board"). This test waits that long, so it also covers
+// a stalled worker whose computer is removed meanwhile: nothing respawns it, but it must
+// not linger holding its computer's socket (the daemon would never learn that it was
+// revoked).
 TEST_F(WorkerProcess, StalledWorkersAreKilledAfter30sAndOnlyKeptComputersRespawn) {
   SwitchboardProcess sb(config());
   auto alpha = attach_ready(sb, alpha_, "alpha", owner_.secret);

@@ -1,6 +1,7 @@
 // The [[pty_attach]] dialer in process, with short timings injected (PtyTimings), against
-// a fake pod: the redial loop's backoff, the keepalive pings and the idle limit (§4.5),
-// which the end-to-end tests cannot reach with the spec's 20 s / 70 s / 60 s values.
+// a fake pod: the redial loop's backoff, the keepalive pings and the idle limit
+// (docs/protocol.md, "Pod sessions", "Pod redial"), which the end-to-end tests cannot reach
+// with the real 20 s / 70 s / 60 s values.
 #include <gtest/gtest.h>
 
 #include <boost/asio/io_context.hpp>

@@ -1,10 +1,10 @@
-// End to end: [[pty_attach]] (pty-attach.md). The real switchboard dials fake openab-pty
-// pods (WebSocket servers on loopback, plain or TLS) and lends them computers that fake
-// daemons attached over GET /vm/attach. Covered: what the pod is answered, which computer
-// it reaches, reload, the per-caller cap and the 64-request ceiling, progress and
-// cancellation (docs/protocol.md), and the redial and stop rules for drops, close codes and
-// refused upgrades. Every wait is bounded polling; the "did not redial" checks wait about
-// three seconds, well past the first backoff (≤1.2 s).
+// End to end: [[pty_attach]] (docs/protocol.md, "Pod sessions" and "Pod redial"). The real
+// switchboard dials fake openab-pty pods (WebSocket servers on loopback, plain or TLS) and
+// lends them computers that fake daemons attached over GET /vm/attach. Covered: what the
+// pod is answered, which computer it reaches, reload, the per-caller cap and the
+// 64-request ceiling, progress and cancellation (docs/protocol.md), and the redial and stop
+// rules for drops, close codes and refused upgrades. Every wait is bounded polling; the
+// "did not redial" checks wait about three seconds, well past the first backoff (≤1.2 s).
 #include <gtest/gtest.h>
 
 #include <csignal>
