@@ -70,7 +70,7 @@ constexpr int kAllowed[] = {
 
 // What AddressSanitizer's and LeakSanitizer's runtimes do at exit and on a report.
 constexpr int kSanitizerAllowed[] = {
-    SCMP_SYS(readlink),        SCMP_SYS(getdents64),      SCMP_SYS(clone),
+    SCMP_SYS(readlink),        SCMP_SYS(getdents64), SCMP_SYS(getdents),      SCMP_SYS(clone),
     SCMP_SYS(ptrace),          SCMP_SYS(wait4),           SCMP_SYS(prctl),
     SCMP_SYS(sigaltstack),     SCMP_SYS(prlimit64),       SCMP_SYS(sched_getaffinity),
     SCMP_SYS(pread64),         SCMP_SYS(uname),           SCMP_SYS(getppid),
@@ -120,10 +120,14 @@ std::optional<std::string> enter_sandbox() {
       if (const int error = seccomp_rule_add(filter.get(), SCMP_ACT_ALLOW, call, 0))
         return failed("seccomp_rule_add", error);
     }
-    // Reading /proc; never writing or creating a file.
-    const int error = seccomp_rule_add(filter.get(), SCMP_ACT_ALLOW, SCMP_SYS(openat), 1,
-                                       SCMP_A2(SCMP_CMP_MASKED_EQ, O_ACCMODE | O_CREAT, O_RDONLY));
-    if (error) return failed("seccomp_rule_add", error);
+    // Reading /proc (the runtime uses open as well as openat); never writing or creating.
+    const unsigned flags = O_ACCMODE | O_CREAT;
+    if (const int error = seccomp_rule_add(filter.get(), SCMP_ACT_ALLOW, SCMP_SYS(openat), 1,
+                                           SCMP_A2(SCMP_CMP_MASKED_EQ, flags, O_RDONLY)))
+      return failed("seccomp_rule_add", error);
+    if (const int error = seccomp_rule_add(filter.get(), SCMP_ACT_ALLOW, SCMP_SYS(open), 1,
+                                           SCMP_A1(SCMP_CMP_MASKED_EQ, flags, O_RDONLY)))
+      return failed("seccomp_rule_add", error);
   }
   if (const int error = seccomp_load(filter.get())) return failed("seccomp_load", error);
   return std::nullopt;
