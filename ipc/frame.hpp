@@ -20,8 +20,9 @@ std::string_view build_id();
 
 enum class FrameType : std::uint16_t {
   // supervisor -> worker
-  // meta: {"name", "max_inflight", "sole_client"}: the label (applied to the live session
-  // too), the cap for the next attach, and whether exactly one client can reach the computer
+  // meta: {"name", "max_inflight", "sole_client", "handshake_ms", "ping_interval_ms",
+  // "heartbeat_ms"}: the label (applied to the live session too), the cap for the next
+  // attach, whether exactly one client can reach the computer, and the timers (timings.hpp)
   kConfigure = 1,
   kAttach = 2,  // fd + meta: {"peer", "generation", "max_inflight"}; body: upgrade bytes
   // call_id; meta: {"caller", "caller_cap", "timeout_ms", "max_total_ms", "method", "stream"};

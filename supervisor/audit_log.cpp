@@ -13,7 +13,6 @@ namespace sb::supervisor {
 namespace {
 
 constexpr int kAuthFailuresPerWindow = 20;
-constexpr auto kAuthWindow = std::chrono::seconds(60);
 
 std::FILE* open_audit_file(const std::filesystem::path& path) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
@@ -32,9 +31,11 @@ std::FILE* open_audit_file(const std::filesystem::path& path) {
 
 }  // namespace
 
-AuditLog::AuditLog(boost::asio::io_context& io, const std::optional<std::filesystem::path>& path)
+AuditLog::AuditLog(boost::asio::io_context& io, const std::optional<std::filesystem::path>& path,
+                   std::chrono::milliseconds auth_window)
     : file_(path ? open_audit_file(*path) : stdout),
       owns_file_(path.has_value()),
+      auth_window_(auth_window),
       window_timer_(io) {
   start_window();
 }
@@ -79,14 +80,14 @@ void AuditLog::auth_failure(std::string_view event, std::string_view peer) {
 }
 
 void AuditLog::start_window() {
-  window_timer_.expires_after(kAuthWindow);
+  window_timer_.expires_after(auth_window_);
   window_timer_.async_wait([this](const boost::system::error_code& error) {
     if (error) return;
     if (suppressed_in_window_ > 0) {
-      write(
-          "auth_failures_suppressed",
-          {{"count", suppressed_in_window_},
-           {"window_secs", std::chrono::duration_cast<std::chrono::seconds>(kAuthWindow).count()}});
+      write("auth_failures_suppressed",
+            {{"count", suppressed_in_window_},
+             {"window_secs",
+              std::chrono::duration_cast<std::chrono::seconds>(auth_window_).count()}});
     }
     written_in_window_ = 0;
     suppressed_in_window_ = 0;

@@ -13,12 +13,15 @@
 #include <string>
 #include <string_view>
 
+#include "ipc/timings.hpp"
+
 namespace sb::supervisor {
 
 class AuditLog {
  public:
   // Throws std::runtime_error when the file cannot be opened.
-  AuditLog(boost::asio::io_context& io, const std::optional<std::filesystem::path>& path);
+  AuditLog(boost::asio::io_context& io, const std::optional<std::filesystem::path>& path,
+           std::chrono::milliseconds auth_window = ipc::Timings{}.auth_window);
   ~AuditLog();
   AuditLog(const AuditLog&) = delete;
   AuditLog& operator=(const AuditLog&) = delete;
@@ -27,8 +30,8 @@ class AuditLog {
   void write(std::string_view event, nlohmann::json fields);
   // Writes a line a worker composed; anything that is not one JSON object is refused.
   void write_from_worker(std::string_view line);
-  // vm_auth_fail / client_auth_fail, at most 20 per 60 s window; the number suppressed is
-  // reported when the window ends.
+  // vm_auth_fail / client_auth_fail, at most 20 per window (60 s); the number suppressed
+  // is reported when the window ends.
   void auth_failure(std::string_view event, std::string_view peer);
   void stop();
 
@@ -38,6 +41,7 @@ class AuditLog {
 
   std::FILE* file_;
   bool owns_file_;
+  const std::chrono::milliseconds auth_window_;
   boost::asio::steady_timer window_timer_;
   int written_in_window_ = 0;
   int suppressed_in_window_ = 0;

@@ -14,7 +14,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <stdexcept>
 
+#include "ipc/timings.hpp"
 #include "shared/log.hpp"
 #include "supervisor/commands.hpp"
 #include "supervisor/control_socket.hpp"
@@ -36,6 +38,18 @@ constexpr auto kShutdownDrain = 250ms;
 
 std::filesystem::path worker_binary() {
   return std::filesystem::read_symlink("/proc/self/exe").parent_path() / "switchboard-worker";
+}
+
+// The product's timers, or the shortened ones an end-to-end test asked for
+// (ipc/timings.hpp). Never a config key: an operator has no reason to change them.
+ipc::Timings test_timings() {
+  const char* text = std::getenv("SWITCHBOARD_TEST_TIMINGS");
+  if (!text) return {};
+  std::string error;
+  const auto timings = ipc::parse_timings(text, error);
+  if (!timings) throw std::runtime_error("SWITCHBOARD_TEST_TIMINGS: " + error);
+  log_warn("test timings in effect (SWITCHBOARD_TEST_TIMINGS)", {{"timings", text}});
+  return *timings;
 }
 
 std::string join(const std::vector<std::string>& names) {
@@ -83,12 +97,13 @@ void warn_about_restart_only_changes(const config::Config& before, const config:
 class Supervisor {
  public:
   Supervisor(std::string config_path, std::string home,
-             std::shared_ptr<const config::Config> config, ServiceNotifier notifier)
+             std::shared_ptr<const config::Config> config, ServiceNotifier notifier,
+             ipc::Timings timings)
       : config_path_(std::move(config_path)),
         home_(std::move(home)),
         notifier_(std::move(notifier)),
-        audit_(io_, config->audit_path),
-        workers_(io_, worker_binary(), audit_),
+        audit_(io_, config->audit_path, timings.auth_window),
+        workers_(io_, worker_binary(), audit_, timings),
         replies_(config->limits.max_reply_buffer_bytes),
         state_{config,   std::make_shared<ClientTable>(config->clients),
                workers_, audit_,
@@ -210,7 +225,7 @@ int run_serve(const std::string& config_path, std::string_view home) {
   auto config = std::make_shared<const config::Config>(config::load_config_file(config_path, home));
   const char* notify_socket = std::getenv("NOTIFY_SOCKET");
   Supervisor supervisor(config_path, std::string(home), std::move(config),
-                        ServiceNotifier(notify_socket ? notify_socket : ""));
+                        ServiceNotifier(notify_socket ? notify_socket : ""), test_timings());
   return supervisor.run();
 }
 

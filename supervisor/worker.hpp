@@ -19,11 +19,6 @@ namespace sb::supervisor {
 
 using namespace std::chrono_literals;
 
-inline constexpr auto kHeartbeatStaleAfter = 3s;  // then the computer is reported not ready
-inline constexpr auto kStallKillAfter = 30s;      // then the worker is killed and respawned
-// A record read torn this long is kept torn on purpose: the worker is killed.
-inline constexpr auto kTornKillAfter = 3s;
-
 struct InFlightCall {
   CallCallback done;
   MessageCallback on_message;
@@ -67,11 +62,9 @@ struct Worker {
   bool has_process() const {
     return state == State::kStarting || state == State::kRunning || state == State::kRetiring;
   }
-  // Beating and keeping its record readable: its computer can be called.
-  bool responsive() const {
-    return status &&
-           status->heartbeat_age_ms() <= std::chrono::milliseconds(kHeartbeatStaleAfter).count() &&
-           status->torn_for_ms() == 0;
+  // Beating within `stale` and keeping its record readable: its computer can be called.
+  bool responsive(std::chrono::milliseconds stale) const {
+    return status && status->heartbeat_age_ms() <= stale.count() && status->torn_for_ms() == 0;
   }
   // The status record, with the peer and generation taken from the supervisor's own record
   // of the live session (the one the worker names, if it was handed over and attached).

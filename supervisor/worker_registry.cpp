@@ -39,8 +39,10 @@ ipc::UniqueFd open_program(const std::filesystem::path& path) {
 }  // namespace
 
 WorkerRegistry::WorkerRegistry(boost::asio::io_context& io,
-                               const std::filesystem::path& worker_binary, AuditLog& audit)
+                               const std::filesystem::path& worker_binary, AuditLog& audit,
+                               ipc::Timings timings)
     : io_(io),
+      timings_(timings),
       worker_binary_(worker_binary),
       worker_program_(open_program(worker_binary)),
       audit_(audit),
@@ -152,7 +154,10 @@ void WorkerRegistry::configure(Worker& worker) {
   worker.channel->send(ipc::Frame{.type = ipc::FrameType::kConfigure,
                                   .meta = json{{"name", worker.name},
                                                {"max_inflight", worker.max_inflight},
-                                               {"sole_client", worker.sole_client}}
+                                               {"sole_client", worker.sole_client},
+                                               {"handshake_ms", timings_.handshake.count()},
+                                               {"ping_interval_ms", timings_.ping_interval.count()},
+                                               {"heartbeat_ms", timings_.heartbeat.count()}}
                                               .dump()});
 }
 
@@ -305,7 +310,7 @@ void WorkerRegistry::audit_lost_sessions(Worker& worker) {
 }
 
 void WorkerRegistry::watch_stalls() {
-  stall_timer_.expires_after(1s);
+  stall_timer_.expires_after(timings_.heartbeat);
   stall_timer_.async_wait([this](boost::system::error_code error) {
     if (error) return;
     std::vector<std::shared_ptr<Worker>> watched = workers_;
@@ -321,17 +326,17 @@ void WorkerRegistry::watch_one(const std::shared_ptr<Worker>& worker) {
   if (worker->state != Worker::State::kRunning && worker->state != Worker::State::kRetiring) return;
   if (!worker->status || worker->expelled) return;
   worker->status->read();  // notes a record kept torn
-  if (std::chrono::milliseconds(worker->status->torn_for_ms()) > kTornKillAfter)
+  if (std::chrono::milliseconds(worker->status->torn_for_ms()) > timings_.heartbeat_stale)
     return expel(worker, "kept its status record torn");
   const auto age = std::chrono::milliseconds(worker->status->heartbeat_age_ms());
-  if (age > kStallKillAfter) {
+  if (age > timings_.stall_kill) {
     log_error("worker silent too long; killing it",
               {{"computer", worker->name}, {"pid", std::to_string(worker->pid)}});
     worker->process->kill();
-  } else if (age > kHeartbeatStaleAfter && !worker->stall_reported) {
+  } else if (age > timings_.heartbeat_stale && !worker->stall_reported) {
     worker->stall_reported = true;
     log_warn("worker stalled; its computer is reported not ready", {{"computer", worker->name}});
-  } else if (age <= kHeartbeatStaleAfter && worker->stall_reported) {
+  } else if (age <= timings_.heartbeat_stale && worker->stall_reported) {
     worker->stall_reported = false;
     log_info("worker recovered", {{"computer", worker->name}});
   }

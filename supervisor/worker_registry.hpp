@@ -22,6 +22,7 @@
 #include "ipc/frame.hpp"
 #include "ipc/messages.hpp"
 #include "ipc/status_board.hpp"
+#include "ipc/timings.hpp"
 #include "ipc/unique_fd.hpp"
 #include "shared/config.hpp"
 
@@ -90,7 +91,7 @@ class WorkerRegistry {
   // Opens `worker_binary` now and spawns from that descriptor ever after: replacing the
   // file (a package upgrade) cannot mix two builds. Throws when it cannot be opened.
   WorkerRegistry(boost::asio::io_context& io, const std::filesystem::path& worker_binary,
-                 AuditLog& audit);
+                 AuditLog& audit, ipc::Timings timings = {});
   ~WorkerRegistry();
 
   // Spawns a worker per computer; `all_up` runs once every one of them has said hello.
@@ -156,6 +157,7 @@ class WorkerRegistry {
   void report_when_all_up();
 
   boost::asio::io_context& io_;
+  const ipc::Timings timings_;
   std::filesystem::path worker_binary_;
   ipc::UniqueFd worker_program_;  // the binary found at start, executed by descriptor
   AuditLog& audit_;

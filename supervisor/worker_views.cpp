@@ -80,7 +80,8 @@ std::optional<ComputerView> WorkerRegistry::view(std::string_view computer) cons
   if (worker->state != Worker::State::kRunning || !worker->status || worker->expelled) return view;
   view.status = worker->read_status();
   view.attached = view.status.state != ipc::ComputerState::kIdle;
-  view.ready = view.status.state == ipc::ComputerState::kReady && worker->responsive();
+  view.ready = view.status.state == ipc::ComputerState::kReady &&
+               worker->responsive(timings_.heartbeat_stale);
   return view;
 }
 
@@ -123,7 +124,7 @@ std::vector<WorkerRow> WorkerRegistry::rows() const {
                                                : static_cast<std::uint32_t>(worker->max_inflight);
       if (status.state != ipc::ComputerState::kIdle)
         row.attached_for_secs = (now_ms() - status.attached_at_ms) / 1000;
-      if (!worker->responsive()) {
+      if (!worker->responsive(timings_.heartbeat_stale)) {
         row.state = "stalled";
       } else {
         row.state = status.state == ipc::ComputerState::kReady         ? "ready"

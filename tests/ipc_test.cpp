@@ -11,6 +11,7 @@
 #include "ipc/channel.hpp"
 #include "ipc/messages.hpp"
 #include "ipc/status_board.hpp"
+#include "ipc/timings.hpp"
 
 namespace sb::ipc {
 namespace {
@@ -217,6 +218,38 @@ TEST(StatusBoard, AnOversizedServerInfoIsShownAsNull) {
   status.server_json = "\"" + std::string(10000, 'a') + "\"";
   writer.publish(status);
   EXPECT_EQ(reader.read().server_json, "null");
+}
+
+}  // namespace
+}  // namespace sb::ipc
+
+namespace sb::ipc {
+namespace {
+
+TEST(Timings, TheProductsValuesUnlessNamed) {
+  std::string error;
+  const auto product = parse_timings("", error);
+  ASSERT_TRUE(product);
+  EXPECT_EQ(product->handshake, std::chrono::seconds(15));
+  EXPECT_EQ(product->ping_interval, std::chrono::seconds(20));
+  EXPECT_EQ(product->heartbeat, std::chrono::seconds(1));
+  EXPECT_EQ(product->heartbeat_stale, std::chrono::seconds(3));
+  EXPECT_EQ(product->stall_kill, std::chrono::seconds(30));
+  EXPECT_EQ(product->auth_window, std::chrono::seconds(60));
+  const auto short_ones = parse_timings("handshake=1500,stall_kill=3000", error);
+  ASSERT_TRUE(short_ones);
+  EXPECT_EQ(short_ones->handshake, std::chrono::milliseconds(1500));
+  EXPECT_EQ(short_ones->stall_kill, std::chrono::milliseconds(3000));
+  EXPECT_EQ(short_ones->ping_interval, std::chrono::seconds(20));
+}
+
+TEST(Timings, AnythingElseIsAnError) {
+  for (const char* text : {"handshake", "handshake=", "handshake=0", "handshake=-5",
+                           "handshake=1.5", "handshake=99999999", "nap=100", "handshake=10,"}) {
+    std::string error;
+    EXPECT_FALSE(parse_timings(text, error)) << text;
+    EXPECT_FALSE(error.empty()) << text;
+  }
 }
 
 }  // namespace

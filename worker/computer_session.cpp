@@ -24,8 +24,6 @@ using tcp = net::ip::tcp;
 using json = nlohmann::json;
 using namespace std::chrono_literals;
 
-constexpr auto kHandshakeTimeout = 15s;
-constexpr auto kPingInterval = 20s;
 constexpr int kSilentTicksBeforeDrop = 3;
 constexpr std::size_t kMaxMessageBytes = 16 * 1024 * 1024;
 constexpr std::size_t kOutboxLimit = 64;
@@ -101,8 +99,8 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
     ws_.read_message_max(kMaxMessageBytes);
     ws_.text(true);
     // Liveness is ours (docs/protocol.md, "Liveness"); Beast's own idle pings stay off.
-    ws_.set_option(
-        websocket::stream_base::timeout{kHandshakeTimeout, websocket::stream_base::none(), false});
+    ws_.set_option(websocket::stream_base::timeout{settings_.handshake_timeout,
+                                                   websocket::stream_base::none(), false});
     ws_.control_callback([this](websocket::frame_type, beast::string_view) { silent_ticks_ = 0; });
     ws_.async_accept(
         net::buffer(upgrade_bytes_),
@@ -435,7 +433,7 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
     PendingCall call{.caller = std::string(kHandshakeCaller), .handshake = true};
     const auto id = pending_.add(std::move(call), 1);
     if (!id) return;
-    arm_deadline(*id, kHandshakeTimeout);
+    arm_deadline(*id, settings_.handshake_timeout);
     const json request{
         {"id", *id},
         {"jsonrpc", "2.0"},
@@ -550,7 +548,7 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
   // ---- liveness (docs/protocol.md, "Liveness") ----
 
   void schedule_tick() {
-    tick_timer_.expires_after(kPingInterval);
+    tick_timer_.expires_after(settings_.ping_interval);
     tick_timer_.async_wait([self = shared_from_this()](beast::error_code error) {
       if (!error) self->on_tick();
     });

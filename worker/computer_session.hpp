@@ -15,6 +15,7 @@
 
 #include "ipc/messages.hpp"
 #include "ipc/status_board.hpp"
+#include "ipc/timings.hpp"
 #include "ipc/unique_fd.hpp"
 
 namespace sb::worker {
@@ -27,6 +28,9 @@ struct SessionSettings {
   // Exactly one client can reach this computer, so notifications that name no call may go
   // to that client's newest call (docs/protocol.md, "Requests from the computer").
   bool sole_client = false;
+  // The product's values unless the tests shortened them (ipc/timings.hpp).
+  std::chrono::milliseconds handshake_timeout = ipc::Timings{}.handshake;
+  std::chrono::milliseconds ping_interval = ipc::Timings{}.ping_interval;
 };
 
 // A request the supervisor forwards for one caller.

@@ -109,6 +109,12 @@ void WorkerApp::on_configure(const ipc::Frame& frame) {
   computer_ = meta_value<std::string>(meta, "name", computer_);
   next_max_inflight_ = meta_value<int>(meta, "max_inflight", next_max_inflight_);
   sole_client_ = meta_value<bool>(meta, "sole_client", sole_client_);
+  timings_.handshake = std::chrono::milliseconds(
+      meta_value<std::int64_t>(meta, "handshake_ms", timings_.handshake.count()));
+  timings_.ping_interval = std::chrono::milliseconds(
+      meta_value<std::int64_t>(meta, "ping_interval_ms", timings_.ping_interval.count()));
+  timings_.heartbeat = std::chrono::milliseconds(
+      meta_value<std::int64_t>(meta, "heartbeat_ms", timings_.heartbeat.count()));
   if (current_) current_->reconfigure(computer_, sole_client_);
 }
 
@@ -121,6 +127,8 @@ void WorkerApp::on_attach(ipc::Frame&& frame) {
       .max_inflight = meta_value<int>(meta, "max_inflight", next_max_inflight_),
       .peer = meta_value<std::string>(meta, "peer", ""),
       .sole_client = sole_client_,
+      .handshake_timeout = timings_.handshake,
+      .ping_interval = timings_.ping_interval,
   };
   ++open_sessions_;
   // The ended hook names its own session so that the worker clears only that one.
@@ -233,7 +241,7 @@ void WorkerApp::send_message(std::uint64_t call_id, const ipc::MessageMeta& meta
 
 void WorkerApp::beat() {
   status_.heartbeat();
-  heartbeat_timer_.expires_after(1s);
+  heartbeat_timer_.expires_after(timings_.heartbeat);
   heartbeat_timer_.async_wait([this](const boost::system::error_code& error) {
     if (!error) beat();
   });

@@ -5,7 +5,6 @@
 // Also: the sandbox a worker runs in, and a worker program replaced on disk.
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <stdlib.h>
 
 #include <fstream>
 
@@ -43,17 +42,15 @@ class OwnBinDir : public ::testing::Test {
     fs::copy_file(bin_dir() / "switchboard", bin_.path() / "switchboard");
     fs::copy_file(worker_program, bin_.path() / "switchboard-worker");
     fs::create_directory(state_dir());
-    ::setenv("SB_HOSTILE_STATE_DIR", state_dir().c_str(), 1);
-    ::setenv("SB_HOSTILE_REAL_WORKER", (bin_dir() / "switchboard-worker").c_str(), 1);
-  }
-  void TearDown() override {
-    ::unsetenv("SB_HOSTILE_STATE_DIR");
-    ::unsetenv("SB_HOSTILE_REAL_WORKER");
+    state_env_.emplace("SB_HOSTILE_STATE_DIR", state_dir().string());
+    real_worker_env_.emplace("SB_HOSTILE_REAL_WORKER", (bin_dir() / "switchboard-worker").string());
   }
   fs::path program() const { return bin_.path() / "switchboard"; }
   fs::path state_dir() const { return bin_.path() / "state"; }
 
   TempDir bin_;
+  std::optional<ScopedEnv> state_env_;
+  std::optional<ScopedEnv> real_worker_env_;
   Secret steady_ = new_secret();
   Secret hostile_ = new_secret();
   Secret owner_ = new_secret();

@@ -98,6 +98,7 @@ struct FakeComputer::Impl {
   Refusal refusal;                   // guarded
   std::vector<json> frames;          // guarded
   bool initialized = false;          // guarded
+  std::size_t pings = 0;             // guarded
   std::optional<CloseInfo> ended;    // guarded
   int local_port = 0;                // guarded
 
@@ -135,6 +136,9 @@ struct FakeComputer::Impl {
         for (const auto& [name, value] : options.headers) request.insert(name, value);
       }));
       ws.read_message_max(64 * 1024 * 1024);
+      ws.control_callback([this](websocket::frame_type kind, beast::string_view) {
+        if (kind == websocket::frame_type::ping) notify([&] { ++pings; });
+      });
       ws.async_handshake(upgrade_response, "127.0.0.1:" + std::to_string(port), "/vm/attach",
                          [this](beast::error_code error) { on_handshake(error); });
     });
@@ -181,6 +185,9 @@ struct FakeComputer::Impl {
     json message = json::parse(text, nullptr, /*allow_exceptions=*/false);
     notify([&] { frames.push_back(message.is_discarded() ? json(text) : message); });
     if (message.is_object()) handle(message);
+    if (options.deaf_after_initialized && message.is_object() &&
+        message.value("method", "") == "notifications/initialized")
+      return;
     read_next();
   }
 
@@ -394,6 +401,11 @@ json FakeComputer::wait_for_frame(std::function<bool(const json&)> predicate,
       },
       timeout);
   return found;
+}
+
+bool FakeComputer::wait_for_pings(std::size_t count, std::chrono::milliseconds timeout) const {
+  const auto impl = impl_;
+  return impl->wait([impl, count] { return impl->pings >= count; }, timeout);
 }
 
 bool FakeComputer::wait_initialized(std::chrono::milliseconds timeout) const {

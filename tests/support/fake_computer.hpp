@@ -85,6 +85,9 @@ struct FakeComputerOptions {
   std::map<std::string, nlohmann::json> replies;
   // Whether its initialize result offers the `logging` capability.
   bool offers_logging = false;
+  // Stops reading once the handshake is done (after notifications/initialized): it then
+  // answers no ping, as a computer that froze would.
+  bool deaf_after_initialized = false;
 };
 
 // Tool definitions the default fake offers.
@@ -125,6 +128,9 @@ class FakeComputer {
                                 std::chrono::milliseconds timeout = std::chrono::seconds(10)) const;
   // Whether it has answered the switchboard's initialize (the handshake done on its side).
   bool wait_initialized(std::chrono::milliseconds timeout = std::chrono::seconds(10)) const;
+  // Waits until the switchboard has pinged it at least `count` times (each answered).
+  bool wait_for_pings(std::size_t count,
+                      std::chrono::milliseconds timeout = std::chrono::seconds(10)) const;
 
   // ---- how it ended ----
   bool closed() const;

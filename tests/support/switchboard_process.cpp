@@ -265,6 +265,19 @@ CommandResult run_command(const std::vector<std::string>& argv, const fs::path& 
   return result;
 }
 
+ScopedEnv::ScopedEnv(std::string name, const std::string& value) : name_(std::move(name)) {
+  if (const char* old = std::getenv(name_.c_str())) previous_ = old;
+  ::setenv(name_.c_str(), value.c_str(), 1);
+}
+
+ScopedEnv::~ScopedEnv() {
+  if (previous_) {
+    ::setenv(name_.c_str(), previous_->c_str(), 1);
+  } else {
+    ::unsetenv(name_.c_str());
+  }
+}
+
 bool process_alive(pid_t pid) {
   const char state = process_state(pid);
   return state != 0 && state != 'Z' && state != 'X';

@@ -145,6 +145,28 @@ class SwitchboardProcess {
   mutable std::vector<pid_t> seen_workers_;
 };
 
+// Sets an environment variable for the processes a test starts from now on (the
+// supervisor passes its environment to its workers), and restores it on destruction.
+class ScopedEnv {
+ public:
+  ScopedEnv(std::string name, const std::string& value);
+  ~ScopedEnv();
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string name_;
+  std::optional<std::string> previous_;
+};
+
+// Shortened product timers for the supervisor and its workers (ipc/timings.hpp), e.g.
+// TestTimings("handshake=1500"): what takes a minute for real, tested in seconds.
+class TestTimings : public ScopedEnv {
+ public:
+  explicit TestTimings(const std::string& timings)
+      : ScopedEnv("SWITCHBOARD_TEST_TIMINGS", timings) {}
+};
+
 // Runs a program to completion (bounded) and captures its output.
 CommandResult run_command(const std::vector<std::string>& argv, const fs::path& scratch_dir,
                           std::chrono::milliseconds timeout = std::chrono::seconds(15));

@@ -1,0 +1,38 @@
+// The product's timers that the end-to-end tests must see fire: a computer's handshake
+// and liveness, a worker's heartbeat, the supervisor's stall watch and its window for
+// auth-failure lines. Their values are
+// the product's; `SWITCHBOARD_TEST_TIMINGS` (an environment variable the tests set, never
+// a config key) shortens them, so that what takes a minute for real is tested in seconds
+// (docs/configuration.md, "Environment"). The supervisor reads it and passes the worker's
+// share in kConfigure.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace sb::ipc {
+
+struct Timings {
+  // worker: a computer's initialize must be answered within this (else 4005)
+  std::chrono::milliseconds handshake{15'000};
+  // worker: one liveness tick; a computer silent for 3 ticks is closed with 1011
+  std::chrono::milliseconds ping_interval{20'000};
+  // worker: how often it stamps its heartbeat; supervisor: how often it looks
+  std::chrono::milliseconds heartbeat{1'000};
+  // supervisor: a heartbeat this old (or a record torn this long) reports the computer
+  // not ready, and a torn record kills the worker
+  std::chrono::milliseconds heartbeat_stale{3'000};
+  // supervisor: a heartbeat this old kills the worker
+  std::chrono::milliseconds stall_kill{30'000};
+  // supervisor: the window of the auth-failure line cap (docs/protocol.md, "Audit log")
+  std::chrono::milliseconds auth_window{60'000};
+};
+
+// Parses "name=milliseconds,..." over the product's values, for the names above
+// (handshake, ping_interval, heartbeat, heartbeat_stale, stall_kill, auth_window). nullopt and
+// `error` set when the text is not that.
+std::optional<Timings> parse_timings(std::string_view text, std::string& error);
+
+}  // namespace sb::ipc
