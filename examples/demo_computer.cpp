@@ -60,6 +60,9 @@
 #include <tuple>
 #include <vector>
 
+#include "shared/dial_target.hpp"
+#include "shared/text.hpp"
+
 namespace {
 
 namespace beast = boost::beast;
@@ -311,67 +314,22 @@ struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The parts of a ws:// URL that dialling needs.
-struct Endpoint {
-  std::string host;       // name or address, IPv6 without brackets
-  std::string port;       // "80" when the URL has none
-  std::string authority;  // host[:port] as written: the Host header
-  std::string target;     // path and query, at least "/"
-  bool loopback = false;
-};
-
-Endpoint parse_ws_url(const std::string& url) {
-  if (url.starts_with("wss://"))
+// The switchboard's attach URL, parsed by the project's one URL parser.
+sb::DialTarget parse_ws_url(const std::string& url) {
+  auto parsed = sb::parse_dial_target(url);
+  if (auto* problem = std::get_if<std::string>(&parsed)) throw UsageError("--url " + *problem);
+  const sb::DialTarget target = std::get<sb::DialTarget>(parsed);
+  if (target.tls)
     throw UsageError(
         "wss:// is not supported: this demo speaks plain ws:// only. Run it on the "
         "switchboard's machine (e.g. ws://127.0.0.1:8790/vm/attach); to attach across a "
         "network, use a daemon that speaks TLS");
-  constexpr std::string_view kScheme = "ws://";
-  if (!url.starts_with(kScheme)) throw UsageError("--url must start with ws://, got `" + url + "`");
-
-  Endpoint endpoint;
-  const std::string rest = url.substr(kScheme.size());
-  const auto path_start = rest.find_first_of("/?#");
-  endpoint.authority = rest.substr(0, path_start);
-  endpoint.target = path_start == std::string::npos ? "/" : rest.substr(path_start);
-  if (endpoint.target.starts_with('?')) endpoint.target.insert(0, "/");
-  if (const auto fragment = endpoint.target.find('#'); fragment != std::string::npos)
-    endpoint.target.erase(fragment);  // fragments never go on the wire
-
-  const std::string& authority = endpoint.authority;
-  if (authority.find('@') != std::string::npos)
-    throw UsageError("--url must not carry user info; the secret goes in --secret-file");
-  std::string port_text;
-  if (authority.starts_with('[')) {  // [IPv6]:port
-    const auto close = authority.find(']');
-    if (close == std::string::npos) throw UsageError("--url has an unterminated [IPv6] host");
-    endpoint.host = authority.substr(1, close - 1);
-    if (close + 1 < authority.size()) {
-      if (authority[close + 1] != ':') throw UsageError("--url: expected `:port` after `]`");
-      port_text = authority.substr(close + 2);
-    }
-  } else {
-    const auto colon = authority.find(':');
-    endpoint.host = authority.substr(0, colon);
-    if (colon != std::string::npos) port_text = authority.substr(colon + 1);
-  }
-  if (endpoint.host.empty()) throw UsageError("--url has no host");
-  if (port_text.empty()) port_text = "80";
-  const bool digits =
-      std::all_of(port_text.begin(), port_text.end(), [](char c) { return c >= '0' && c <= '9'; });
-  if (!digits || port_text.size() > 5 || std::stoi(port_text) < 1 || std::stoi(port_text) > 65535)
-    throw UsageError("--url has a bad port `" + port_text + "`");
-  endpoint.port = port_text;
-
-  beast::error_code not_an_address;
-  const auto address = net::ip::make_address(endpoint.host, not_an_address);
-  endpoint.loopback = endpoint.host == "localhost" || (!not_an_address && address.is_loopback());
-  return endpoint;
+  return target;
 }
 
 struct Options {
   std::string url;
-  Endpoint endpoint;
+  sb::DialTarget endpoint;
   std::optional<std::string> secret_file;  // else the secret comes from SB_SECRET
   bool help = false;
   bool version = false;
@@ -380,12 +338,6 @@ struct Options {
 std::string getenv_or_empty(const char* name) {
   const char* value = std::getenv(name);
   return value ? value : "";
-}
-
-std::string expand_home(const std::string& path) {
-  if (path == "~") return getenv_or_empty("HOME");
-  if (path.starts_with("~/")) return getenv_or_empty("HOME") + path.substr(1);
-  return path;
 }
 
 Options parse_options(int argc, char** argv) {
@@ -418,24 +370,17 @@ Options parse_options(int argc, char** argv) {
   if (options.url.empty()) throw UsageError("--url (or env SB_URL) is required");
   options.endpoint = parse_ws_url(options.url);
   if (options.secret_file) {
-    options.secret_file = expand_home(*options.secret_file);
+    options.secret_file = sb::expand_home(*options.secret_file, getenv_or_empty("HOME")).string();
   } else if (std::getenv("SB_SECRET") == nullptr) {
     throw UsageError("--secret-file (or env SB_SECRET_FILE or SB_SECRET) is required");
   }
   return options;
 }
 
-std::string trimmed(const std::string& text) {
-  constexpr std::string_view kSpace = " \t\r\n\f\v";
-  const auto first = text.find_first_not_of(kSpace);
-  if (first == std::string::npos) return "";
-  return text.substr(first, text.find_last_not_of(kSpace) - first + 1);
-}
-
 // Read before every dial, so replacing the file takes effect at the next attempt.
 std::string read_secret(const Options& options) {
   if (!options.secret_file) {
-    const std::string secret = trimmed(getenv_or_empty("SB_SECRET"));
+    const std::string secret(sb::trim(getenv_or_empty("SB_SECRET")));
     if (secret.empty()) throw std::runtime_error("SB_SECRET is empty");
     return secret;
   }
@@ -443,7 +388,7 @@ std::string read_secret(const Options& options) {
   if (!file) throw std::runtime_error("cannot read secret file " + *options.secret_file);
   std::stringstream content;
   content << file.rdbuf();
-  const std::string secret = trimmed(content.str());
+  const std::string secret(sb::trim(content.str()));
   if (secret.empty()) throw std::runtime_error("secret file " + *options.secret_file + " is empty");
   return secret;
 }
@@ -476,7 +421,7 @@ class Session : public std::enable_shared_from_this<Session> {
         wake_writer_(executor),
         ping_timer_(executor) {}
 
-  net::awaitable<DialResult> dial(const Endpoint& endpoint, const std::string& secret) {
+  net::awaitable<DialResult> dial(const sb::DialTarget& endpoint, const std::string& secret) {
     tcp::resolver resolver(executor_);
     auto& tcp_layer = beast::get_lowest_layer(ws_);
     tcp_layer.expires_after(kConnectTimeout);
@@ -487,7 +432,7 @@ class Session : public std::enable_shared_from_this<Session> {
     const auto [connect_error, peer] = co_await tcp_layer.async_connect(addresses, kAwait);
     if (connect_error)
       co_return DialResult{DialOutcome::kFailed,
-                           "connect to " + endpoint.authority + ": " + connect_error.message()};
+                           "connect to " + endpoint.host_header + ": " + connect_error.message()};
 
     // From here the WebSocket layer keeps its own timers; Beast wants the TCP layer's off.
     tcp_layer.expires_never();
@@ -504,7 +449,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
     websocket::response_type response;
     const auto [upgrade_error] =
-        co_await ws_.async_handshake(response, endpoint.authority, endpoint.target, kAwait);
+        co_await ws_.async_handshake(response, endpoint.host_header, endpoint.target, kAwait);
     if (!upgrade_error) co_return DialResult{DialOutcome::kAttached, {}};
     if (response.result() == http::status::unauthorized)
       co_return DialResult{DialOutcome::kUnauthorized, {}};

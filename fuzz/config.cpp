@@ -20,12 +20,6 @@ namespace {
 
 using sb::config::Config;
 
-std::string lowercase(std::string_view text) {
-  std::string lower(text);
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return lower;
-}
-
 bool in_range(int value, int low, int high) {
   return value >= low && value <= high;
 }
@@ -59,9 +53,15 @@ void check_loaded(const Config& config) {
   }
   for (const auto& attach : config.pty_attaches) {
     FUZZ_CHECK(config.find_computer(attach.computer) != nullptr);
-    // Schemes are case-insensitive (RFC 3986), to the loader and to the dialer alike.
-    const std::string scheme = lowercase(attach.url.substr(0, attach.url.find("://")));
-    FUZZ_CHECK(scheme == "ws" || scheme == "wss");
+    // What was checked is what is dialled: the stored target is the URL's one parse, a
+    // clear-text one goes to loopback unless allowed, and no two attaches dial one target.
+    const auto reparsed = sb::parse_dial_target(attach.url);
+    FUZZ_CHECK(std::holds_alternative<sb::DialTarget>(reparsed) &&
+               std::get<sb::DialTarget>(reparsed) == attach.target);
+    FUZZ_CHECK(attach.target.tls || attach.target.loopback || attach.allow_insecure_transport);
+    for (const auto& other : config.pty_attaches) {
+      FUZZ_CHECK(&other == &attach || other.target != attach.target);
+    }
     if (attach.max_inflight) FUZZ_CHECK(in_range(*attach.max_inflight, 1, 64));
     for (const auto& client : config.clients) FUZZ_CHECK(client.name != attach.name);
   }

@@ -23,6 +23,8 @@
 #include <initializer_list>
 #include <utility>
 
+#include "shared/text.hpp"
+
 namespace sb::config {
 namespace {
 
@@ -502,67 +504,6 @@ bool is_loopback_ip(const std::string& ip) {
   return is_ipv6(ip, &v6) && IN6_IS_ADDR_LOOPBACK(&v6);
 }
 
-struct UrlParts {
-  std::string scheme;  // lowercased
-  std::string host;    // brackets stripped; empty when the URL has none
-};
-
-std::string lowercase(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
-
-bool valid_scheme(std::string_view scheme) {
-  if (scheme.empty() || !std::isalpha(static_cast<unsigned char>(scheme[0]))) return false;
-  return std::all_of(scheme.begin(), scheme.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.';
-  });
-}
-
-// Only what the pty rules need: a scheme and the host of the authority. nullopt means the
-// text is not a URL at all.
-std::optional<UrlParts> parse_url(std::string_view text) {
-  const bool has_space_or_control = std::any_of(text.begin(), text.end(), [](char c) {
-    const auto byte = static_cast<unsigned char>(c);
-    return byte <= 0x20 || byte == 0x7f;
-  });
-  const auto colon = text.find(':');
-  if (has_space_or_control || colon == std::string_view::npos) return std::nullopt;
-  UrlParts out{lowercase(text.substr(0, colon)), {}};
-  if (!valid_scheme(out.scheme)) return std::nullopt;
-  std::string_view rest = text.substr(colon + 1);
-  if (!rest.starts_with("//")) return out;  // a URI without an authority: no host
-  rest = rest.substr(2);
-  std::string_view authority = rest.substr(0, rest.find_first_of("/?#"));
-  if (const auto at = authority.rfind('@'); at != std::string_view::npos) {
-    authority = authority.substr(at + 1);
-  }
-  std::string_view port;
-  if (authority.starts_with('[')) {
-    const auto close = authority.find(']');
-    if (close == std::string_view::npos) return std::nullopt;
-    out.host = std::string(authority.substr(1, close - 1));
-    if (!is_ipv6(out.host)) return std::nullopt;
-    const std::string_view after = authority.substr(close + 1);
-    if (!after.empty() && !after.starts_with(':')) return std::nullopt;
-    port = after.empty() ? after : after.substr(1);
-  } else {
-    const auto port_colon = authority.find(':');
-    out.host = std::string(authority.substr(0, port_colon));
-    if (port_colon != std::string_view::npos) port = authority.substr(port_colon + 1);
-    if (out.host.find_first_of("[]<>\"{}|\\^`") != std::string::npos) return std::nullopt;
-  }
-  if (!port.empty() && !parse_port(port)) return std::nullopt;
-  return out;
-}
-
-bool is_loopback_host(const std::string& host) {
-  return lowercase(host) == "localhost" || is_loopback_ip(host);
-}
-
 // ---------------------------------------------------------------------------------------
 // Names, paths, ranges
 
@@ -590,14 +531,6 @@ void check_computer_name(std::string_view name, std::string_view owner) {
                     " instead");
   }
   fail(owner, "a computer name must be 1-64 chars of [A-Za-z0-9_-]");
-}
-
-std::filesystem::path expand_home(std::string_view path, std::string_view home) {
-  if (!path.starts_with("~/")) return std::filesystem::path(path);
-  const std::string_view rest = path.substr(2);
-  // With HOME unset, "~/x" is the relative path "x" (docs/configuration.md, "Environment").
-  if (home.empty()) return std::filesystem::path(rest);
-  return std::filesystem::path(home) / rest;
 }
 
 int checked_max_inflight(std::int64_t value, std::string_view owner, std::string_view meaning) {
@@ -973,33 +906,28 @@ void build_clients(const RawFile& raw, Config& config) {
 // ---------------------------------------------------------------------------------------
 // PTY attaches
 
-void check_pty_url(const RawPtyAttach& block, const Config& config, std::string_view owner) {
-  const auto url = parse_url(block.url);
-  if (!url) {
-    fail(owner, "`url` = " + in_quotes(block.url) +
-                    " is not a valid URL; write it as wss://<host>/tools/attach/<session>");
+// The URL is parsed here once, and what this checks is what the dialer dials.
+DialTarget checked_pty_target(const RawPtyAttach& block, const Config& config,
+                              std::string_view owner) {
+  auto parsed = parse_dial_target(block.url);
+  if (auto* problem = std::get_if<std::string>(&parsed)) {
+    fail(owner, "`url` " + *problem + "; write it as wss://<host>/tools/attach/<session>");
   }
-  if (url->host.empty()) {
+  DialTarget target = std::move(std::get<DialTarget>(parsed));
+  if (!target.tls && !target.loopback && !block.allow_insecure_transport) {
     fail(owner, "`url` = " + in_quotes(block.url) +
-                    " has no host; write it as wss://<host>/tools/attach/<session>");
-  }
-  if (url->scheme == "ws") {
-    if (!is_loopback_host(url->host) && !block.allow_insecure_transport) {
-      fail(owner, "`url` = " + in_quotes(block.url) +
-                      ": ws:// to a non-loopback host sends the attach secret in clear; use "
-                      "wss://, or set allow_insecure_transport = true (acceptable over a "
-                      "tailnet IP)");
-    }
-  } else if (url->scheme != "wss") {
-    fail(owner, "`url` must be ws:// or wss://, got " + in_quotes(block.url));
+                    ": ws:// to a non-loopback host sends the attach secret in clear; use "
+                    "wss://, or set allow_insecure_transport = true (acceptable over a "
+                    "tailnet IP)");
   }
   for (const PtyAttach& earlier : config.pty_attaches) {
-    if (earlier.url != block.url) continue;
+    if (earlier.target != target) continue;
     fail(owner, "`url` " + in_quotes(block.url) + " is already dialled by [[pty_attach]] " +
                     in_quotes(earlier.name) +
                     ": two dialers on one session evict each other; give each attach its own "
                     "session URL");
   }
+  return target;
 }
 
 std::string resolve_pty_computer(const RawPtyAttach& block, const Config& config,
@@ -1028,8 +956,8 @@ void build_pty_attaches(const RawFile& raw, Config& config, std::string_view hom
                       " is already used by a client or attach; clients and pty attaches share "
                       "one namespace, give this attach its own name");
     }
-    check_pty_url(block, config, owner);
     PtyAttach attach;
+    attach.target = checked_pty_target(block, config, owner);
     attach.name = block.name;
     attach.url = block.url;
     attach.computer = resolve_pty_computer(block, config, owner);

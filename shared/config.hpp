@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "shared/dial_target.hpp"
 #include "shared/verifier.hpp"
 
 namespace sb::config {
@@ -55,7 +56,8 @@ struct Client {
 
 struct PtyAttach {
   std::string name;
-  std::string url;
+  std::string url;    // as written, for messages
+  DialTarget target;  // parsed from it once, at load: what was checked is what is dialled
   std::filesystem::path secret_file;  // ~/ expanded
   std::string computer;               // always resolved
   ToolList tools;

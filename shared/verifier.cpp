@@ -6,35 +6,12 @@
 
 #include <stdexcept>
 
+#include "shared/text.hpp"
+
 namespace sb {
 namespace {
 
 constexpr std::string_view kPrefix = "sha256:";
-
-std::string_view trim(std::string_view text) {
-  const auto first = text.find_first_not_of(" \t\r\n\f\v");
-  if (first == std::string_view::npos) return {};
-  const auto last = text.find_last_not_of(" \t\r\n\f\v");
-  return text.substr(first, last - first + 1);
-}
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-std::string to_hex(const unsigned char* bytes, std::size_t size) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(size * 2);
-  for (std::size_t i = 0; i < size; ++i) {
-    out.push_back(kDigits[bytes[i] >> 4]);
-    out.push_back(kDigits[bytes[i] & 0x0f]);
-  }
-  return out;
-}
 
 // "Visible ASCII" for a header value (docs/protocol.md, "Authentication"): printable
 // characters plus horizontal tab. A tab is therefore kept (it does not split the scheme from
@@ -67,15 +44,15 @@ Verifier parse_verifier(std::string_view text) {
     throw std::invalid_argument("the verifier is not hex (odd number of digits)");
   }
   for (char c : hex) {
-    if (hex_value(c) < 0) throw std::invalid_argument("the verifier is not hex");
+    if (hex_digit_value(c) < 0) throw std::invalid_argument("the verifier is not hex");
   }
   Verifier out;
   if (hex.size() != out.digest.size() * 2) {
     throw std::invalid_argument("the verifier must be 32 bytes (64 hex chars)");
   }
   for (std::size_t i = 0; i < out.digest.size(); ++i) {
-    out.digest[i] =
-        static_cast<unsigned char>(hex_value(hex[2 * i]) * 16 + hex_value(hex[2 * i + 1]));
+    out.digest[i] = static_cast<unsigned char>(hex_digit_value(hex[2 * i]) * 16 +
+                                               hex_digit_value(hex[2 * i + 1]));
   }
   return out;
 }

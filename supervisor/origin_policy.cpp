@@ -4,15 +4,9 @@
 #include <array>
 #include <cctype>
 
+#include "shared/text.hpp"
+
 namespace sb::supervisor {
-namespace {
-
-bool all_digits(std::string_view text) {
-  return std::all_of(text.begin(), text.end(),
-                     [](unsigned char c) { return std::isdigit(c) != 0; });
-}
-
-}  // namespace
 
 bool loopback_origin(std::string_view origin) {
   std::string_view rest;

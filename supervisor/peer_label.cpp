@@ -1,5 +1,7 @@
 #include "supervisor/peer_label.hpp"
 
+#include "shared/text.hpp"
+
 namespace sb::supervisor {
 namespace {
 
@@ -10,12 +12,6 @@ bool visible_ascii(std::string_view text) {
     if (c < 0x20 || c > 0x7e) return false;
   }
   return true;
-}
-
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
-  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
-  return text;
 }
 
 std::optional<std::string> usable(std::optional<std::string_view> value) {

@@ -27,6 +27,7 @@
 
 #include "shared/jsonrpc.hpp"
 #include "shared/log.hpp"
+#include "shared/text.hpp"
 #include "supervisor/client_table.hpp"
 #include "supervisor/northbound_mcp.hpp"
 
@@ -53,17 +54,6 @@ constexpr std::string_view kBusyMessage = "too many requests in flight on this a
 
 using PlainWs = websocket::stream<beast::tcp_stream>;
 using TlsWs = websocket::stream<beast::ssl_stream<beast::tcp_stream>>;
-
-bool all_digits(std::string_view text) {
-  return !text.empty() &&
-         std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
-std::string lowercase(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // The whole file, or the reason it cannot be read (the path and the OS error; never the
 // content).
@@ -361,71 +351,6 @@ class PodLink final : public PodSession {
 
 }  // namespace
 
-std::optional<DialTarget> parse_dial_url(std::string_view url) {
-  DialTarget out;
-  const auto scheme_end = url.find("://");
-  if (scheme_end == std::string_view::npos) return std::nullopt;
-  const std::string scheme = lowercase(url.substr(0, scheme_end));
-  if (scheme == "wss") {
-    out.tls = true;
-  } else if (scheme != "ws") {
-    return std::nullopt;
-  }
-  const std::string_view rest = url.substr(scheme_end + 3);
-  const auto authority_end = rest.find_first_of("/?#");
-  std::string_view authority = rest.substr(0, authority_end);
-  std::string_view tail =
-      authority_end == std::string_view::npos ? std::string_view() : rest.substr(authority_end);
-  if (const auto hash = tail.find('#'); hash != std::string_view::npos) tail = tail.substr(0, hash);
-  if (const auto at = authority.rfind('@'); at != std::string_view::npos)
-    authority = authority.substr(at + 1);
-
-  std::string_view host;
-  std::string_view port;
-  bool bracketed = false;
-  if (authority.starts_with('[')) {
-    const auto close = authority.find(']');
-    if (close == std::string_view::npos) return std::nullopt;
-    host = authority.substr(1, close - 1);
-    const auto after = authority.substr(close + 1);
-    if (!after.empty()) {
-      if (!after.starts_with(':')) return std::nullopt;
-      port = after.substr(1);
-    }
-    bracketed = true;
-  } else if (const auto colon = authority.rfind(':'); colon != std::string_view::npos) {
-    host = authority.substr(0, colon);
-    port = authority.substr(colon + 1);
-  } else {
-    host = authority;
-  }
-  if (host.empty()) return std::nullopt;
-  if (!port.empty() && (!all_digits(port) || port.size() > 5 || std::stoi(std::string(port)) == 0 ||
-                        std::stoi(std::string(port)) > 65535)) {
-    return std::nullopt;
-  }
-  out.host = std::string(host);
-  out.port = port.empty() ? (out.tls ? "443" : "80") : std::string(port);
-  out.host_header = (bracketed ? "[" + out.host + "]" : out.host) +
-                    (port.empty() ? std::string() : ":" + std::string(port));
-  if (tail.empty()) {
-    out.target = "/";
-  } else if (tail.starts_with('?')) {
-    out.target = "/" + std::string(tail);
-  } else {
-    out.target = std::string(tail);
-  }
-  return out;
-}
-
-std::string trim_secret(std::string_view text) {
-  constexpr std::string_view kWhitespace = " \t\r\n\v\f";
-  const auto first = text.find_first_not_of(kWhitespace);
-  if (first == std::string_view::npos) return {};
-  const auto last = text.find_last_not_of(kWhitespace);
-  return std::string(text.substr(first, last - first + 1));
-}
-
 bool valid_header_value(std::string_view value) {
   return std::none_of(value.begin(), value.end(), [](char c) {
     const auto byte = static_cast<unsigned char>(c);
@@ -444,6 +369,7 @@ class PtyDialers::Dialer final : public SessionOwner,
         timings_(timings),
         name_(attach.name),
         url_(attach.url),
+        target_(attach.target),
         secret_file_(attach.secret_file),
         policy_(attach),
         backoff_timer_(io),
@@ -542,22 +468,21 @@ class PtyDialers::Dialer final : public SessionOwner,
     std::string text;
     std::string error;
     if (!read_secret_file(secret_file_, text, error)) co_return fail(std::move(error));
-    const std::string secret = trim_secret(text);
+    const std::string secret(trim(text));
     if (!valid_header_value(secret)) {
       co_return fail("secret_file " + secret_file_.string() +
                      " holds characters invalid in a header");
     }
-    const auto target = parse_dial_url(url_);
-    if (!target) co_return fail("`url` " + url_ + " cannot be dialled");
+    const DialTarget& target = target_;
 
     tcp::resolver resolver(io_);
     auto [resolve_error, endpoints] =
-        co_await resolver.async_resolve(target->host, target->port, kAwait);
+        co_await resolver.async_resolve(target.host, target.port, kAwait);
     if (stopping_) co_return AttemptOutcome::failed();
-    if (resolve_error) co_return fail("resolving " + target->host + ": " + resolve_error.message());
+    if (resolve_error) co_return fail("resolving " + target.host + ": " + resolve_error.message());
 
     const auto self = shared_from_this();
-    if (target->tls) {
+    if (target.tls) {
       std::shared_ptr<ssl::context> tls;
       try {
         tls = make_tls_context();
@@ -565,10 +490,10 @@ class PtyDialers::Dialer final : public SessionOwner,
         co_return fail(std::string("setting up TLS: ") + failure.what());
       }
       auto link = std::make_shared<PodLink<TlsWs>>(io_, self, tls, io_, *tls);
-      co_return co_await dial(link, *target, endpoints, secret);
+      co_return co_await dial(link, target, endpoints, secret);
     }
     auto link = std::make_shared<PodLink<PlainWs>>(io_, self, nullptr, io_);
-    co_return co_await dial(link, *target, endpoints, secret);
+    co_return co_await dial(link, target, endpoints, secret);
   }
 
   template <typename Link>
@@ -670,6 +595,7 @@ class PtyDialers::Dialer final : public SessionOwner,
   PtyTimings timings_;
   std::string name_;
   std::string url_;                    // fixed at start: a reload cannot move the socket
+  DialTarget target_;                  // parsed from it by the config loader
   std::filesystem::path secret_file_;  // fixed at start; read on every dial
   config::PtyAttach policy_;           // the block as last seen
   net::steady_timer backoff_timer_;

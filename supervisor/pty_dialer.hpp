@@ -27,19 +27,6 @@
 
 namespace sb::supervisor {
 
-// Where one dial goes, from a [[pty_attach]] url (already validated by the config loader).
-struct DialTarget {
-  bool tls = false;         // wss://
-  std::string host;         // brackets stripped
-  std::string port;         // as written, else "80" / "443"
-  std::string host_header;  // the Host header: host, bracketed when IPv6, ":port" if given
-  std::string target;       // path and query; "/" when empty
-};
-// Nothing when the URL is not ws:// or wss:// with a host.
-std::optional<DialTarget> parse_dial_url(std::string_view url);
-
-// The secret as presented: the file's text without surrounding whitespace.
-std::string trim_secret(std::string_view text);
 // Whether `value` may be sent as an HTTP header value: no control characters except tab.
 bool valid_header_value(std::string_view value);
 

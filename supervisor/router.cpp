@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "shared/jsonrpc.hpp"
+#include "shared/text.hpp"
 #include "shared/verifier.hpp"
 #include "supervisor/computer_status.hpp"
 #include "supervisor/northbound_mcp.hpp"
@@ -273,13 +274,6 @@ class Routes {
   SendEvent send_event_;
 };
 
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 }  // namespace
 
 std::string_view request_path(std::string_view target) {
@@ -294,8 +288,8 @@ std::optional<std::string> percent_decode(std::string_view segment) {
       continue;
     }
     if (i + 2 >= segment.size()) return std::nullopt;
-    const int high = hex_digit(segment[i + 1]);
-    const int low = hex_digit(segment[i + 2]);
+    const int high = hex_digit_value(segment[i + 1]);
+    const int low = hex_digit_value(segment[i + 2]);
     if (high < 0 || low < 0) return std::nullopt;
     out.push_back(static_cast<char>(high * 16 + low));
     i += 2;

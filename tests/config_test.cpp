@@ -740,8 +740,9 @@ void expect_pty_url_ok(std::string_view url, std::string_view extra = "") {
 }
 
 TEST(ConfigPty, UrlMustParseAndHaveAHost) {
-  EXPECT_TRUE(Contains(pty_url_error("not a url"), "not a valid URL"));
-  EXPECT_TRUE(Contains(pty_url_error("wss://[nothex]/x"), "not a valid URL"));
+  EXPECT_TRUE(Contains(pty_url_error("not a url"), "is not a URL"));
+  EXPECT_TRUE(Contains(pty_url_error("wss://[nothex]/x"), "is not a URL"));
+  EXPECT_TRUE(Contains(pty_url_error("wss://user:pw@h/x"), "user info"));
   EXPECT_TRUE(Contains(pty_url_error("wss:///tools/attach/s"), "no host"));
   EXPECT_TRUE(Contains(pty_url_error("wss:relative"), "no host"));
 }
@@ -764,14 +765,21 @@ TEST(ConfigPty, WsOnlyToLoopbackUnlessAllowed) {
 }
 
 TEST(ConfigPty, OtherSchemesAreRefused) {
-  EXPECT_TRUE(Contains(pty_url_error("https://h/x"), "`url` must be ws:// or wss://"));
-  EXPECT_TRUE(Contains(pty_url_error("http://localhost/x"), "`url` must be ws:// or wss://"));
+  EXPECT_TRUE(Contains(pty_url_error("https://h/x"), "is not ws:// or wss://"));
+  EXPECT_TRUE(Contains(pty_url_error("http://localhost/x"), "is not ws:// or wss://"));
 }
 
 TEST(ConfigPty, DuplicateUrlIsRefused) {
   const std::string error = error_of(kMacmini + pty("a", kPtyBody) + pty("b", kPtyBody));
   EXPECT_TRUE(Contains(error, "[[pty_attach]] \"b\": "));
   EXPECT_TRUE(Contains(error, "evict each other"));
+  // The same session written another way (scheme and host case, a default port) is the
+  // same target: compared parsed, not as text.
+  const std::string other_spelling =
+      "url = \"WSS://Pod.Example.TS.net:443/tools/attach/s1\"\nsecret_file = \"/x\"\n"
+      "tools = [\"*\"]\n";
+  EXPECT_TRUE(Contains(error_of(kMacmini + pty("a", kPtyBody) + pty("b", other_spelling)),
+                       "evict each other"));
 }
 
 TEST(ConfigPty, ComputerIsRequiredWithSeveralComputers) {

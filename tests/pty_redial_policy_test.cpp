@@ -3,6 +3,7 @@
 // the secret file into a request.
 #include <gtest/gtest.h>
 
+#include "shared/text.hpp"
 #include "supervisor/pty_dialer.hpp"
 #include "supervisor/pty_redial_policy.hpp"
 
@@ -104,43 +105,10 @@ TEST(PtyJitter, IsPlusOrMinusTwentyPercent) {
   EXPECT_EQ(jittered(1000ms, -1.0), 800ms);
 }
 
-TEST(PtyDialUrl, SplitsHostPortAndTarget) {
-  const auto plain = parse_dial_url("ws://127.0.0.1:8080/tools/attach/laptop");
-  ASSERT_TRUE(plain);
-  EXPECT_FALSE(plain->tls);
-  EXPECT_EQ(plain->host, "127.0.0.1");
-  EXPECT_EQ(plain->port, "8080");
-  EXPECT_EQ(plain->host_header, "127.0.0.1:8080");
-  EXPECT_EQ(plain->target, "/tools/attach/laptop");
-
-  const auto tls = parse_dial_url("wss://kiro.example.ts.net/tools/attach/s?x=1#frag");
-  ASSERT_TRUE(tls);
-  EXPECT_TRUE(tls->tls);
-  EXPECT_EQ(tls->port, "443");
-  EXPECT_EQ(tls->host_header, "kiro.example.ts.net");
-  EXPECT_EQ(tls->target, "/tools/attach/s?x=1");
-
-  const auto v6 = parse_dial_url("ws://[::1]:9/a");
-  ASSERT_TRUE(v6);
-  EXPECT_EQ(v6->host, "::1");
-  EXPECT_EQ(v6->host_header, "[::1]:9");
-
-  const auto bare = parse_dial_url("WS://localhost");
-  ASSERT_TRUE(bare);
-  EXPECT_EQ(bare->port, "80");
-  EXPECT_EQ(bare->target, "/");
-
-  EXPECT_FALSE(parse_dial_url("https://example.com/"));
-  EXPECT_FALSE(parse_dial_url("ws:///nohost"));
-  EXPECT_FALSE(parse_dial_url("ws://host:99999/"));
-  EXPECT_FALSE(parse_dial_url("ws://host:abc/"));
-  EXPECT_FALSE(parse_dial_url("ws://[::1/"));
-}
-
 TEST(PtySecret, IsTrimmedAndMustFitInAHeader) {
-  EXPECT_EQ(trim_secret("  abc123\r\n\n"), "abc123");
-  EXPECT_EQ(trim_secret("\n"), "");
-  EXPECT_EQ(trim_secret("a b"), "a b");
+  EXPECT_EQ(sb::trim("  abc123\r\n\n"), "abc123");
+  EXPECT_EQ(sb::trim("\n"), "");
+  EXPECT_EQ(sb::trim("a b"), "a b");
   EXPECT_TRUE(valid_header_value("abc123"));
   EXPECT_TRUE(valid_header_value(""));
   EXPECT_TRUE(valid_header_value("a\tb"));

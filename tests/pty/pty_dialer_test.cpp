@@ -42,11 +42,13 @@ class DialerHarness {
     dir_ = ::mkdtemp(pattern);
     std::ofstream(dir_ / "grant.secret") << kGrant << "\n";
     auto config = std::make_shared<config::Config>();
-    config->pty_attaches.push_back(config::PtyAttach{.name = "kiro",
-                                                     .url = url,
-                                                     .secret_file = dir_ / "grant.secret",
-                                                     .computer = "alpha",
-                                                     .tools = config::ToolList{.all = true}});
+    config->pty_attaches.push_back(
+        config::PtyAttach{.name = "kiro",
+                          .url = url,
+                          .target = std::get<DialTarget>(parse_dial_target(url)),
+                          .secret_file = dir_ / "grant.secret",
+                          .computer = "alpha",
+                          .tools = config::ToolList{.all = true}});
     audit_.emplace(io_, dir_ / "audit.jsonl");
     // No computer is configured, so the registry opens a program it never runs.
     workers_.emplace(io_, "/bin/true", *audit_);

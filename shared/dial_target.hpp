@@ -1,0 +1,30 @@
+// A ws:// or wss:// URL to dial, parsed once (with Boost.URL) where it is configured, so
+// that what policy checks (loopback, TLS) is exactly what the dialer connects to.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <variant>
+
+namespace sb {
+
+struct DialTarget {
+  bool tls = false;         // wss
+  std::string host;         // lowercased; an IPv6 address without brackets
+  std::string port;         // as given, or 443 / 80
+  std::string host_header;  // what Host says: the host (IPv6 in brackets) and a given port
+  std::string target;       // path and query, "/" when the URL has none
+  bool loopback = false;    // localhost, 127.0.0.0/8 or ::1
+  // One session written two ways (case, a default port written out) is one target: the
+  // same connection asking for the same resource.
+  bool operator==(const DialTarget& other) const {
+    return tls == other.tls && host == other.host && port == other.port && target == other.target;
+  }
+};
+
+// The target, or what is wrong with the URL in a sentence that names it. Refused: a
+// scheme other than ws/wss, no host, user info (a secret goes in a file, never in a URL),
+// a fragment, a port outside 1-65535, a percent-encoded or future-format host.
+std::variant<DialTarget, std::string> parse_dial_target(std::string_view url);
+
+}  // namespace sb

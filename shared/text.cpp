@@ -1,0 +1,54 @@
+#include "shared/text.hpp"
+
+#include <algorithm>
+
+namespace sb {
+
+std::string_view trim(std::string_view text) {
+  constexpr std::string_view kWhitespace = " \t\r\n\f\v";
+  const auto first = text.find_first_not_of(kWhitespace);
+  if (first == std::string_view::npos) return {};
+  const auto last = text.find_last_not_of(kWhitespace);
+  return text.substr(first, last - first + 1);
+}
+
+std::string ascii_lowercase(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+bool all_digits(std::string_view text) {
+  return !text.empty() &&
+         std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+int hex_digit_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::string to_hex(const unsigned char* bytes, std::size_t size) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(size * 2);
+  for (std::size_t i = 0; i < size; ++i) {
+    out.push_back(kDigits[bytes[i] >> 4]);
+    out.push_back(kDigits[bytes[i] & 0x0f]);
+  }
+  return out;
+}
+
+std::filesystem::path expand_home(std::string_view path, std::string_view home) {
+  if (!path.starts_with("~/")) return std::filesystem::path(path);
+  const std::string_view rest = path.substr(2);
+  // With HOME unset, "~/x" is the relative path "x" (docs/configuration.md, "Environment").
+  if (home.empty()) return std::filesystem::path(rest);
+  return std::filesystem::path(home) / rest;
+}
+
+}  // namespace sb

@@ -1,0 +1,22 @@
+// Small text helpers every part uses, each written once: ASCII only, no locale.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace sb {
+
+// Without leading and trailing ASCII whitespace (space, \t, \r, \n, \f, \v).
+std::string_view trim(std::string_view text);
+std::string ascii_lowercase(std::string_view text);
+// Non-empty and only 0-9.
+bool all_digits(std::string_view text);
+// The value of one hex digit (either case), or -1.
+int hex_digit_value(char c);
+// Lowercase hex of `bytes`.
+std::string to_hex(const unsigned char* bytes, std::size_t size);
+// A leading "~/" becomes `home`/; with `home` empty, "~/x" becomes "x".
+std::filesystem::path expand_home(std::string_view path, std::string_view home);
+
+}  // namespace sb
