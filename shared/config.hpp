@@ -29,7 +29,7 @@ struct ToolList {
   friend bool operator==(const ToolList&, const ToolList&) = default;
 };
 
-// Which computers a principal may use, and which tools on each.
+// Which computers a caller may use, and which tools on each.
 struct Grant {
   bool wildcard = false;    // computers = { "*" = [...] }: every computer, now and later
   ToolList wildcard_tools;  // the tool list when wildcard

@@ -11,7 +11,7 @@
 
 namespace sb::supervisor {
 
-// A principal as the northbound side sees it: an HTTP client or a pty attach.
+// A caller as the northbound side sees it: an HTTP client or a pty attach.
 struct Caller {
   std::string name;
   config::Grant grant;

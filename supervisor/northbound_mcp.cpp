@@ -162,7 +162,7 @@ class Handler {
   }
 
   CallOwner owner() const {
-    return CallOwner{context_.computer, context_.principal, context_.session};
+    return CallOwner{context_.computer, context_.caller, context_.session};
   }
 
   // notifications/cancelled names one of this caller's calls by its own id.
@@ -250,7 +250,7 @@ class Handler {
     const config::Computer* computer = services_.config->find_computer(context_.computer);
     if (computer && computer->sole_client) {
       const auto params = message_.find("params");
-      CallRequest request{.caller = context_.principal,
+      CallRequest request{.caller = context_.caller,
                           .caller_cap = context_.caller_cap,
                           .timeout = std::chrono::seconds(services_.config->timeouts.control_secs),
                           .method = "logging/setLevel",
@@ -267,7 +267,7 @@ class Handler {
 
   Abandon tools_list() {
     const auto params = message_.find("params");
-    CallRequest request{.caller = context_.principal,
+    CallRequest request{.caller = context_.caller,
                         .caller_cap = context_.caller_cap,
                         .timeout = std::chrono::seconds(services_.config->timeouts.control_secs),
                         .method = "tools/list",
@@ -296,12 +296,12 @@ class Handler {
         params != message_.end() && params->is_object() ? params->value("taskId", json()) : json();
     const auto session = computer_session();
     if (!task_id.is_string() || !session ||
-        !services_.tasks.owns(*session, task_id.get<std::string>(), context_.principal)) {
+        !services_.tasks.owns(*session, task_id.get<std::string>(), context_.caller)) {
       return finish(jsonrpc::error_response(id_, jsonrpc::kInvalidParams, "no such task"));
     }
     const auto& timeouts = services_.config->timeouts;
     CallRequest request{
-        .caller = context_.principal,
+        .caller = context_.caller,
         .caller_cap = context_.caller_cap,
         // tasks/result waits for the task to finish, as a tool call would.
         .timeout = std::chrono::seconds(method == "tasks/result" ? timeouts.default_secs
@@ -319,7 +319,7 @@ class Handler {
     const auto params = message_.find("params");
     const auto session = computer_session();
     if (!session) return finish(jsonrpc::result_response(id_, json{{"tasks", json::array()}}));
-    CallRequest request{.caller = context_.principal,
+    CallRequest request{.caller = context_.caller,
                         .caller_cap = context_.caller_cap,
                         .timeout = std::chrono::seconds(services_.config->timeouts.control_secs),
                         .method = "tasks/list",
@@ -327,7 +327,7 @@ class Handler {
     return forward(
         std::move(request),
         [id = id_, &tasks = services_.tasks, session = *session,
-         client = context_.principal](CallResult result) {
+         caller = context_.caller](CallResult result) {
           if (result.status != ipc::CallStatus::kReplied) return relayed(id, std::move(result));
           json reply = json::parse(result.reply_without_id, nullptr, false);
           const auto list = reply.is_object() ? reply.find("result") : reply.end();
@@ -337,7 +337,7 @@ class Handler {
           json kept = json::array();
           for (auto& task : (*list)["tasks"]) {
             const json task_id = task.is_object() ? task.value("taskId", json()) : json();
-            if (task_id.is_string() && tasks.owns(session, task_id.get<std::string>(), client))
+            if (task_id.is_string() && tasks.owns(session, task_id.get<std::string>(), caller))
               kept.push_back(std::move(task));
           }
           (*list)["tasks"] = std::move(kept);
@@ -377,13 +377,13 @@ class Handler {
     const auto session = computer_session();
     if (!session) return {};
     return [&tasks = services_.tasks, session = *session,
-            client = context_.principal](const CallResult& result) {
+            caller = context_.caller](const CallResult& result) {
       if (result.status != ipc::CallStatus::kReplied || result.kind == ipc::ReplyKind::kRpcError)
         return;
       const json reply = json::parse(result.reply_without_id, nullptr, false);
       const json::json_pointer pointer("/result/task/taskId");
       if (!reply.is_object() || !reply.contains(pointer) || !reply.at(pointer).is_string()) return;
-      tasks.record(session, reply.at(pointer).get<std::string>(), client);
+      tasks.record(session, reply.at(pointer).get<std::string>(), caller);
     };
   }
 
@@ -497,7 +497,7 @@ class Handler {
                                             "params.arguments must be an object"));
     }
     CallAudit audit{.services = services_,
-                    .principal = context_.principal,
+                    .principal = context_.caller,
                     .computer = context_.computer,
                     .tool = tool,
                     .args = audit_args(arguments == params->end() ? nullptr : &*arguments),
@@ -519,11 +519,11 @@ class Handler {
       return finish(jsonrpc::result_response(
           id_, jsonrpc::text_tool_result(
                    "the switchboard's policy does not allow " + backticked(tool) + " for " +
-                       backticked(context_.principal) + " on " + backticked(context_.computer),
+                       backticked(context_.caller) + " on " + backticked(context_.computer),
                    true)));
     }
 
-    CallRequest request{.caller = context_.principal,
+    CallRequest request{.caller = context_.caller,
                         .caller_cap = context_.caller_cap,
                         .timeout = std::chrono::seconds(services_.config->timeouts.for_tool(tool)),
                         .method = "tools/call",

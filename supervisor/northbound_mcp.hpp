@@ -22,7 +22,7 @@ class AuditLog;
 
 // Policy for one request, resolved before any frame is sent.
 struct CallerContext {
-  std::string principal;
+  std::string caller;  // the client's or the attach's name; the audit calls it "principal"
   std::string computer;
   config::ToolList tools;
   int caller_cap = 0;  // 0: the default share

@@ -411,7 +411,7 @@ class PtyDialers::Dialer final : public SessionOwner,
     refresh_policy();
     const Caller caller = caller_from(policy_);
     const config::ToolList* tools = caller.grant.tools_for(caller.default_computer);
-    return CallerContext{.principal = caller.name,
+    return CallerContext{.caller = caller.name,
                          .computer = caller.default_computer,
                          .tools = tools ? *tools : config::ToolList{},
                          .caller_cap = caller.caller_cap,

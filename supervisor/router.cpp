@@ -200,7 +200,7 @@ class Routes {
     }
     if (const auto mismatch = header_mismatch(message))
       return reply(bad_request(kHeaderMismatch, *mismatch));
-    const CallerContext context{.principal = resolved.caller->name,
+    const CallerContext context{.caller = resolved.caller->name,
                                 .computer = resolved.computer,
                                 .tools = *resolved.tools,
                                 .caller_cap = resolved.caller->caller_cap,

@@ -73,4 +73,14 @@ struct Worker {
   const SessionRecord* live_session(std::uint64_t* generation) const;
 };
 
+// A worker for a configured computer, not yet spawned.
+inline std::shared_ptr<Worker> make_worker(const config::Computer& computer) {
+  auto worker = std::make_shared<Worker>();
+  worker->name = computer.name;
+  worker->verifier = computer.secret;
+  worker->max_inflight = computer.max_inflight;
+  worker->sole_client = computer.sole_client;
+  return worker;
+}
+
 }  // namespace sb::supervisor

@@ -59,13 +59,8 @@ void WorkerRegistry::start(const std::vector<config::Computer>& computers,
                            std::function<void()> all_up) {
   all_up_ = std::move(all_up);
   for (const auto& computer : computers) {
-    auto worker = std::make_shared<Worker>();
-    worker->name = computer.name;
-    worker->verifier = computer.secret;
-    worker->max_inflight = computer.max_inflight;
-    worker->sole_client = computer.sole_client;
-    workers_.push_back(worker);
-    spawn(worker);
+    workers_.push_back(make_worker(computer));
+    spawn(workers_.back());
   }
   watch_stalls();
   report_when_all_up();

@@ -37,12 +37,7 @@ void WorkerRegistry::apply(const std::vector<config::Computer>& computers) {
       return worker && worker->verifier == computer.secret;
     });
     if (match == previous.end()) {
-      auto worker = std::make_shared<Worker>();
-      worker->name = computer.name;
-      worker->verifier = computer.secret;
-      worker->max_inflight = computer.max_inflight;
-      worker->sole_client = computer.sole_client;
-      next.push_back(worker);
+      next.push_back(make_worker(computer));
       continue;
     }
     auto worker = std::move(*match);

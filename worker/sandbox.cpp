@@ -70,17 +70,23 @@ constexpr int kAllowed[] = {
 
 // What AddressSanitizer's and LeakSanitizer's runtimes do at exit and on a report.
 constexpr int kSanitizerAllowed[] = {
-    SCMP_SYS(readlink),        SCMP_SYS(getdents64), SCMP_SYS(getdents),      SCMP_SYS(clone),
-    SCMP_SYS(ptrace),          SCMP_SYS(wait4),           SCMP_SYS(prctl),
-    SCMP_SYS(sigaltstack),     SCMP_SYS(prlimit64),       SCMP_SYS(sched_getaffinity),
-    SCMP_SYS(pread64),         SCMP_SYS(uname),           SCMP_SYS(getppid),
-    SCMP_SYS(newfstatat),      SCMP_SYS(statx),           SCMP_SYS(dup),
-    SCMP_SYS(pipe2),           SCMP_SYS(getrlimit),       SCMP_SYS(setrlimit),
-    SCMP_SYS(rt_sigtimedwait), SCMP_SYS(set_robust_list), SCMP_SYS(rseq),
-    SCMP_SYS(msync),           SCMP_SYS(fstat),           SCMP_SYS(lseek),
-    SCMP_SYS(mprotect),        SCMP_SYS(sched_yield),     SCMP_SYS(nanosleep),
-    SCMP_SYS(getrandom),       SCMP_SYS(readv),           SCMP_SYS(writev),
-    SCMP_SYS(fcntl),           SCMP_SYS(getpeername),     SCMP_SYS(clock_nanosleep),
+    SCMP_SYS(readlink),        SCMP_SYS(getdents64),
+    SCMP_SYS(getdents),        SCMP_SYS(clone),
+    SCMP_SYS(ptrace),          SCMP_SYS(wait4),
+    SCMP_SYS(prctl),           SCMP_SYS(sigaltstack),
+    SCMP_SYS(prlimit64),       SCMP_SYS(sched_getaffinity),
+    SCMP_SYS(pread64),         SCMP_SYS(uname),
+    SCMP_SYS(getppid),         SCMP_SYS(newfstatat),
+    SCMP_SYS(statx),           SCMP_SYS(dup),
+    SCMP_SYS(pipe2),           SCMP_SYS(getrlimit),
+    SCMP_SYS(setrlimit),       SCMP_SYS(rt_sigtimedwait),
+    SCMP_SYS(set_robust_list), SCMP_SYS(rseq),
+    SCMP_SYS(msync),           SCMP_SYS(fstat),
+    SCMP_SYS(lseek),           SCMP_SYS(mprotect),
+    SCMP_SYS(sched_yield),     SCMP_SYS(nanosleep),
+    SCMP_SYS(getrandom),       SCMP_SYS(readv),
+    SCMP_SYS(writev),          SCMP_SYS(fcntl),
+    SCMP_SYS(getpeername),     SCMP_SYS(clock_nanosleep),
 };
 
 using Filter = std::unique_ptr<std::remove_pointer_t<scmp_filter_ctx>, decltype(&seccomp_release)>;
