@@ -10,9 +10,11 @@
 // secret_file are fixed at start; a block removed by a reload keeps dialling under its
 // last policy until a restart.
 //
-// wss:// verifies the pod's certificate against OpenSSL's default verify paths (the
-// system store; SSL_CERT_FILE and SSL_CERT_DIR override it), with SNI and host name
-// checks. Beast stays in the .cpp.
+// The dial loop is here; its parts have files of their own: the secret file
+// (pod_secret.hpp), TLS (pod_tls.hpp: the system store, SSL_CERT_FILE and SSL_CERT_DIR
+// override it, with SNI and host name checks), and one upgraded socket (pod_session.hpp).
+// The URL was parsed by the config loader (shared/dial_target.hpp). Beast stays out of
+// this header.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -26,9 +28,6 @@
 #include "supervisor/supervisor_state.hpp"
 
 namespace sb::supervisor {
-
-// Whether `value` may be sent as an HTTP header value: no control characters except tab.
-bool valid_header_value(std::string_view value);
 
 // The most a pod may have in progress on one socket; past it a request with an id is
 // answered -32002 and not processed (docs/protocol.md, "Pod sessions").

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "shared/text.hpp"
+#include "supervisor/pod_secret.hpp"
 #include "supervisor/pty_dialer.hpp"
 #include "supervisor/pty_redial_policy.hpp"
 

@@ -1,0 +1,18 @@
+// TLS toward an openab-pty pod (wss://): the client context and the per-connection checks.
+#pragma once
+
+#include <openssl/ssl.h>
+
+#include <boost/asio/ssl/context.hpp>
+#include <memory>
+#include <string>
+
+namespace sb::supervisor {
+
+// A client TLS context: TLS 1.2 or newer, the peer verified against OpenSSL's default
+// verify paths (honouring SSL_CERT_FILE / SSL_CERT_DIR). Throws on failure.
+std::shared_ptr<boost::asio::ssl::context> make_tls_context();
+// SNI and the name (or address) the certificate must carry. Returns a problem, or "".
+std::string prepare_tls(SSL* handle, const std::string& host);
+
+}  // namespace sb::supervisor
