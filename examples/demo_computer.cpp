@@ -60,6 +60,7 @@
 #include <tuple>
 #include <vector>
 
+#include "shared/backoff.hpp"
 #include "shared/dial_target.hpp"
 #include "shared/text.hpp"
 
@@ -83,9 +84,9 @@ constexpr std::string_view kVersion = SWITCHBOARD_VERSION;  // defined by CMake
 constexpr std::string_view kProtocolVersion = "2025-06-18";
 
 // The contract's numbers.
-constexpr Clock::duration kFirstBackoff = 1s;
-constexpr Clock::duration kMaxBackoff = 60s;
-constexpr Clock::duration kStableAttempt = 60s;  // an attempt this long resets the backoff
+constexpr std::chrono::milliseconds kFirstBackoff = 1s;
+constexpr std::chrono::milliseconds kMaxBackoff = 60s;
+constexpr std::chrono::milliseconds kStableAttempt = 60s;  // resets the backoff
 constexpr Clock::duration kUnauthorizedWait = 300s;
 constexpr Clock::duration kPingInterval = 20s;
 constexpr Clock::duration kDeadAfterSilence = 60s;
@@ -617,7 +618,7 @@ class Daemon {
     if (!options_.endpoint.loopback)
       log_line("warning: " + options_.url +
                " is not loopback; plain ws:// sends the secret in clear on that network");
-    Clock::duration backoff = kFirstBackoff;
+    sb::Backoff backoff(kFirstBackoff, kMaxBackoff, kStableAttempt);
     while (!stopping_) {
       const auto started = Clock::now();
       std::string why_redial;  // the first half of this attempt's last log line
@@ -660,11 +661,11 @@ class Daemon {
         }
       }
 
-      if (Clock::now() - started >= kStableAttempt) backoff = kFirstBackoff;
-      const Clock::duration delay = jittered(backoff);
+      const auto lasted =
+          std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
+      const Clock::duration delay = sb::jittered(backoff.next(lasted), unit_(random_));
       log_line(why_redial + " — redial in " + seconds_text(delay));
       co_await sleep(delay);
-      backoff = std::min(backoff * 2, kMaxBackoff);
     }
     co_return 0;
   }
@@ -687,18 +688,13 @@ class Daemon {
     co_await sleep_timer_.async_wait(kAwait);  // cancelled by stop()
   }
 
-  // backoff × U(0.8, 1.2): daemons dropped together do not all redial together.
-  Clock::duration jittered(Clock::duration backoff) {
-    std::uniform_real_distribution<double> factor(0.8, 1.2);
-    return std::chrono::duration_cast<Clock::duration>(backoff * factor(random_));
-  }
-
   net::io_context& io_;
   Options options_;
   net::thread_pool tool_pool_{kToolThreads};
   net::steady_timer sleep_timer_;
   std::weak_ptr<Session> current_;
   std::mt19937 random_{std::random_device{}()};
+  std::uniform_real_distribution<double> unit_{0.0, 1.0};  // for the backoff's jitter
   bool stopping_ = false;
 };
 

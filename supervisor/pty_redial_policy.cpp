@@ -1,11 +1,10 @@
 #include "supervisor/pty_redial_policy.hpp"
 
-#include <algorithm>
-
 namespace sb::supervisor {
 
 namespace {
 constexpr int kReplacedRuntime = 4006;
+constexpr std::chrono::milliseconds kNeverStable{0};
 }  // namespace
 
 bool is_stop_code(int code) {
@@ -17,7 +16,8 @@ bool is_credential_refusal(int status) {
 }
 
 RedialPolicy::RedialPolicy(const PtyTimings& timings)
-    : timings_(timings), backoff_(timings.first_backoff) {}
+    : timings_(timings),
+      backoff_(timings.first_backoff, timings.max_backoff, timings.stable_session) {}
 
 RedialDecision RedialPolicy::next(const AttemptOutcome& outcome) {
   RedialDecision decision;
@@ -27,29 +27,22 @@ RedialDecision RedialPolicy::next(const AttemptOutcome& outcome) {
         decision.stop = true;
         return decision;
       }
-      if (outcome.lasted >= timings_.stable_session) backoff_ = timings_.first_backoff;
-      decision.wait = backoff_;
+      decision.wait = backoff_.next(outcome.lasted);
       break;
     case AttemptOutcome::Kind::kRefused:
+      // Only a session that lasted counts as stable, never a refusal or a failure.
+      decision.wait = backoff_.next(kNeverStable);
       if (is_credential_refusal(outcome.status)) {
+        // Only a fresh grant helps: a fixed wait, while the backoff still grows.
         decision.credential_refusal = true;
         decision.wait = timings_.refusal_wait;
-      } else {
-        decision.wait = backoff_;
       }
       break;
     case AttemptOutcome::Kind::kFailed:
-      decision.wait = backoff_;
+      decision.wait = backoff_.next(kNeverStable);
       break;
   }
-  backoff_ = std::min(backoff_ * 2, timings_.max_backoff);
   return decision;
-}
-
-std::chrono::milliseconds jittered(std::chrono::milliseconds wait, double r) {
-  r = std::clamp(r, 0.0, 1.0);
-  return std::chrono::milliseconds(static_cast<std::chrono::milliseconds::rep>(
-      static_cast<double>(wait.count()) * (0.8 + 0.4 * r)));
 }
 
 }  // namespace sb::supervisor

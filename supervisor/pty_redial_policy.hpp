@@ -5,6 +5,8 @@
 #include <chrono>
 #include <optional>
 
+#include "shared/backoff.hpp"
+
 namespace sb::supervisor {
 
 // Every duration a dialer uses. The defaults are those of docs/protocol.md ("Pod sessions",
@@ -59,14 +61,11 @@ class RedialPolicy {
  public:
   explicit RedialPolicy(const PtyTimings& timings = {});
   RedialDecision next(const AttemptOutcome& outcome);
-  std::chrono::milliseconds backoff() const { return backoff_; }
+  std::chrono::milliseconds backoff() const { return backoff_.current(); }
 
  private:
   PtyTimings timings_;
-  std::chrono::milliseconds backoff_;
+  Backoff backoff_;  // shared/backoff.hpp: the same as every dialer's
 };
-
-// wait × (0.8 + 0.4 r), r in [0, 1] (clamped): ±20 % so that many dialers do not march.
-std::chrono::milliseconds jittered(std::chrono::milliseconds wait, double r);
 
 }  // namespace sb::supervisor

@@ -22,6 +22,14 @@ std::size_t descriptor_count(pid_t pid) {
   return count;
 }
 
+// A hard link where the two are on one file system (sanitizer builds are large, and every
+// test here installs two programs), else a copy.
+void install_program(const fs::path& from, const fs::path& to) {
+  std::error_code error;
+  fs::create_hard_link(from, to, error);
+  if (error) fs::copy_file(from, to);
+}
+
 std::string proc_status_field(pid_t pid, const std::string& field) {
   std::ifstream status("/proc/" + std::to_string(pid) + "/status");
   std::string line;
@@ -34,13 +42,13 @@ std::string proc_status_field(pid_t pid, const std::string& field) {
   return "";
 }
 
-// A copy of `switchboard` in a directory of its own, beside whatever worker program the
-// test puts there: the supervisor runs the `switchboard-worker` beside itself.
+// `switchboard` (linked or copied) in a directory of its own, beside whatever worker
+// program the test puts there: the supervisor runs the `switchboard-worker` beside itself.
 class OwnBinDir : public ::testing::Test {
  protected:
   void install(const fs::path& worker_program) {
-    fs::copy_file(bin_dir() / "switchboard", bin_.path() / "switchboard");
-    fs::copy_file(worker_program, bin_.path() / "switchboard-worker");
+    install_program(bin_dir() / "switchboard", bin_.path() / "switchboard");
+    install_program(worker_program, bin_.path() / "switchboard-worker");
     fs::create_directory(state_dir());
     state_env_.emplace("SB_HOSTILE_STATE_DIR", state_dir().string());
     real_worker_env_.emplace("SB_HOSTILE_REAL_WORKER", (bin_dir() / "switchboard-worker").string());
