@@ -71,6 +71,9 @@ struct Worker {
   ipc::ComputerStatus read_status() const;
   // The attached session the status record names, else the newest attached one.
   const SessionRecord* live_session(std::uint64_t* generation) const;
+  // The same, given the generation the status record names.
+  const SessionRecord* session_named(std::uint64_t board_generation,
+                                     std::uint64_t* generation) const;
 };
 
 // A worker for a configured computer, not yet spawned.

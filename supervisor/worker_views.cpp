@@ -39,12 +39,15 @@ std::int64_t now_ms() {
 }  // namespace
 
 const SessionRecord* Worker::live_session(std::uint64_t* generation) const {
-  if (status) {
-    const auto named = sessions.find(status->read().generation);
-    if (named != sessions.end() && named->second.attached) {
-      *generation = named->first;
-      return &named->second;
-    }
+  return session_named(status ? status->read().generation : 0, generation);
+}
+
+const SessionRecord* Worker::session_named(std::uint64_t board_generation,
+                                           std::uint64_t* generation) const {
+  const auto named = sessions.find(board_generation);
+  if (named != sessions.end() && named->second.attached) {
+    *generation = named->first;
+    return &named->second;
   }
   for (auto it = sessions.rbegin(); it != sessions.rend(); ++it) {
     if (it->second.attached) {
@@ -59,8 +62,9 @@ ipc::ComputerStatus Worker::read_status() const {
   ipc::ComputerStatus current = status->read();
   // A state the worker cannot mean reads as no computer at all.
   if (current.state > ipc::ComputerState::kReady) current.state = ipc::ComputerState::kIdle;
+  // The record just read names the live session: one read of the board, not two.
   std::uint64_t generation = 0;
-  const SessionRecord* session = live_session(&generation);
+  const SessionRecord* session = session_named(current.generation, &generation);
   current.peer = session ? session->peer : std::string();
   current.generation = generation;
   return current;
