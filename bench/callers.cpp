@@ -19,19 +19,16 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "ipc/asio_names.hpp"
+
 namespace sbbench {
 namespace {
 
-namespace beast = boost::beast;
-namespace http = beast::http;
-namespace websocket = beast::websocket;
-namespace net = boost::asio;
-using tcp = net::ip::tcp;
+using namespace sb::asio_names;
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
-constexpr auto kAwait = net::as_tuple(net::use_awaitable);
 constexpr std::size_t kMaxResponseBytes = 64 * 1024 * 1024;
 constexpr auto kSetupTimeout = 60s;
 

@@ -14,7 +14,6 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
-#include <deque>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -22,18 +21,16 @@
 #include <random>
 #include <thread>
 
+#include "harness/outbox.hpp"
+#include "ipc/asio_names.hpp"
+
 namespace sbbench {
 namespace {
 
-namespace beast = boost::beast;
-namespace http = beast::http;
-namespace websocket = beast::websocket;
-namespace net = boost::asio;
-using tcp = net::ip::tcp;
+using namespace sb::asio_names;
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-constexpr auto kAwait = net::as_tuple(net::use_awaitable);
 constexpr std::size_t kMaxMessageBytes = 16 * 1024 * 1024;  // what a daemon accepts
 // A client masks what it sends, through a buffer of this size: big enough that a 16 MiB
 // result is not written 4 KiB at a time (Beast's default), which no real daemon does.
@@ -175,42 +172,29 @@ class Session : public std::enable_shared_from_this<Session> {
       buffer_.consume(buffer_.size());
       if (reply) send(std::move(*reply));
     }
-    ended_ = true;
-    outbox_.clear();
+    outbox_.end();
   }
 
  private:
   void send(Reply reply) {
-    outbox_.push_back(std::move(reply));
-    if (!writing_) write_next();
+    if (outbox_.push(std::move(reply))) write_front();
   }
 
-  void write_next() {
-    if (outbox_.empty() || ended_) {
-      writing_ = false;
-      return;
-    }
-    writing_ = true;
+  void write_front() {
     const Reply& next = outbox_.front();
     std::array<net::const_buffer, 3> parts{
         net::buffer(next.head), next.payload ? net::buffer(*next.payload) : net::const_buffer(),
         net::buffer(next.tail)};
+    // After a failed write the reader sees the same broken socket and ends the session.
     ws_.async_write(parts, [self = shared_from_this()](beast::error_code error, std::size_t) {
-      if (!self->outbox_.empty()) self->outbox_.pop_front();
-      if (error) {
-        self->writing_ = false;
-        return;  // the reader sees the same broken socket
-      }
-      self->write_next();
+      if (self->outbox_.written(!error)) self->write_front();
     });
   }
 
   websocket::stream<beast::tcp_stream> ws_;
   McpServer server_;
   beast::flat_buffer buffer_;
-  std::deque<Reply> outbox_;
-  bool writing_ = false;
-  bool ended_ = false;
+  harness::Outbox<Reply> outbox_;
 };
 
 }  // namespace

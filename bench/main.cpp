@@ -27,12 +27,12 @@
 #include <thread>
 #include <vector>
 
+#include "bench/bench_switchboard.hpp"
 #include "bench/callers.hpp"
 #include "bench/fake_computer.hpp"
 #include "bench/proc_stats.hpp"
 #include "bench/process_hop.hpp"
 #include "bench/report.hpp"
-#include "bench/switchboard_process.hpp"
 
 namespace sbbench {
 namespace {
@@ -58,7 +58,7 @@ Usage: switchboard-bench [--smoke | --full] [--only PHASES] [--fault-every N]
   --fault-every N  the fake computers answer every Nth call wrongly (the run must fail)
 
 Exit status: 0 when every call succeeded, 1 when a call or a setup step failed, 2 on a
-usage error. SB_BENCH_KEEP=1 keeps the temporary directories (config, audit, log).
+usage error. SB_KEEP_TEMP=1 keeps the temporary directories (config, audit, log).
 )";
 
 enum class Mode { kSmoke, kDefault, kFull };
@@ -128,7 +128,7 @@ void progress(const std::string& line) {
   std::cerr << "… " << line << std::endl;
 }
 
-std::vector<std::string> names_of(const SwitchboardProcess& switchboard, int count) {
+std::vector<std::string> names_of(const BenchSwitchboard& switchboard, int count) {
   std::vector<std::string> names;
   for (int i = 0; i < count; ++i) names.push_back(switchboard.computers()[std::size_t(i)].name);
   return names;
@@ -145,7 +145,7 @@ int ready_count(HttpPoller& poller) {
   return ready;
 }
 
-bool wait_all_ready(const SwitchboardProcess& switchboard, int count, Clock::duration timeout) {
+bool wait_all_ready(const BenchSwitchboard& switchboard, int count, Clock::duration timeout) {
   HttpPoller poller(switchboard.port(), switchboard.token());
   const auto deadline = Clock::now() + timeout;
   while (ready_count(poller) < count) {
@@ -156,7 +156,7 @@ bool wait_all_ready(const SwitchboardProcess& switchboard, int count, Clock::dur
 }
 
 // Attaches `count` fake computers of `fleet` to `switchboard` and waits until all are ready.
-void attach_all(SwitchboardProcess& switchboard, ComputerFleet& fleet, int count) {
+void attach_all(BenchSwitchboard& switchboard, ComputerFleet& fleet, int count) {
   for (int i = 0; i < count; ++i)
     fleet.dial(switchboard.port(), switchboard.computers()[std::size_t(i)].secret);
   if (!fleet.wait_initialized(count, kReadyTimeout) ||
@@ -213,7 +213,7 @@ struct Memory {
   long worker_rss_mean = 0, worker_pss_mean = 0, worker_pss_max = 0, worker_uss_mean = 0;
 };
 
-Memory memory_at_rest(const SwitchboardProcess& switchboard, int computers) {
+Memory memory_at_rest(const BenchSwitchboard& switchboard, int computers) {
   Memory memory{.computers = computers};
   memory.supervisor_rss = smaps_rollup_kib(switchboard.pid(), "Rss").value_or(0);
   memory.supervisor_pss = smaps_rollup_kib(switchboard.pid(), "Pss").value_or(0);
@@ -299,7 +299,7 @@ class Bench {
       computers =
           *std::max_element(plan_.throughput_computers.begin(), plan_.throughput_computers.end());
     progress("starting switchboard with " + std::to_string(computers) + " computers");
-    SwitchboardProcess switchboard(computers, kReadyTimeout);
+    BenchSwitchboard switchboard(computers, kReadyTimeout);
     ComputerFleet fleet(fault_every_);
     CallerPool pool;
     attach_all(switchboard, fleet, computers);
@@ -311,7 +311,7 @@ class Bench {
     if (restarts > 0) failures_.add("workers", restarts, "a worker restarted during the run");
   }
 
-  void latency(SwitchboardProcess& switchboard, ComputerFleet& fleet, CallerPool& pool) {
+  void latency(BenchSwitchboard& switchboard, ComputerFleet& fleet, CallerPool& pool) {
     connect(pool, switchboard, fleet, {switchboard.computers()[0].name}, 1);
     const CallSpec small;
     failures_.add("latency warm-up (relay)",
@@ -367,7 +367,7 @@ class Bench {
     }
   }
 
-  void connect(CallerPool& pool, SwitchboardProcess& switchboard, ComputerFleet& fleet,
+  void connect(CallerPool& pool, BenchSwitchboard& switchboard, ComputerFleet& fleet,
                const std::vector<std::string>& computers, int callers) {
     if (auto error =
             pool.connect_relay(switchboard.port(), switchboard.token(), computers, callers))
@@ -376,7 +376,7 @@ class Bench {
       throw std::runtime_error("direct callers: " + *error);
   }
 
-  void throughput(SwitchboardProcess& switchboard, ComputerFleet& fleet, CallerPool& pool,
+  void throughput(BenchSwitchboard& switchboard, ComputerFleet& fleet, CallerPool& pool,
                   const std::vector<pid_t>& workers) {
     std::ostringstream table;
     table << "## 2. Throughput: small tools/call, concurrent callers\n\n"
@@ -455,7 +455,7 @@ class Bench {
     std::cout << table.str() << "\n";
   }
 
-  void large(SwitchboardProcess& switchboard, ComputerFleet& fleet, CallerPool& pool,
+  void large(BenchSwitchboard& switchboard, ComputerFleet& fleet, CallerPool& pool,
              const std::vector<pid_t>& workers) {
     connect(pool, switchboard, fleet, {switchboard.computers()[0].name}, 1);
     const pid_t supervisor = switchboard.pid();
@@ -535,7 +535,7 @@ class Bench {
 
   void run_memory_at_rest(int computers) {
     progress("memory at rest: " + std::to_string(computers) + " computers");
-    SwitchboardProcess switchboard(computers, kReadyTimeout);
+    BenchSwitchboard switchboard(computers, kReadyTimeout);
     ComputerFleet fleet(fault_every_);
     attach_all(switchboard, fleet, computers);
     std::this_thread::sleep_for(1s);  // idle: a heartbeat or so, nothing else
@@ -583,7 +583,7 @@ class Bench {
       progress("attach storm " + std::to_string(repeat + 1) + "/" +
                std::to_string(plan_.storm_repeats) + ": starting switchboard with " +
                std::to_string(count) + " computers");
-      SwitchboardProcess switchboard(count, kReadyTimeout);
+      BenchSwitchboard switchboard(count, kReadyTimeout);
       HttpPoller poller(switchboard.port(), switchboard.token());
       ComputerFleet fleet(fault_every_);
       if (ready_count(poller) != 0) throw std::runtime_error("/computers did not answer");

@@ -31,9 +31,10 @@
 #include <thread>
 #include <vector>
 
+#include "bench/bench_switchboard.hpp"
 #include "bench/callers.hpp"
 #include "bench/proc_stats.hpp"
-#include "bench/switchboard_process.hpp"
+#include "harness/process.hpp"
 
 namespace sbbench {
 namespace {
@@ -133,7 +134,7 @@ std::size_t open_descriptors(pid_t pid) {
 // The four demo daemons, one per computer, each restartable.
 class Daemons {
  public:
-  Daemons(const SwitchboardProcess& sb, const std::filesystem::path& dir) : sb_(sb), dir_(dir) {
+  Daemons(const BenchSwitchboard& sb, const std::filesystem::path& dir) : sb_(sb), dir_(dir) {
     for (const auto& computer : sb.computers()) {
       std::ofstream(dir / (computer.name + ".secret")) << computer.secret << "\n";
       pids_.push_back(start(computer.name));
@@ -149,10 +150,11 @@ class Daemons {
 
  private:
   pid_t start(const std::string& name) const {
-    return spawn({(own_directory() / "switchboard-demo-computer").string(), "--url",
-                  "ws://127.0.0.1:" + std::to_string(sb_.port()) + "/vm/attach", "--secret-file",
-                  (dir_ / (name + ".secret")).string()},
-                 -1, -1);
+    return harness::start_process(
+        {(harness::bin_dir() / "switchboard-demo-computer").string(), "--url",
+         "ws://127.0.0.1:" + std::to_string(sb_.port()) + "/vm/attach", "--secret-file",
+         (dir_ / (name + ".secret")).string()},
+        std::nullopt, std::nullopt);
   }
   static void stop(pid_t pid) {
     if (pid <= 0) return;
@@ -160,7 +162,7 @@ class Daemons {
     ::waitpid(pid, nullptr, 0);
   }
 
-  const SwitchboardProcess& sb_;
+  const BenchSwitchboard& sb_;
   std::filesystem::path dir_;
   std::vector<pid_t> pids_;
 };
@@ -192,7 +194,7 @@ void say(const std::string& line) {
 // middle of the run.
 class Faults {
  public:
-  Faults(SwitchboardProcess& sb, Daemons& daemons) : sb_(sb), daemons_(daemons) {}
+  Faults(BenchSwitchboard& sb, Daemons& daemons) : sb_(sb), daemons_(daemons) {}
 
   void next() {
     switch (step_++ % 6) {
@@ -239,17 +241,10 @@ class Faults {
 
   // A real change every time: the global in-flight cap goes between 64 and 48.
   void reload_with_a_change() {
-    std::ifstream in(sb_.config_path());
-    std::stringstream text;
-    text << in.rdbuf();
-    std::string toml = text.str();
-    const std::string from = cap_high_ ? "max_inflight = 64\n" : "max_inflight = 48\n";
-    const std::string to = cap_high_ ? "max_inflight = 48\n" : "max_inflight = 64\n";
-    if (const auto at = toml.find(from); at != std::string::npos) toml.replace(at, from.size(), to);
-    std::ofstream(sb_.config_path()) << toml;
+    const int cap = cap_high_ ? 48 : 64;
+    sb_.reload_with_max_inflight(cap);
     cap_high_ = !cap_high_;
-    say("SIGHUP with " + to.substr(0, to.size() - 1));
-    ::kill(sb_.pid(), SIGHUP);
+    say("SIGHUP with max_inflight = " + std::to_string(cap));
   }
 
   // Slowloris heads, callers that vanish mid-call, pipelining clients that never read; all
@@ -296,7 +291,7 @@ class Faults {
     ::prlimit(sb_.pid(), RLIMIT_NOFILE, &before, nullptr);
   }
 
-  SwitchboardProcess& sb_;
+  BenchSwitchboard& sb_;
   Daemons& daemons_;
   int step_ = 0;
   bool cap_high_ = true;
@@ -304,8 +299,8 @@ class Faults {
 };
 
 int run(std::chrono::seconds duration) {
-  SwitchboardProcess sb(kComputers, 30s);
-  TempDir dir;
+  BenchSwitchboard sb(kComputers, 30s);
+  harness::TempDir dir("sb-soak");
   Daemons daemons(sb, dir.path());
   HttpPoller poller(sb.port(), sb.token());
   if (!wait_for([&] { return all_ready(poller); }, 30s)) {

@@ -60,24 +60,17 @@
 #include <tuple>
 #include <vector>
 
+#include "ipc/asio_names.hpp"
 #include "shared/backoff.hpp"
 #include "shared/dial_target.hpp"
 #include "shared/text.hpp"
 
 namespace {
 
-namespace beast = boost::beast;
-namespace http = beast::http;
-namespace websocket = beast::websocket;
-namespace net = boost::asio;
-using tcp = net::ip::tcp;
+using namespace sb::asio_names;
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
-
-// Completion token: an awaited operation yields its error code instead of throwing, so
-// every failure is handled where it happens.
-constexpr auto kAwait = net::as_tuple(net::use_awaitable);
 
 constexpr std::string_view kProgram = "switchboard-demo-computer";
 constexpr std::string_view kVersion = SWITCHBOARD_VERSION;  // defined by CMake

@@ -50,14 +50,13 @@
 #include <vector>
 
 #include "fuzz/fuzz_check.hpp"
+#include "ipc/asio_names.hpp"
 #include "ipc/channel.hpp"
 #include "worker/computer_session.hpp"
 
 namespace {
 
-namespace net = boost::asio;
-namespace beast = boost::beast;
-namespace websocket = beast::websocket;
+using namespace sb::asio_names;
 using json = nlohmann::json;
 using sb::ipc::CallStatus;
 using sb::ipc::MessageKind;

@@ -73,22 +73,9 @@ std::vector<Expected> expected_frames(std::string_view bytes, std::size_t fds) {
 // Writes all of `bytes` to the non-blocking `fd`, with `fds` descriptors on the first byte.
 // Returns how many bytes went out before the reader closed.
 std::size_t write_some(int fd, std::string_view bytes, const std::vector<int>& fds) {
-  iovec io{const_cast<char*>(bytes.data()), bytes.size()};
-  msghdr message{};
-  message.msg_iov = &io;
-  message.msg_iovlen = 1;
-  std::vector<char> control;
-  if (!fds.empty()) {
-    control.resize(CMSG_SPACE(sizeof(int) * fds.size()));
-    message.msg_control = control.data();
-    message.msg_controllen = control.size();
-    cmsghdr* header = CMSG_FIRSTHDR(&message);
-    header->cmsg_level = SOL_SOCKET;
-    header->cmsg_type = SCM_RIGHTS;
-    header->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
-    std::memcpy(CMSG_DATA(header), fds.data(), sizeof(int) * fds.size());
-  }
-  const long sent = ::sendmsg(fd, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+  const iovec io{const_cast<char*>(bytes.data()), bytes.size()};
+  const long sent = sb::ipc::send_with_descriptors(fd, std::span<const iovec>(&io, 1), fds,
+                                                   MSG_NOSIGNAL | MSG_DONTWAIT);
   return sent > 0 ? static_cast<std::size_t>(sent) : 0;
 }
 

@@ -310,25 +310,34 @@ long Channel::send_some() {
     if (outgoing.frame.fd.valid()) break;
   }
 
-  msghdr message{};
-  message.msg_iov = parts;
-  message.msg_iovlen = count;
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
   UniqueFd& fd = outbox_.front().frame.fd;
-  if (fd.valid()) {
-    message.msg_control = control;
-    message.msg_controllen = sizeof control;
-    cmsghdr* header = CMSG_FIRSTHDR(&message);
-    header->cmsg_level = SOL_SOCKET;
-    header->cmsg_type = SCM_RIGHTS;
-    header->cmsg_len = CMSG_LEN(sizeof(int));
-    const int raw = fd.get();
-    std::memcpy(CMSG_DATA(header), &raw, sizeof raw);
-  }
-  const long sent = ::sendmsg(socket_.native_handle(), &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+  const int raw = fd.get();
+  const long sent =
+      send_with_descriptors(socket_.native_handle(), std::span<const iovec>(parts, count),
+                            fd.valid() ? std::span<const int>(&raw, 1) : std::span<const int>(),
+                            MSG_NOSIGNAL | MSG_DONTWAIT);
   // The receiver has its own copy now; ours must not linger in this process.
   if (sent > 0) fd.reset();
   return sent;
+}
+
+long send_with_descriptors(int socket, std::span<const iovec> parts, std::span<const int> fds,
+                           int flags) {
+  msghdr message{};
+  message.msg_iov = const_cast<iovec*>(parts.data());
+  message.msg_iovlen = parts.size();
+  std::vector<char> control;
+  if (!fds.empty()) {
+    control.resize(CMSG_SPACE(sizeof(int) * fds.size()));
+    message.msg_control = control.data();
+    message.msg_controllen = control.size();
+    cmsghdr* header = CMSG_FIRSTHDR(&message);
+    header->cmsg_level = SOL_SOCKET;
+    header->cmsg_type = SCM_RIGHTS;
+    header->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+    std::memcpy(CMSG_DATA(header), fds.data(), sizeof(int) * fds.size());
+  }
+  return ::sendmsg(socket, &message, flags);
 }
 
 // Drops the frames that `sent` bytes completed and records progress into the next one.

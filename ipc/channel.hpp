@@ -9,11 +9,14 @@
 // and ends the channel as a violation (docs/architecture.md, "Trust boundaries").
 #pragma once
 
+#include <sys/uio.h>
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 #include <deque>
 #include <functional>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "ipc/frame.hpp"
@@ -99,5 +102,11 @@ class Channel : public std::enable_shared_from_this<Channel> {
 
 // A connected pair of non-blocking, close-on-exec stream Unix sockets.
 std::pair<UniqueFd, UniqueFd> make_socket_pair();
+
+// One sendmsg of `parts`, with `fds` (if any) in one SCM_RIGHTS message: the bytes sent,
+// or -1 with errno. The channel's own sending; tests and fuzz targets that must forge what
+// a Channel never sends use it too.
+long send_with_descriptors(int socket, std::span<const iovec> parts, std::span<const int> fds,
+                           int flags);
 
 }  // namespace sb::ipc

@@ -33,6 +33,18 @@ struct RecordData {
   char server[kServerCapacity];
 };
 
+// The fixed-size fields, named alike in the record and in ComputerStatus; copied either way.
+template <class From, class To>
+void copy_figures(const From& from, To& to) {
+  to.state = from.state;
+  to.worker_pid = from.worker_pid;
+  to.in_flight = from.in_flight;
+  to.max_in_flight = from.max_in_flight;
+  to.attached_at_ms = from.attached_at_ms;
+  to.generation = from.generation;
+  to.offers_logging = from.offers_logging != 0;
+}
+
 }  // namespace
 
 // Two slots, written alternately: while the worker writes one (and may be preempted or
@@ -73,13 +85,7 @@ StatusWriter::~StatusWriter() = default;
 
 void StatusWriter::publish(const ComputerStatus& status) {
   RecordData data{};
-  data.state = status.state;
-  data.worker_pid = status.worker_pid;
-  data.in_flight = status.in_flight;
-  data.max_in_flight = status.max_in_flight;
-  data.attached_at_ms = status.attached_at_ms;
-  data.generation = status.generation;
-  data.offers_logging = status.offers_logging ? 1 : 0;
+  copy_figures(status, data);
   data.peer_size = static_cast<std::uint32_t>(std::min(status.peer.size(), kPeerCapacity));
   std::memcpy(data.peer, status.peer.data(), data.peer_size);
   // A serverInfo too large to keep is shown as null rather than cut into invalid JSON.
@@ -142,13 +148,7 @@ ComputerStatus StatusReader::read() const {
   }
   torn_since_ms_ = 0;
   ComputerStatus status;
-  status.state = data.state;
-  status.worker_pid = data.worker_pid;
-  status.in_flight = data.in_flight;
-  status.max_in_flight = data.max_in_flight;
-  status.attached_at_ms = data.attached_at_ms;
-  status.generation = data.generation;
-  status.offers_logging = data.offers_logging != 0;
+  copy_figures(data, status);
   status.peer.assign(data.peer, std::min<std::size_t>(data.peer_size, kPeerCapacity));
   status.server_json.assign(data.server, std::min<std::size_t>(data.server_size, kServerCapacity));
   if (status.server_json.empty()) status.server_json = "null";

@@ -11,12 +11,13 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "ipc/asio_names.hpp"
 #include "shared/log.hpp"
 #include "supervisor/exhaustion.hpp"
 
 namespace sb::supervisor {
 
-namespace net = boost::asio;
+using namespace sb::asio_names;
 using local = net::local::stream_protocol;
 using json = nlohmann::json;
 

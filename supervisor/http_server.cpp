@@ -12,6 +12,7 @@
 #include <deque>
 #include <sstream>
 
+#include "ipc/asio_names.hpp"
 #include "shared/log.hpp"
 #include "shared/verifier.hpp"
 #include "supervisor/exhaustion.hpp"
@@ -23,11 +24,7 @@
 namespace sb::supervisor {
 namespace {
 
-namespace beast = boost::beast;
-namespace http = beast::http;
-namespace websocket = beast::websocket;
-namespace net = boost::asio;
-using tcp = net::ip::tcp;
+using namespace sb::asio_names;
 using namespace std::chrono_literals;
 
 constexpr auto kRequestReadTimeout = 30s;

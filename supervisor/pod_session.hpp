@@ -22,6 +22,7 @@
 #include <optional>
 #include <string>
 
+#include "ipc/asio_names.hpp"
 #include "shared/jsonrpc.hpp"
 #include "shared/log.hpp"
 #include "supervisor/northbound_mcp.hpp"
@@ -29,18 +30,10 @@
 
 namespace sb::supervisor::pod {
 
-namespace beast = boost::beast;
-namespace http = beast::http;
-namespace websocket = beast::websocket;
-namespace net = boost::asio;
-namespace ssl = net::ssl;
-using tcp = net::ip::tcp;
+using namespace sb::asio_names;
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
-
-// An awaited operation yields its error code instead of throwing.
-inline constexpr auto kAwait = net::as_tuple(net::use_awaitable);
 
 inline constexpr std::size_t kMaxInboundBytes = 4 * 1024 * 1024;  // one message from the pod
 inline constexpr std::size_t kOutboundQueue = 64;                 // messages waiting to be sent

@@ -5,10 +5,11 @@
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/ssl.hpp>
 
+#include "ipc/asio_names.hpp"
+
 namespace sb::supervisor {
 
-namespace net = boost::asio;
-namespace ssl = net::ssl;
+using namespace sb::asio_names;
 
 std::shared_ptr<ssl::context> make_tls_context() {
   auto context = std::make_shared<ssl::context>(ssl::context::tls_client);

@@ -16,6 +16,7 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "ipc/asio_names.hpp"
 #include "ipc/timings.hpp"
 #include "shared/log.hpp"
 #include "supervisor/commands.hpp"
@@ -30,7 +31,7 @@
 namespace sb::supervisor {
 namespace {
 
-namespace net = boost::asio;
+using namespace sb::asio_names;
 using namespace std::chrono_literals;
 
 // Long enough for the -32004 answers of a shutdown to be written to their callers.

@@ -28,15 +28,27 @@ void run_until(boost::asio::io_context& io, const std::function<bool()>& done) {
   ASSERT_TRUE(done()) << "timed out";
 }
 
+// Two connected channels, both started: `left` ignores what it receives, `right` gives
+// each frame to `on_frame`. The test sends on left.
+struct ChannelPair {
+  std::shared_ptr<Channel> left;
+  std::shared_ptr<Channel> right;
+};
+
+ChannelPair started_pair(boost::asio::io_context& io, std::function<void(Frame&&)> on_frame) {
+  auto [left_fd, right_fd] = make_socket_pair();
+  ChannelPair pair{std::make_shared<Channel>(io, std::move(left_fd)),
+                   std::make_shared<Channel>(io, std::move(right_fd))};
+  pair.left->start([](Frame&&) {}, [](const std::string&) {});
+  pair.right->start(std::move(on_frame), [](const std::string&) {});
+  return pair;
+}
+
 TEST(Channel, DeliversFramesInOrderWithMetaAndBody) {
   boost::asio::io_context io;
-  auto [left_fd, right_fd] = make_socket_pair();
-  auto left = std::make_shared<Channel>(io, std::move(left_fd));
-  auto right = std::make_shared<Channel>(io, std::move(right_fd));
   std::vector<Frame> received;
-  left->start([](Frame&&) {}, [](const std::string&) {});
-  right->start([&](Frame&& frame) { received.push_back(std::move(frame)); },
-               [](const std::string&) {});
+  auto [left, right] =
+      started_pair(io, [&](Frame&& frame) { received.push_back(std::move(frame)); });
 
   left->send(
       Frame{.type = FrameType::kCall, .call_id = 7, .meta = R"({"caller":"a"})", .body = "{}"});
@@ -57,12 +69,8 @@ TEST(Channel, DeliversFramesInOrderWithMetaAndBody) {
 
 TEST(Channel, PassesADescriptorWithItsFrame) {
   boost::asio::io_context io;
-  auto [left_fd, right_fd] = make_socket_pair();
-  auto left = std::make_shared<Channel>(io, std::move(left_fd));
-  auto right = std::make_shared<Channel>(io, std::move(right_fd));
   std::optional<Frame> received;
-  left->start([](Frame&&) {}, [](const std::string&) {});
-  right->start([&](Frame&& frame) { received = std::move(frame); }, [](const std::string&) {});
+  auto [left, right] = started_pair(io, [&](Frame&& frame) { received = std::move(frame); });
 
   int pipe_fds[2];
   ASSERT_EQ(::pipe2(pipe_fds, O_CLOEXEC), 0);

@@ -1,5 +1,6 @@
 // Small supervisor pieces with rules of their own: the peer label (docs/protocol.md, "Peer
-// label"), path decoding, JSON nesting, and the client table's constant-time lookup.
+// label"), path decoding, JSON nesting, the JSON-RPC error codes, and the client table's
+// constant-time lookup.
 #include <gtest/gtest.h>
 
 #include "shared/jsonrpc.hpp"
@@ -44,6 +45,21 @@ TEST(JsonNesting, RefusesDeepBracketsButNotBracketsInStrings) {
   EXPECT_FALSE(jsonrpc::nesting_within(std::string(300, '['), 256));
   EXPECT_TRUE(jsonrpc::nesting_within("\"" + std::string(300, '[') + "\"", 1));
   EXPECT_TRUE(jsonrpc::nesting_within(R"({"a":"\"[[["})", 1));
+}
+
+// The wire values of docs/protocol.md, "Errors": the end-to-end tests compare replies with
+// these constants, so they are pinned here.
+TEST(JsonRpcErrors, HaveTheDocumentedCodesAndMessages) {
+  EXPECT_EQ(jsonrpc::kParseError, -32700);
+  EXPECT_EQ(jsonrpc::kInvalidRequest, -32600);
+  EXPECT_EQ(jsonrpc::kMethodNotFound, -32601);
+  EXPECT_EQ(jsonrpc::kInvalidParams, -32602);
+  EXPECT_EQ(jsonrpc::kNotAttached, -32001);
+  EXPECT_EQ(jsonrpc::kOverloaded, -32002);
+  EXPECT_EQ(jsonrpc::kTimeout, -32003);
+  EXPECT_EQ(jsonrpc::kDisconnected, -32004);
+  EXPECT_EQ(jsonrpc::relay_error_message(jsonrpc::kTimeout),
+            "the VM did not answer in time; the call may or may not have run");
 }
 
 TEST(ClientTable, FindsTheCallerByTokenAndNobodyElse) {

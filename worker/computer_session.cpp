@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 
+#include "ipc/asio_names.hpp"
 #include "shared/jsonrpc.hpp"
 #include "shared/log.hpp"
 #include "worker/pending_calls.hpp"
@@ -17,10 +18,7 @@
 namespace sb::worker {
 namespace {
 
-namespace beast = boost::beast;
-namespace websocket = beast::websocket;
-namespace net = boost::asio;
-using tcp = net::ip::tcp;
+using namespace sb::asio_names;
 using json = nlohmann::json;
 using namespace std::chrono_literals;
 

@@ -7,26 +7,25 @@
 #include <atomic>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <thread>
 
-#include "tests/support/audit_log.hpp"
-#include "tests/support/fake_computer.hpp"
-#include "tests/support/http_client.hpp"
-#include "tests/support/switchboard_process.hpp"
-#include "tests/support/wait.hpp"
+#include "shared/jsonrpc.hpp"
+#include "tests/support/harness_for_gtest.hpp"
 
 namespace sbtest {
 
 using json = nlohmann::json;
 
-// JSON-RPC error codes (docs/protocol.md, "Errors").
-inline constexpr int kParseError = -32700;
-inline constexpr int kInvalidRequest = -32600;
-inline constexpr int kMethodNotFound = -32601;
-inline constexpr int kOverloaded = -32002;
-inline constexpr int kTimeout = -32003;
-inline constexpr int kDisconnected = -32004;
+// JSON-RPC error codes (docs/protocol.md, "Errors"; their values are pinned by
+// tests/supervisor_parts_test.cpp).
+using sb::jsonrpc::kDisconnected;
+using sb::jsonrpc::kInvalidRequest;
+using sb::jsonrpc::kMethodNotFound;
+using sb::jsonrpc::kOverloaded;
+using sb::jsonrpc::kParseError;
+using sb::jsonrpc::kTimeout;
 
 // Whether /readyz/{computer} answers 200 for `token` (a caller granted that computer).
 inline bool computer_ready(const SwitchboardProcess& sb, const std::string& token,
@@ -136,6 +135,54 @@ class CallInFlight {
   std::chrono::milliseconds elapsed_{0};
   std::atomic<bool> done_{false};
   std::thread thread_;
+};
+
+// Computer alpha, reached by owner (every tool, alpha by default) and alice (echo and
+// slow). The default ConfigBuilder timeouts: 20 s, slow = 1 s.
+class AlphaTest : public ::testing::Test {
+ protected:
+  Secret alpha_ = new_secret();
+  Secret owner_ = new_secret();
+  Secret alice_ = new_secret();
+
+  ConfigBuilder config(std::optional<int> alpha_max = {}) const {
+    return ConfigBuilder()
+        .computer("alpha", alpha_, alpha_max)
+        .client("owner", owner_, R"({ "*" = ["*"] })", "alpha")
+        .client("alice", alice_, R"({ alpha = ["echo", "slow"] })");
+  }
+
+  // A fake alpha, attached and reported ready (null, with the test failed, otherwise).
+  std::unique_ptr<FakeComputer> attach_alpha(const SwitchboardProcess& sb,
+                                             FakeComputerOptions options = {}) const {
+    return attach_ready(sb, alpha_, "alpha", owner_.secret, std::move(options));
+  }
+};
+
+// Computers alpha and beta, reached by owner (every tool, alpha by default); `max_inflight`
+// for each computer and for owner.
+class TwoComputersTest : public ::testing::Test {
+ protected:
+  Secret alpha_ = new_secret();
+  Secret beta_ = new_secret();
+  Secret owner_ = new_secret();
+
+  ConfigBuilder config(std::optional<int> max_inflight = {}) const {
+    return ConfigBuilder()
+        .computer("alpha", alpha_, max_inflight)
+        .computer("beta", beta_, max_inflight)
+        .client("owner", owner_, R"({ "*" = ["*"] })", "alpha", max_inflight);
+  }
+
+  // Fake computers attached and reported ready (null, with the test failed, otherwise).
+  std::unique_ptr<FakeComputer> attach_alpha(const SwitchboardProcess& sb,
+                                             FakeComputerOptions options = {}) const {
+    return attach_ready(sb, alpha_, "alpha", owner_.secret, std::move(options));
+  }
+  std::unique_ptr<FakeComputer> attach_beta(const SwitchboardProcess& sb,
+                                            FakeComputerOptions options = {}) const {
+    return attach_ready(sb, beta_, "beta", owner_.secret, std::move(options));
+  }
 };
 
 }  // namespace sbtest

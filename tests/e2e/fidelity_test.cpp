@@ -197,22 +197,46 @@ class OpenCall {
   std::vector<SseEvent> events_;
 };
 
-class Fidelity : public ::testing::Test {
+class Fidelity : public AlphaTest {
  protected:
-  Secret alpha_ = new_secret();
-  Secret owner_ = new_secret();
-  Secret alice_ = new_secret();
   Secret bob_ = new_secret();
 
-  // alpha, reached by owner ("*"), alice (echo and slow) and bob (echo). The default
-  // ConfigBuilder timeouts: 20 s, slow = 1 s.
+  // AlphaTest's, and bob (echo).
   ConfigBuilder config(std::optional<int> alpha_max = {}) const {
-    return ConfigBuilder()
-        .computer("alpha", alpha_, alpha_max)
-        .client("owner", owner_, R"({ "*" = ["*"] })", "alpha")
-        .client("alice", alice_, R"({ alpha = ["echo", "slow"] })")
-        .client("bob", bob_, R"({ alpha = ["echo"] })");
+    return AlphaTest::config(alpha_max).client("bob", bob_, R"({ alpha = ["echo"] })");
   }
+
+  struct HeldEchoOptions {
+    json id = 1;  // of alice's call
+    Headers headers = kAcceptBoth;
+    std::optional<int> alpha_max;
+  };
+
+  // A switchboard, computer alpha ready, and alice's `echo` call with arguments hold(1) in
+  // flight: seen by the computer, not answered yet.
+  struct HeldEcho {
+    explicit HeldEcho(const Fidelity& test) : HeldEcho(test, HeldEchoOptions{}) {}
+    HeldEcho(const Fidelity& test, const HeldEchoOptions& options)
+        : sb(test.config(options.alpha_max)),
+          fake(test.attach_alpha(sb)),
+          call(sb.port(), post(kPath, test.alice_.secret, tool_call(options.id, "echo", hold(1)),
+                               options.headers)),
+          seen(fake ? computer_call(*fake, hold(1)) : json()) {}
+    bool ready() const { return fake && !seen.is_null(); }
+
+    // The computer echoes; alice's reply is that echo, as plain JSON.
+    void answer_and_expect_plain_echo() {
+      fake->answer_echo(seen);
+      const HttpResponse reply = call.rest();
+      expect_plain_json(reply);
+      EXPECT_EQ(echoed(reply.json()), hold(1));
+    }
+
+    SwitchboardProcess sb;
+    std::unique_ptr<FakeComputer> fake;
+    OpenCall call;
+    json seen;  // the call as the computer received it
+  };
 
   // After a call ended early on a computer with max_inflight = 1 (and so a one-call share
   // for each caller): the next call goes through at once and is answered by the computer.
@@ -230,7 +254,7 @@ class Fidelity : public ::testing::Test {
 
 TEST_F(Fidelity, ProgressReachesItsCallerWithTheCallersOwnTokenOnAnEventStream) {
   SwitchboardProcess sb(config());
-  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  auto fake = attach_alpha(sb);
   ASSERT_TRUE(fake);
   OpenCall call(sb.port(),
                 post(kPath, alice_.secret, call_with_token("c-1", "echo", hold(1), "alice-job")));
@@ -281,7 +305,7 @@ TEST_F(Fidelity, ProgressReachesItsCallerWithTheCallersOwnTokenOnAnEventStream) 
 
 TEST_F(Fidelity, TwoCallersUsingTheSameProgressTokenEachSeeOnlyTheirOwnProgress) {
   SwitchboardProcess sb(config());
-  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  auto fake = attach_alpha(sb);
   ASSERT_TRUE(fake);
   // Same id, same token, same tool: only the callers differ.
   OpenCall alices(sb.port(), post(kPath, alice_.secret, call_with_token(1, "echo", hold(1), "t")));
@@ -317,7 +341,7 @@ TEST_F(Fidelity, TwoCallersUsingTheSameProgressTokenEachSeeOnlyTheirOwnProgress)
 
 TEST_F(Fidelity, ACallerThatAcceptsOnlyJsonGetsPlainJsonAndNoProgress) {
   SwitchboardProcess sb(config());
-  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  auto fake = attach_alpha(sb);
   ASSERT_TRUE(fake);
   OpenCall call(sb.port(), post(kPath, alice_.secret, call_with_token(4, "echo", hold(1), "tok"),
                                 kAcceptJsonOnly));
@@ -335,7 +359,7 @@ TEST_F(Fidelity, ACallerThatAcceptsOnlyJsonGetsPlainJsonAndNoProgress) {
 
 TEST_F(Fidelity, ACallWithNothingToStreamIsPlainJsonEvenWhenTheCallerAcceptsEventStreams) {
   SwitchboardProcess sb(config());
-  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  auto fake = attach_alpha(sb);
   ASSERT_TRUE(fake);
   const auto response = http(
       sb.port(), post(kPath, alice_.secret, call_with_token(5, "echo", json{{"n", 5}}, "quiet")));
@@ -353,7 +377,7 @@ TEST_F(Fidelity, ProgressRestartsTheCallsTimeout) {
   // A 3 s timeout; the computer reports progress every second for five seconds, then
   // answers. (Two seconds of slack per gap, for a loaded machine.)
   SwitchboardProcess sb(config().timeouts(3, 5, {}));
-  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  auto fake = attach_alpha(sb);
   ASSERT_TRUE(fake);
   const json arguments = progress_arguments(1000, 5);
   OpenCall call(sb.port(),
@@ -378,7 +402,7 @@ TEST_F(Fidelity, ProgressKeepsACallAliveEvenForACallerThatTakesOnlyJson) {
   // The caller sees none of the progress, yet the call outlives its 3 s timeout and the
   // supervisor's backstop (2 s later) alike.
   SwitchboardProcess sb(config().timeouts(3, 5, {}));
-  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  auto fake = attach_alpha(sb);
   ASSERT_TRUE(fake);
   const json arguments = progress_arguments(1000, 6);
   OpenCall call(sb.port(), post(kPath, alice_.secret, call_with_token(1, "echo", arguments, "json"),
@@ -394,7 +418,7 @@ TEST_F(Fidelity, MaxTotalSecsEndsACallWhateverItsProgress) {
   // Progress every second for a minute would keep a 2 s timeout alive; the 3 s cap does not
   // care. (The bounded read below gives up long before the minute.)
   SwitchboardProcess sb(config().timeouts(2, 5, {}).max_total_secs(3));
-  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  auto fake = attach_alpha(sb);
   ASSERT_TRUE(fake);
   const json arguments = progress_arguments(1000, 60, /*then_hold=*/true);
   OpenCall call(sb.port(),
@@ -422,50 +446,44 @@ TEST_F(Fidelity, MaxTotalSecsEndsACallWhateverItsProgress) {
 // given back at once shows as -32002 on the next call.
 
 TEST_F(Fidelity, ACallersCancelReachesTheComputerWithItsIdAndFreesTheShares) {
-  SwitchboardProcess sb(config(/*alpha_max=*/1));
-  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
-  ASSERT_TRUE(fake);
-  OpenCall call(sb.port(), post(kPath, alice_.secret, tool_call("job-1", "echo", hold(1))));
-  const json seen = computer_call(*fake, hold(1));
-  ASSERT_FALSE(seen.is_null());
+  HeldEcho held(*this, {.id = "job-1", .alpha_max = 1});
+  ASSERT_TRUE(held.ready());
 
-  const auto accepted =
-      http(sb.port(), post(kPath, alice_.secret, cancel_notification("job-1", "user hit stop")));
+  const auto accepted = http(
+      held.sb.port(), post(kPath, alice_.secret, cancel_notification("job-1", "user hit stop")));
   EXPECT_EQ(accepted.status, 202);
-  EXPECT_EQ(wait_cancel(*fake, seen["id"]), expected_cancel(seen["id"], "user hit stop"));
+  EXPECT_EQ(wait_cancel(*held.fake, held.seen["id"]),
+            expected_cancel(held.seen["id"], "user hit stop"));
 
-  const json answer = call.rest().final_message();
+  const json answer = held.call.rest().final_message();
   EXPECT_EQ(error_code(answer), kRequestCancelled) << answer;
   EXPECT_EQ(answer["id"], "job-1");
-  const auto line = sb.audit().wait_for("call", fields_equal({{"outcome", "cancelled"}}));
+  const auto line = held.sb.audit().wait_for("call", fields_equal({{"outcome", "cancelled"}}));
   ASSERT_TRUE(line);
   EXPECT_EQ((*line)["principal"], "alice");
   EXPECT_EQ((*line)["computer"], "alpha");
 
-  expect_shares_free(sb, *fake);
+  expect_shares_free(held.sb, *held.fake);
   // A late answer to the cancelled call goes nowhere; the session is unharmed.
-  fake->answer_echo(seen);
-  EXPECT_EQ(echoed(call_tool(sb.port(), kPath, bob_.secret, "echo", json{{"n", 3}}, "b")),
+  held.fake->answer_echo(held.seen);
+  EXPECT_EQ(echoed(call_tool(held.sb.port(), kPath, bob_.secret, "echo", json{{"n", 3}}, "b")),
             (json{{"n", 3}}));
-  EXPECT_EQ(sb.audit().count("call", fields_equal({{"outcome", "cancelled"}})), 1u);
+  EXPECT_EQ(held.sb.audit().count("call", fields_equal({{"outcome", "cancelled"}})), 1u);
 }
 
 TEST_F(Fidelity, ACancelWithoutAReasonIsSentAsCancelledByTheCaller) {
-  SwitchboardProcess sb(config(/*alpha_max=*/1));
-  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
-  ASSERT_TRUE(fake);
-  OpenCall call(sb.port(), post(kPath, alice_.secret, tool_call(42, "echo", hold(1))));
-  const json seen = computer_call(*fake, hold(1));
-  ASSERT_FALSE(seen.is_null());
-  EXPECT_EQ(http(sb.port(), post(kPath, alice_.secret, cancel_notification(42))).status, 202);
-  EXPECT_EQ(wait_cancel(*fake, seen["id"]), expected_cancel(seen["id"], "cancelled by the caller"));
-  EXPECT_EQ(error_code(call.rest().final_message()), kRequestCancelled);
-  expect_shares_free(sb, *fake);
+  HeldEcho held(*this, {.id = 42, .alpha_max = 1});
+  ASSERT_TRUE(held.ready());
+  EXPECT_EQ(http(held.sb.port(), post(kPath, alice_.secret, cancel_notification(42))).status, 202);
+  EXPECT_EQ(wait_cancel(*held.fake, held.seen["id"]),
+            expected_cancel(held.seen["id"], "cancelled by the caller"));
+  EXPECT_EQ(error_code(held.call.rest().final_message()), kRequestCancelled);
+  expect_shares_free(held.sb, *held.fake);
 }
 
 TEST_F(Fidelity, ACallerHangingUpMidCallCancelsItAtTheComputer) {
   SwitchboardProcess sb(config(/*alpha_max=*/1));
-  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  auto fake = attach_alpha(sb);
   ASSERT_TRUE(fake);
   HttpConnection connection(sb.port());
   connection.send(post(kPath, alice_.secret, tool_call(1, "echo", hold(1))));
@@ -482,7 +500,7 @@ TEST_F(Fidelity, ACallerHangingUpMidCallCancelsItAtTheComputer) {
 
 TEST_F(Fidelity, ADeadlinePassingCancelsTheCallAtTheComputer) {
   SwitchboardProcess sb(config(/*alpha_max=*/1));  // slow: 1 s
-  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  auto fake = attach_alpha(sb);
   ASSERT_TRUE(fake);
   const json reply = call_tool(sb.port(), kPath, alice_.secret, "slow", hold(1), "late");
   EXPECT_EQ(error_code(reply), kTimeout) << reply;
@@ -498,7 +516,7 @@ TEST_F(Fidelity, ADeadlinePassingCancelsTheCallAtTheComputer) {
 
 TEST_F(Fidelity, ACancelNamingAnotherClientsCallCancelsNothing) {
   SwitchboardProcess sb(config());
-  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  auto fake = attach_alpha(sb);
   ASSERT_TRUE(fake);
   OpenCall alices(sb.port(), post(kPath, alice_.secret, tool_call(7, "echo", hold(1))));
   OpenCall bobs(sb.port(), post(kPath, bob_.secret, tool_call(8, "echo", hold(2))));
@@ -531,7 +549,7 @@ TEST_F(Fidelity, ACancelNamingAnotherClientsCallCancelsNothing) {
 
 TEST_F(Fidelity, InitializeGivesA32HexSessionIdAndUnknownSessionIdsAreServed) {
   SwitchboardProcess sb(config());
-  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  auto fake = attach_alpha(sb);
   ASSERT_TRUE(fake);
   const auto first = http(sb.port(), post(kPath, alice_.secret, initialize_request(1)));
   const auto second = http(sb.port(), post(kPath, alice_.secret, initialize_request(2)));
@@ -565,7 +583,7 @@ TEST_F(Fidelity, InitializeGivesA32HexSessionIdAndUnknownSessionIdsAreServed) {
 
 TEST_F(Fidelity, ACancelCarryingASessionMatchesOnlyCallsMadeInThatSession) {
   SwitchboardProcess sb(config());
-  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  auto fake = attach_alpha(sb);
   ASSERT_TRUE(fake);
   const auto s1 =
       http(sb.port(), post(kPath, alice_.secret, initialize_request(1))).header("Mcp-Session-Id");
@@ -625,7 +643,7 @@ json answer_to(const FakeComputer& fake, const json& id) {
 
 TEST_F(Fidelity, TheSwitchboardDeclaresSamplingElicitationAndRootsToTheComputer) {
   SwitchboardProcess sb(config());
-  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  auto fake = attach_alpha(sb);
   ASSERT_TRUE(fake);
   const auto initializes = fake->requests("initialize");
   ASSERT_EQ(initializes.size(), 1u);
@@ -638,16 +656,12 @@ TEST_F(Fidelity, TheSwitchboardDeclaresSamplingElicitationAndRootsToTheComputer)
 }
 
 TEST_F(Fidelity, AnElicitationReachesTheOnlyCallersStreamAndItsAnswerReachesTheComputer) {
-  SwitchboardProcess sb(config());
-  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
-  ASSERT_TRUE(fake);
-  OpenCall call(sb.port(), post(kPath, alice_.secret, tool_call("ask", "echo", hold(1))));
-  const json seen = computer_call(*fake, hold(1));
-  ASSERT_FALSE(seen.is_null());
+  HeldEcho held(*this, {.id = "ask"});
+  ASSERT_TRUE(held.ready());
 
-  fake->send_text(elicitation("e-1").dump());
-  expect_event_stream_head(call.head());
-  const json asked = call.next();
+  held.fake->send_text(elicitation("e-1").dump());
+  expect_event_stream_head(held.call.head());
+  const json asked = held.call.next();
   EXPECT_EQ(asked["jsonrpc"], "2.0");
   EXPECT_EQ(asked["method"], "elicitation/create");
   EXPECT_EQ(asked["params"], kElicitParams);
@@ -657,21 +671,21 @@ TEST_F(Fidelity, AnElicitationReachesTheOnlyCallersStreamAndItsAnswerReachesTheC
   // The caller answers on another connection, meanwhile.
   const json content{{"colour", "teal"}};
   const auto accepted =
-      http(sb.port(), post(kPath, alice_.secret, accept_answer(routed_id, content)));
+      http(held.sb.port(), post(kPath, alice_.secret, accept_answer(routed_id, content)));
   EXPECT_EQ(accepted.status, 202);
-  EXPECT_EQ(answer_to(*fake, "e-1"), accept_answer("e-1", content))
+  EXPECT_EQ(answer_to(*held.fake, "e-1"), accept_answer("e-1", content))
       << "the computer must get its own id back with the caller's result";
 
-  fake->answer(id_of(seen), text_result("teal it is"));
-  const json reply = call.next();
+  held.fake->answer(id_of(held.seen), text_result("teal it is"));
+  const json reply = held.call.next();
   EXPECT_EQ(reply["id"], "ask");
   EXPECT_EQ(result_text(reply), "teal it is");
-  EXPECT_TRUE(call.next().is_null());
+  EXPECT_TRUE(held.call.next().is_null());
 }
 
 TEST_F(Fidelity, WithTwoCallsInFlightARequestFromTheComputerIsRefusedWith32601) {
   SwitchboardProcess sb(config());
-  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  auto fake = attach_alpha(sb);
   ASSERT_TRUE(fake);
   OpenCall alices(sb.port(), post(kPath, alice_.secret, tool_call(1, "echo", hold(1))));
   OpenCall bobs(sb.port(), post(kPath, bob_.secret, tool_call(2, "echo", hold(2))));
@@ -695,64 +709,46 @@ TEST_F(Fidelity, WithTwoCallsInFlightARequestFromTheComputerIsRefusedWith32601) 
 }
 
 TEST_F(Fidelity, ARequestFromTheComputerIsRefusedWhenItsCallerDoesNotAcceptEventStreams) {
-  SwitchboardProcess sb(config());
-  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
-  ASSERT_TRUE(fake);
-  OpenCall call(sb.port(),
-                post(kPath, alice_.secret, tool_call(1, "echo", hold(1)), kAcceptJsonOnly));
-  const json seen = computer_call(*fake, hold(1));
-  ASSERT_FALSE(seen.is_null());
-  fake->send_text(elicitation("e-3").dump());
-  EXPECT_EQ(error_code(answer_to(*fake, "e-3")), kMethodNotFound);
-  fake->answer_echo(seen);
-  const HttpResponse reply = call.rest();
-  expect_plain_json(reply);
-  EXPECT_EQ(echoed(reply.json()), hold(1));
+  HeldEcho held(*this, {.headers = kAcceptJsonOnly});
+  ASSERT_TRUE(held.ready());
+  held.fake->send_text(elicitation("e-3").dump());
+  EXPECT_EQ(error_code(answer_to(*held.fake, "e-3")), kMethodNotFound);
+  held.answer_and_expect_plain_echo();
 }
 
 TEST_F(Fidelity, APingFromTheComputerIsAnsweredByTheSwitchboardNotTheCaller) {
-  SwitchboardProcess sb(config());
-  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
-  ASSERT_TRUE(fake);
-  OpenCall call(sb.port(), post(kPath, alice_.secret, tool_call(1, "echo", hold(1))));
-  const json seen = computer_call(*fake, hold(1));
-  ASSERT_FALSE(seen.is_null());
-  fake->send_text(R"({"jsonrpc":"2.0","id":"p-1","method":"ping"})");
-  EXPECT_EQ(answer_to(*fake, "p-1"),
+  HeldEcho held(*this);
+  ASSERT_TRUE(held.ready());
+  held.fake->send_text(R"({"jsonrpc":"2.0","id":"p-1","method":"ping"})");
+  EXPECT_EQ(answer_to(*held.fake, "p-1"),
             (json{{"jsonrpc", "2.0"}, {"id", "p-1"}, {"result", json::object()}}));
-  fake->answer_echo(seen);
-  const HttpResponse reply = call.rest();
-  expect_plain_json(reply);
-  EXPECT_EQ(echoed(reply.json()), hold(1));
+  held.answer_and_expect_plain_echo();
 }
 
 TEST_F(Fidelity, AnAnswerPostedByAnotherClientNeverReachesTheComputer) {
-  SwitchboardProcess sb(config());
-  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
-  ASSERT_TRUE(fake);
-  OpenCall call(sb.port(), post(kPath, alice_.secret, tool_call(1, "echo", hold(1))));
-  const json seen = computer_call(*fake, hold(1));
-  ASSERT_FALSE(seen.is_null());
-  fake->send_text(elicitation("e-4").dump());
-  const json asked = call.next();
+  HeldEcho held(*this);
+  ASSERT_TRUE(held.ready());
+  held.fake->send_text(elicitation("e-4").dump());
+  const json asked = held.call.next();
   ASSERT_EQ(asked.value("method", ""), "elicitation/create") << asked;
   const json routed_id = asked["id"];
 
   // bob answers first; alice after him. Had bob's been forwarded, it would have come first.
-  EXPECT_EQ(http(sb.port(), post(kPath, bob_.secret, accept_answer(routed_id, {{"colour", "red"}})))
-                .status,
-            202);
   EXPECT_EQ(
-      http(sb.port(), post(kPath, alice_.secret, accept_answer(routed_id, {{"colour", "blue"}})))
+      http(held.sb.port(), post(kPath, bob_.secret, accept_answer(routed_id, {{"colour", "red"}})))
           .status,
       202);
-  EXPECT_EQ(answer_to(*fake, "e-4"), accept_answer("e-4", {{"colour", "blue"}}));
+  EXPECT_EQ(http(held.sb.port(),
+                 post(kPath, alice_.secret, accept_answer(routed_id, {{"colour", "blue"}})))
+                .status,
+            202);
+  EXPECT_EQ(answer_to(*held.fake, "e-4"), accept_answer("e-4", {{"colour", "blue"}}));
 
-  fake->answer_echo(seen);
-  EXPECT_EQ(echoed(call.next()), hold(1));
-  EXPECT_TRUE(call.next().is_null());
+  held.fake->answer_echo(held.seen);
+  EXPECT_EQ(echoed(held.call.next()), hold(1));
+  EXPECT_TRUE(held.call.next().is_null());
   std::size_t answers = 0;
-  for (const auto& frame : fake->frames()) answers += has_id(frame, "e-4") ? 1 : 0;
+  for (const auto& frame : held.fake->frames()) answers += has_id(frame, "e-4") ? 1 : 0;
   EXPECT_EQ(answers, 1u) << "the computer got more than one answer to e-4";
 }
 
@@ -775,7 +771,7 @@ TEST_F(Fidelity, InitializeAnswersTheRevisionAskedForOrTheNewest) {
 
 TEST_F(Fidelity, AnUnsupportedProtocolVersionHeaderIs400AndASupportedOneIsServed) {
   SwitchboardProcess sb(config());
-  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  auto fake = attach_alpha(sb);
   ASSERT_TRUE(fake);
   const Headers bad = with(kAcceptBoth, "MCP-Protocol-Version", "1999-01-01");
   for (const json& body : {rpc(1, "ping"), tool_call(2, "echo", json{{"n", 2}})}) {
@@ -801,7 +797,7 @@ TEST_F(Fidelity, AnUnsupportedProtocolVersionHeaderIs400AndASupportedOneIsServed
 
 TEST_F(Fidelity, AForeignOriginIs403BeforeAnythingElse) {
   SwitchboardProcess sb(config());
-  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  auto fake = attach_alpha(sb);
   ASSERT_TRUE(fake);
   const Headers evil = with(kAcceptBoth, "Origin", "http://evil.example");
   const json body = tool_call(1, "echo", json{{"from", "evil"}});
@@ -821,7 +817,7 @@ TEST_F(Fidelity, AForeignOriginIs403BeforeAnythingElse) {
 
 TEST_F(Fidelity, LoopbackOriginsAreServed) {
   SwitchboardProcess sb(config());
-  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  auto fake = attach_alpha(sb);
   ASSERT_TRUE(fake);
   int n = 0;
   for (const std::string origin : {"http://localhost:6274", "http://127.0.0.1:3000",
@@ -838,7 +834,7 @@ TEST_F(Fidelity, LoopbackOriginsAreServed) {
 
 TEST_F(Fidelity, AnAllowedOriginGetsCorsHeadersAndItsPreflightIsAnswered) {
   SwitchboardProcess sb(config().allowed_origins({"https://app.example"}));
-  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  auto fake = attach_alpha(sb);
   ASSERT_TRUE(fake);
   const std::string origin = "https://app.example";
 
@@ -890,7 +886,7 @@ TEST_F(Fidelity, AnAllowedOriginGetsCorsHeadersAndItsPreflightIsAnswered) {
 
 TEST_F(Fidelity, AFrameThatIsNotExactlyOneMessageAnswersNoCall) {
   SwitchboardProcess sb(config());
-  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  auto fake = attach_alpha(sb);
   ASSERT_TRUE(fake);
   CallInFlight pending(sb.port(), kPath, alice_.secret, "echo", hold(1), "held");
   const json seen = computer_call(*fake, hold(1));
@@ -946,7 +942,7 @@ json task_call(const json& id, const std::string& task_id) {
 
 TEST_F(Fidelity, ATaskIsReachableOnlyByTheClientThatCreatedIt) {
   SwitchboardProcess sb(config());
-  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret, task_computer());
+  auto fake = attach_alpha(sb, task_computer());
   ASSERT_TRUE(fake);
   const json created = post_mcp(sb.port(), kPath, alice_.secret, task_call(1, "t-alice")).json();
   EXPECT_EQ(created["result"]["task"]["taskId"], "t-alice") << created;
@@ -992,12 +988,12 @@ TEST_F(Fidelity, ATaskIsReachableOnlyByTheClientThatCreatedIt) {
 
 TEST_F(Fidelity, ATaskEndsWithTheComputerSessionThatCreatedIt) {
   SwitchboardProcess sb(config());
-  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret, task_computer());
+  auto fake = attach_alpha(sb, task_computer());
   ASSERT_TRUE(fake);
   post_mcp(sb.port(), kPath, alice_.secret, task_call(1, "t-alice"));
   fake->close(1000);
   ASSERT_TRUE(wait_not_ready(sb, owner_.secret, "alpha"));
-  auto again = attach_ready(sb, alpha_, "alpha", owner_.secret, task_computer());
+  auto again = attach_alpha(sb, task_computer());
   ASSERT_TRUE(again);
   const json got =
       post_mcp(sb.port(), kPath, alice_.secret, rpc(2, "tasks/get", json{{"taskId", "t-alice"}}))
@@ -1008,7 +1004,7 @@ TEST_F(Fidelity, ATaskEndsWithTheComputerSessionThatCreatedIt) {
 
 TEST_F(Fidelity, ATasksStatusReachesOnlyTheClientThatOwnsIt) {
   SwitchboardProcess sb(config());
-  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret, task_computer());
+  auto fake = attach_alpha(sb, task_computer());
   ASSERT_TRUE(fake);
   post_mcp(sb.port(), kPath, alice_.secret, task_call(1, "t-alice"));
   OpenCall bobs(sb.port(), post(kPath, bob_.secret, tool_call(2, "echo", hold(2))));
@@ -1042,7 +1038,7 @@ TEST_F(Fidelity, WithSeveralClientsLoggingStaysOffTheSharedSocket) {
   SwitchboardProcess sb(config());
   FakeComputerOptions options;
   options.offers_logging = true;
-  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret, options);
+  auto fake = attach_alpha(sb, options);
   ASSERT_TRUE(fake);
   const json set = post_mcp(sb.port(), kPath, alice_.secret,
                             rpc(1, "logging/setLevel", json{{"level", "debug"}}))
@@ -1093,7 +1089,7 @@ TEST_F(Fidelity, WithOneClientLoggingReachesItsStream) {
 
 TEST_F(Fidelity, McpMethodAndMcpNameHeadersMustAgreeWithTheBody) {
   SwitchboardProcess sb(config());
-  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  auto fake = attach_alpha(sb);
   ASSERT_TRUE(fake);
   const json body = tool_call(1, "echo", json{{"n", 1}});
   const auto wrong_method = http(
@@ -1116,7 +1112,7 @@ TEST_F(Fidelity, McpMethodAndMcpNameHeadersMustAgreeWithTheBody) {
 
 TEST_F(Fidelity, AStatelessCallerDiscoversTheServerAndCallsWithoutInitialize) {
   SwitchboardProcess sb(config());
-  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  auto fake = attach_alpha(sb);
   ASSERT_TRUE(fake);
   const json meta{{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
                   {"io.modelcontextprotocol/clientCapabilities", json::object()}};

@@ -8,25 +8,14 @@
 
 #include <filesystem>
 
+#include "harness/raw_socket.hpp"
 #include "tests/e2e/e2e_helpers.hpp"
-#include "tests/support/raw_socket.hpp"
 
 namespace sbtest {
 namespace {
 
-class Limits : public ::testing::Test {
+class Limits : public TwoComputersTest {
  protected:
-  Secret alpha_ = new_secret();
-  Secret beta_ = new_secret();
-  Secret owner_ = new_secret();
-
-  ConfigBuilder config() const {
-    return ConfigBuilder()
-        .computer("alpha", alpha_)
-        .computer("beta", beta_)
-        .client("owner", owner_, R"({ "*" = ["*"] })", "alpha");
-  }
-
   // POST /mcp with `body` exactly as given (post_mcp takes JSON, which would re-serialise it).
   HttpResponse post_text(int port, const std::string& body) const {
     return http(port, HttpRequest{.method = "POST",
@@ -119,7 +108,7 @@ TEST_F(Limits, AClientSendingAnOversizedBodyWholeStillReadsThe413) {
 
 TEST_F(Limits, AHalfClosedCallerStillGetsItsReply) {
   SwitchboardProcess sb(config());
-  auto alpha = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  auto alpha = attach_alpha(sb);
   ASSERT_TRUE(alpha);
   const std::string body = tool_call(1, "echo", hold(1)).dump();
   RawSocket socket(sb.port());
@@ -201,7 +190,7 @@ TEST_F(Limits, UnreadRepliesStayWithinTheBudgetAndAreCutAtTheWriteDeadline) {
   const auto options = answering_echo_with(large);
   SwitchboardProcess sb(
       config().timeout_setting("write_secs", 5).block("[limits]\nmax_reply_buffer_mib = 16\n"));
-  auto alpha = attach_ready(sb, alpha_, "alpha", owner_.secret, options);
+  auto alpha = attach_alpha(sb, options);
   ASSERT_TRUE(alpha);
 
   const std::string body = tool_call(1, "echo").dump();
@@ -234,7 +223,7 @@ TEST_F(Limits, AReplyKeepsItsCallsPlaceUntilItHasLeftTheSupervisor) {
   SwitchboardProcess sb(ConfigBuilder()
                             .computer("alpha", alpha_, 1)
                             .client("owner", owner_, R"({ "*" = ["*"] })", "alpha"));
-  auto alpha = attach_ready(sb, alpha_, "alpha", owner_.secret, options);
+  auto alpha = attach_alpha(sb, options);
   ASSERT_TRUE(alpha);
 
   const std::string body = tool_call(1, "echo").dump();
@@ -259,8 +248,8 @@ TEST_F(Limits, AReplyKeepsItsCallsPlaceUntilItHasLeftTheSupervisor) {
 // restarted until descriptors are free again, and calls on connections already open go on.
 TEST_F(Limits, OutOfDescriptorsTheSupervisorKeepsServingAndRestartsTheWorkerLater) {
   SwitchboardProcess sb(config());
-  auto alpha = attach_ready(sb, alpha_, "alpha", owner_.secret);
-  auto beta = attach_ready(sb, beta_, "beta", owner_.secret);
+  auto alpha = attach_alpha(sb);
+  auto beta = attach_beta(sb);
   ASSERT_TRUE(alpha && beta);
   const pid_t beta_worker = sb.worker("beta")["pid"].get<pid_t>();
   HttpConnection open_before(sb.port());
@@ -325,7 +314,7 @@ TEST_F(Limits, ABodyWithANulByteIsAParseError) {
 
 TEST_F(Limits, AComputerSendingInvalidUtf8IsClosedWith1007AndAuditedSo) {
   SwitchboardProcess sb(config());
-  auto alpha = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  auto alpha = attach_alpha(sb);
   ASSERT_TRUE(alpha);
   alpha->send_text("{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"params\":\"\xff\xfe\"}");
   const auto info = alpha->wait_closed();
@@ -338,7 +327,7 @@ TEST_F(Limits, AComputerSendingInvalidUtf8IsClosedWith1007AndAuditedSo) {
 
 TEST_F(Limits, RepliesNoCallWaitsForAreDroppedAndLoggedOncePerMinute) {
   SwitchboardProcess sb(config());
-  auto alpha = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  auto alpha = attach_alpha(sb);
   ASSERT_TRUE(alpha);
   for (int i = 0; i < 5; ++i) alpha->send_text(R"({"jsonrpc":"2.0","id":999,"result":{}})");
   // The computer is still served, and the log has one line for the five.

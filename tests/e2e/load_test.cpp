@@ -20,18 +20,10 @@ std::size_t open_descriptors(pid_t pid) {
   return count;
 }
 
-class Load : public ::testing::Test {
+// Both computers, and owner, at 16 calls in flight.
+class Load : public TwoComputersTest {
  protected:
-  Secret alpha_ = new_secret();
-  Secret beta_ = new_secret();
-  Secret owner_ = new_secret();
-
-  ConfigBuilder config() const {
-    return ConfigBuilder()
-        .computer("alpha", alpha_, 16)
-        .computer("beta", beta_, 16)
-        .client("owner", owner_, R"({ "*" = ["*"] })", "alpha", 16);
-  }
+  ConfigBuilder config() const { return TwoComputersTest::config(16); }
 };
 
 // A reply whose compact text is exactly `size` bytes, for the request with `id`.
@@ -51,7 +43,7 @@ std::string reply_of_size(std::uint64_t id, std::size_t size) {
 
 TEST_F(Load, RepliesUpToSixteenMebibytesCrossIntact) {
   SwitchboardProcess sb(config());
-  auto alpha = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  auto alpha = attach_alpha(sb);
   ASSERT_TRUE(alpha);
   for (const std::size_t size : {std::size_t{3 * 1024 * 1024}, kMaxMessage}) {
     SCOPED_TRACE(size);
@@ -81,10 +73,8 @@ TEST_F(Load, ManyConcurrentCallsOverTwoComputersEachGetTheirOwnAnswer) {
     const int n = params["arguments"].value("n", 0);
     return CallAction::echo(std::chrono::milliseconds((n * 7) % 40));
   };
-  auto alpha =
-      attach_ready(sb, alpha_, "alpha", owner_.secret, FakeComputerOptions{.on_call = delayed});
-  auto beta =
-      attach_ready(sb, beta_, "beta", owner_.secret, FakeComputerOptions{.on_call = delayed});
+  auto alpha = attach_alpha(sb, FakeComputerOptions{.on_call = delayed});
+  auto beta = attach_beta(sb, FakeComputerOptions{.on_call = delayed});
   ASSERT_TRUE(alpha && beta);
   constexpr int kCalls = 32;
   std::vector<std::unique_ptr<CallInFlight>> calls;
@@ -106,7 +96,7 @@ TEST_F(Load, ManyConcurrentCallsOverTwoComputersEachGetTheirOwnAnswer) {
 
 TEST_F(Load, AttachingAndCallingManyTimesLeaksNoDescriptor) {
   SwitchboardProcess sb(config());
-  auto first = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  auto first = attach_alpha(sb);
   ASSERT_TRUE(first);
   EXPECT_EQ(echoed(call_tool(sb.port(), "/mcp/alpha", owner_.secret, "echo", json{{"n", 0}})),
             (json{{"n", 0}}));
@@ -116,7 +106,7 @@ TEST_F(Load, AttachingAndCallingManyTimesLeaksNoDescriptor) {
 
   std::unique_ptr<FakeComputer> current = std::move(first);
   for (int round = 1; round <= 10; ++round) {
-    auto next = attach_ready(sb, alpha_, "alpha", owner_.secret);  // takes over
+    auto next = attach_alpha(sb);  // takes over
     ASSERT_TRUE(next);
     ASSERT_TRUE(current->wait_closed());
     current = std::move(next);

@@ -9,19 +9,7 @@
 namespace sbtest {
 namespace {
 
-class Southbound : public ::testing::Test {
- protected:
-  Secret alpha_ = new_secret();
-  Secret owner_ = new_secret();
-  Secret alice_ = new_secret();
-
-  ConfigBuilder config(std::optional<int> alpha_max = {}) const {
-    return ConfigBuilder()
-        .computer("alpha", alpha_, alpha_max)
-        .client("owner", owner_, R"({ "*" = ["*"] })", "alpha")
-        .client("alice", alice_, R"({ alpha = ["echo", "slow"] })");
-  }
-};
+class Southbound : public AlphaTest {};
 
 TEST_F(Southbound, DuringTheHandshakeTheComputerIsAttachedButNotReady) {
   SwitchboardProcess sb(config());
@@ -73,7 +61,7 @@ TEST_F(Southbound, AnInitializeThatIsNeverAnsweredIsClosedWith4005AtTheEndOfTheW
 TEST_F(Southbound, AComputerThatAnswersPingsStaysAttachedPastManyIntervals) {
   TestTimings timings("ping_interval=300");
   SwitchboardProcess sb(config());
-  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  auto fake = attach_alpha(sb);
   ASSERT_TRUE(fake);
   ASSERT_TRUE(fake->wait_for_pings(6)) << "no steady pings";
   EXPECT_FALSE(fake->closed());
@@ -85,8 +73,7 @@ TEST_F(Southbound, AComputerThatAnswersPingsStaysAttachedPastManyIntervals) {
 TEST_F(Southbound, AComputerSilentForThreePingIntervalsIsClosedWith1011) {
   TestTimings timings("ping_interval=300");
   SwitchboardProcess sb(config());
-  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret,
-                           FakeComputerOptions{.deaf_after_initialized = true});
+  auto fake = attach_alpha(sb, FakeComputerOptions{.deaf_after_initialized = true});
   ASSERT_TRUE(fake);
   const auto detach = sb.audit().wait_for("vm_detach");
   ASSERT_TRUE(detach);
@@ -100,7 +87,7 @@ TEST_F(Southbound, AComputerSilentForThreePingIntervalsIsClosedWith1011) {
 
 TEST_F(Southbound, RequestsFromTheComputerAreAnsweredAndJunkIsIgnored) {
   SwitchboardProcess sb(config());
-  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  auto fake = attach_alpha(sb);
   ASSERT_TRUE(fake);
   fake->send_text("this is not json");
   fake->send_text("[1,2,3]");
@@ -127,7 +114,7 @@ TEST_F(Southbound, RequestsFromTheComputerAreAnsweredAndJunkIsIgnored) {
 
 TEST_F(Southbound, AMessageOver16MiBIsClosedWith1009) {
   SwitchboardProcess sb(config());
-  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  auto fake = attach_alpha(sb);
   ASSERT_TRUE(fake);
   CallInFlight pending(sb.port(), "/mcp", alice_.secret, "echo", hold(1));
   ASSERT_TRUE(fake->wait_for_calls(1));
@@ -146,7 +133,7 @@ TEST_F(Southbound, AMessageOver16MiBIsClosedWith1009) {
 
 TEST_F(Southbound, RepliesAreRelayedVerbatimWithTheCallersIdAndAudited) {
   SwitchboardProcess sb(config());
-  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  auto fake = attach_alpha(sb);
   ASSERT_TRUE(fake);
   // A computer-side JSON-RPC error passes through with its code.
   const json rpc_error = call_tool(sb.port(), "/mcp", alice_.secret, "echo",
@@ -189,7 +176,7 @@ TEST_F(Southbound, RepliesAreRelayedVerbatimWithTheCallersIdAndAudited) {
 
 TEST_F(Southbound, AuditedArgumentsAreCutAt512Characters) {
   SwitchboardProcess sb(config());
-  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  auto fake = attach_alpha(sb);
   ASSERT_TRUE(fake);
   const json arguments{{"text", std::string(600, 'a')}};
   EXPECT_EQ(echoed(call_tool(sb.port(), "/mcp", alice_.secret, "echo", arguments)), arguments);
@@ -202,7 +189,7 @@ TEST_F(Southbound, AuditedArgumentsAreCutAt512Characters) {
 
 TEST_F(Southbound, LengthsAreCountedInCharactersNotBytes) {
   SwitchboardProcess sb(config());
-  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  auto fake = attach_alpha(sb);
   ASSERT_TRUE(fake);
   std::string name;
   for (int i = 0; i < 128; ++i) name += "\u00e9";  // 128 characters, 256 bytes
@@ -222,7 +209,7 @@ TEST_F(Southbound, LengthsAreCountedInCharactersNotBytes) {
 
 TEST_F(Southbound, BadToolsCallParamsAre32602AndNotAudited) {
   SwitchboardProcess sb(config());
-  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  auto fake = attach_alpha(sb);
   ASSERT_TRUE(fake);
   const std::vector<json> bad{
       rpc(1, "tools/call", json::object()),
@@ -250,8 +237,7 @@ TEST_F(Southbound, BadToolsCallParamsAre32602AndNotAudited) {
 
 TEST_F(Southbound, ToolsListCountsAgainstTheCapsAndAComputerErrorGivesVmStatusOnly) {
   SwitchboardProcess sb(config(/*alpha_max=*/1));
-  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret,
-                           FakeComputerOptions{.tools = json{{"not", "an array"}}});
+  auto fake = attach_alpha(sb, FakeComputerOptions{.tools = json{{"not", "an array"}}});
   ASSERT_TRUE(fake);
   // A tools result that is not an array: only vm_status.
   EXPECT_EQ(tool_names(list_tools(sb.port(), "/mcp", alice_.secret)),
@@ -267,8 +253,7 @@ TEST_F(Southbound, ToolsListCountsAgainstTheCapsAndAComputerErrorGivesVmStatusOn
 
 TEST_F(Southbound, ToolsListPastControlSecsGets32003) {
   SwitchboardProcess sb(config().timeouts(20, /*control_secs=*/1, {}));
-  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret,
-                           FakeComputerOptions{.hold_tools_list = true});
+  auto fake = attach_alpha(sb, FakeComputerOptions{.hold_tools_list = true});
   ASSERT_TRUE(fake);
   const auto started = Clock::now();
   const json reply = list_tools(sb.port(), "/mcp", alice_.secret, "l");

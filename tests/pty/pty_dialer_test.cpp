@@ -7,19 +7,19 @@
 #include <boost/asio/io_context.hpp>
 #include <fstream>
 
+#include "harness/fake_pod.hpp"
 #include "supervisor/audit_log.hpp"
 #include "supervisor/client_table.hpp"
 #include "supervisor/pty_dialer.hpp"
 #include "supervisor/worker_registry.hpp"
-#include "tests/pty/fake_pod.hpp"
 
 namespace sb::supervisor {
 namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-using sbtest::FakePod;
-using sbtest::FakePodOptions;
+using harness::FakePod;
+using harness::FakePodOptions;
 
 constexpr std::string_view kGrant = "0123456789abcdef0123456789abcdef";
 

@@ -11,9 +11,9 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "harness/fake_pod.hpp"
+#include "harness/test_pki.hpp"
 #include "tests/e2e/e2e_helpers.hpp"
-#include "tests/pty/fake_pod.hpp"
-#include "tests/pty/test_pki.hpp"
 
 namespace sbtest {
 namespace {

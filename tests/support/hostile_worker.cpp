@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "ipc/channel.hpp"
 #include "ipc/frame.hpp"
 #include "ipc/status_board.hpp"
 
@@ -67,22 +68,11 @@ void send_frame(FrameType type, std::uint64_t call_id, const std::string& meta,
   iovec parts[3] = {{&header, sizeof header},
                     {const_cast<char*>(meta.data()), meta.size()},
                     {const_cast<char*>(body.data()), body.size()}};
-  msghdr message{};
-  message.msg_iov = parts;
-  message.msg_iovlen = 3;
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
-  if (passed_fd >= 0) {
-    message.msg_control = control;
-    message.msg_controllen = sizeof control;
-    cmsghdr* cmsg = CMSG_FIRSTHDR(&message);
-    cmsg->cmsg_level = SOL_SOCKET;
-    cmsg->cmsg_type = SCM_RIGHTS;
-    cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(cmsg), &passed_fd, sizeof passed_fd);
-  }
   int flags = ::fcntl(kChannel, F_GETFL);
   ::fcntl(kChannel, F_SETFL, flags & ~O_NONBLOCK);
-  ::sendmsg(kChannel, &message, MSG_NOSIGNAL);
+  sb::ipc::send_with_descriptors(
+      kChannel, parts,
+      passed_fd >= 0 ? std::span<const int>(&passed_fd, 1) : std::span<const int>(), MSG_NOSIGNAL);
 }
 
 void say_hello(std::int64_t protocol = sb::ipc::kProtocolVersion) {

@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-namespace sbtest {
+namespace harness {
 
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
@@ -132,4 +132,4 @@ std::vector<std::string> tool_names(const nlohmann::json& list_reply);
 // The text of the first content item of a tool result reply.
 std::string result_text(const nlohmann::json& reply);
 
-}  // namespace sbtest
+}  // namespace harness

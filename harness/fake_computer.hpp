@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-namespace sbtest {
+namespace harness {
 
 // What the fake does with one tools/call.
 struct CallAction {
@@ -152,4 +152,4 @@ class FakeComputer {
   std::shared_ptr<Impl> impl_;
 };
 
-}  // namespace sbtest
+}  // namespace harness

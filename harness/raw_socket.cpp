@@ -1,4 +1,4 @@
-#include "tests/support/raw_socket.hpp"
+#include "harness/raw_socket.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -9,9 +9,9 @@
 #include <cerrno>
 #include <stdexcept>
 
-#include "tests/support/wait.hpp"
+#include "harness/wait.hpp"
 
-namespace sbtest {
+namespace harness {
 namespace {
 
 // Milliseconds left until `deadline`, for poll().
@@ -121,4 +121,4 @@ std::optional<int> final_status(std::string_view bytes) {
   }
 }
 
-}  // namespace sbtest
+}  // namespace harness

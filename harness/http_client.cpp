@@ -1,4 +1,4 @@
-#include "tests/support/http_client.hpp"
+#include "harness/http_client.hpp"
 
 #include <strings.h>
 #include <boost/asio/connect.hpp>
@@ -8,7 +8,7 @@
 #include <boost/beast/http.hpp>
 #include <stdexcept>
 
-namespace sbtest {
+namespace harness {
 
 namespace beast = boost::beast;
 namespace bhttp = beast::http;
@@ -142,6 +142,21 @@ struct HttpConnection::Impl {
     }
   }
 
+  // Starts one operation (`start` is given its completion handler) and runs it to its end
+  // within `timeout`, the stream's expiry; its error code.
+  template <class Start>
+  beast::error_code complete(std::chrono::milliseconds timeout, Start start) {
+    bool done = false;
+    beast::error_code result;
+    stream.expires_after(timeout);
+    start([&](beast::error_code error, auto&&...) {
+      result = error;
+      done = true;
+    });
+    run_until(done, timeout);
+    return result;
+  }
+
   bhttp::request<bhttp::string_body> build(const HttpRequest& request, bool keep_alive) const {
     bhttp::request<bhttp::string_body> out;
     out.version(11);
@@ -184,14 +199,9 @@ HttpConnection::HttpConnection(int port, std::chrono::milliseconds connect_timeo
   impl_->port = port;
   const tcp::endpoint endpoint(net::ip::make_address("127.0.0.1"),
                                static_cast<unsigned short>(port));
-  bool done = false;
-  beast::error_code result;
-  impl_->stream.expires_after(connect_timeout);
-  impl_->stream.async_connect(endpoint, [&](beast::error_code error) {
-    result = error;
-    done = true;
+  const beast::error_code result = impl_->complete(connect_timeout, [&](auto handler) {
+    impl_->stream.async_connect(endpoint, std::move(handler));
   });
-  impl_->run_until(done, connect_timeout);
   if (result)
     throw std::runtime_error("HTTP client: connect to port " + std::to_string(port) + ": " +
                              result.message());
@@ -205,14 +215,9 @@ HttpConnection::~HttpConnection() {
 void HttpConnection::send(const HttpRequest& request, bool keep_alive,
                           std::chrono::milliseconds timeout) {
   auto message = impl_->build(request, keep_alive);
-  bool done = false;
-  beast::error_code result;
-  impl_->stream.expires_after(timeout);
-  bhttp::async_write(impl_->stream, message, [&](beast::error_code error, std::size_t) {
-    result = error;
-    done = true;
+  const beast::error_code result = impl_->complete(timeout, [&](auto handler) {
+    bhttp::async_write(impl_->stream, message, std::move(handler));
   });
-  impl_->run_until(done, timeout);
   if (result) throw std::runtime_error("HTTP client: sending: " + result.message());
 }
 
@@ -220,15 +225,9 @@ HttpResponse HttpConnection::read_response(std::chrono::milliseconds timeout, bo
   bhttp::response_parser<bhttp::string_body> parser;
   parser.body_limit(64 * 1024 * 1024);
   parser.skip(head_request);
-  bool done = false;
-  beast::error_code result;
-  impl_->stream.expires_after(timeout);
-  bhttp::async_read(impl_->stream, impl_->buffer, parser,
-                    [&](beast::error_code error, std::size_t) {
-                      result = error;
-                      done = true;
-                    });
-  impl_->run_until(done, timeout);
+  const beast::error_code result = impl_->complete(timeout, [&](auto handler) {
+    bhttp::async_read(impl_->stream, impl_->buffer, parser, std::move(handler));
+  });
   if (result) throw std::runtime_error("HTTP client: reading the response: " + result.message());
   return Impl::convert(parser.get());
 }
@@ -278,15 +277,9 @@ HttpResponse HttpConnection::read_head(std::chrono::milliseconds timeout) {
   impl_->incoming.emplace();
   impl_->incoming->body_limit(64 * 1024 * 1024);
   impl_->events_taken = 0;
-  bool done = false;
-  beast::error_code result;
-  impl_->stream.expires_after(timeout);
-  bhttp::async_read_header(impl_->stream, impl_->buffer, *impl_->incoming,
-                           [&](beast::error_code error, std::size_t) {
-                             result = error;
-                             done = true;
-                           });
-  impl_->run_until(done, timeout);
+  const beast::error_code result = impl_->complete(timeout, [&](auto handler) {
+    bhttp::async_read_header(impl_->stream, impl_->buffer, *impl_->incoming, std::move(handler));
+  });
   if (result) {
     impl_->incoming.reset();
     throw std::runtime_error("HTTP client: reading the response head: " + result.message());
@@ -315,15 +308,9 @@ std::optional<SseEvent> HttpConnection::next_event(std::chrono::milliseconds tim
                                " ms; so far: " + parser.get().body());
     }
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
-    bool done = false;
-    beast::error_code result;
-    impl_->stream.expires_after(left);
-    bhttp::async_read_some(impl_->stream, impl_->buffer, parser,
-                           [&](beast::error_code error, std::size_t) {
-                             result = error;
-                             done = true;
-                           });
-    impl_->run_until(done, left);
+    const beast::error_code result = impl_->complete(left, [&](auto handler) {
+      bhttp::async_read_some(impl_->stream, impl_->buffer, parser, std::move(handler));
+    });
     if (result == beast::error::timeout) {
       close();
       throw std::runtime_error("HTTP client: no event and no end of the body within " +
@@ -341,15 +328,9 @@ HttpResponse HttpConnection::read_rest(std::chrono::milliseconds timeout) {
   if (!impl_->incoming) throw std::runtime_error("HTTP client: read_rest() before read_head()");
   auto& parser = *impl_->incoming;
   if (!parser.is_done()) {
-    bool done = false;
-    beast::error_code result;
-    impl_->stream.expires_after(timeout);
-    bhttp::async_read(impl_->stream, impl_->buffer, parser,
-                      [&](beast::error_code error, std::size_t) {
-                        result = error;
-                        done = true;
-                      });
-    impl_->run_until(done, timeout);
+    const beast::error_code result = impl_->complete(timeout, [&](auto handler) {
+      bhttp::async_read(impl_->stream, impl_->buffer, parser, std::move(handler));
+    });
     if (result) {
       throw std::runtime_error("HTTP client: reading the rest of the body: " + result.message() +
                                "; so far: " + parser.get().body());
@@ -367,17 +348,10 @@ bool HttpConnection::body_complete() const {
 
 bool HttpConnection::wait_for_server_close(std::chrono::milliseconds timeout) {
   char byte = 0;
-  bool done = false;
-  beast::error_code result;
-  std::size_t count = 0;
-  impl_->stream.expires_after(timeout);
-  impl_->stream.async_read_some(net::buffer(&byte, 1), [&](beast::error_code error, std::size_t n) {
-    result = error;
-    count = n;
-    done = true;
+  const beast::error_code result = impl_->complete(timeout, [&](auto handler) {
+    impl_->stream.async_read_some(net::buffer(&byte, 1), std::move(handler));
   });
-  impl_->run_until(done, timeout);
-  return count == 0 && (result == net::error::eof || result == net::error::connection_reset);
+  return result == net::error::eof || result == net::error::connection_reset;
 }
 
 void HttpConnection::close() {
@@ -461,4 +435,4 @@ std::string result_text(const json& reply) {
   return reply.at("result").at("content").at(0).at("text").get<std::string>();
 }
 
-}  // namespace sbtest
+}  // namespace harness

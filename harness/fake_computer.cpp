@@ -1,4 +1,4 @@
-#include "tests/support/fake_computer.hpp"
+#include "harness/fake_computer.hpp"
 
 #include <strings.h>
 #include <boost/asio/executor_work_guard.hpp>
@@ -10,17 +10,15 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
 #include <condition_variable>
-#include <deque>
 #include <mutex>
 #include <thread>
 
-namespace sbtest {
+#include "harness/outbox.hpp"
+#include "ipc/asio_names.hpp"
 
-namespace beast = boost::beast;
-namespace http = beast::http;
-namespace websocket = beast::websocket;
-namespace net = boost::asio;
-using tcp = net::ip::tcp;
+namespace harness {
+
+using namespace sb::asio_names;
 using json = nlohmann::json;
 
 json tool_definition(const std::string& name) {
@@ -85,9 +83,8 @@ struct FakeComputer::Impl {
   websocket::stream<beast::tcp_stream> ws{io};
   beast::flat_buffer read_buffer;
   http::response<http::string_body> upgrade_response;
-  std::deque<std::string> outbox;  // io thread only
-  bool writing = false;            // io thread only
-  bool closing = false;            // io thread only
+  Outbox<std::string> outbox;  // io thread only
+  bool closing = false;        // io thread only
   int port = 0;
   FakeComputerOptions options;
   std::thread thread;
@@ -288,37 +285,26 @@ struct FakeComputer::Impl {
   }
 
   void send_text(std::string text) {
-    if (closing) return;
-    outbox.push_back(std::move(text));
-    if (!writing) write_next();
+    if (outbox.push(std::move(text))) write_front();
   }
 
-  void write_next() {
-    if (outbox.empty() || closing) {
-      writing = false;
-      return;
-    }
-    writing = true;
+  void write_front() {
     ws.async_write(net::buffer(outbox.front()), [this](beast::error_code error, std::size_t) {
-      outbox.pop_front();
-      if (error) {
-        writing = false;
-        return;
-      }
-      write_next();
+      if (outbox.written(!error)) write_front();
     });
   }
 
   void close_with(std::uint16_t code) {
     if (closing) return;
     closing = true;
-    outbox.clear();
+    outbox.end();
     ws.async_close(websocket::close_reason(static_cast<websocket::close_code>(code), "fake closes"),
                    [](beast::error_code) {});
   }
 
   void drop_now() {
     closing = true;
+    outbox.end();
     beast::error_code ignored;
     beast::get_lowest_layer(ws).socket().shutdown(tcp::socket::shutdown_both, ignored);
     beast::get_lowest_layer(ws).socket().close(ignored);
@@ -461,4 +447,4 @@ int FakeComputer::local_port() const {
   return impl_->local_port;
 }
 
-}  // namespace sbtest
+}  // namespace harness

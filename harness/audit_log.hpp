@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-namespace sbtest {
+namespace harness {
 
 using AuditPredicate = std::function<bool(const nlohmann::json&)>;
 
@@ -42,4 +42,4 @@ class AuditLog {
 // Predicate helper: every key of `fields` is present in the line with an equal value.
 AuditPredicate fields_equal(nlohmann::json fields);
 
-}  // namespace sbtest
+}  // namespace harness

@@ -6,7 +6,7 @@
 #include <chrono>
 #include <thread>
 
-namespace sbtest {
+namespace harness {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
@@ -31,4 +31,4 @@ inline std::chrono::milliseconds elapsed_since(Clock::time_point start) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
 }
 
-}  // namespace sbtest
+}  // namespace harness

@@ -1,4 +1,4 @@
-#include "tests/pty/test_pki.hpp"
+#include "harness/test_pki.hpp"
 
 #include <openssl/evp.h>
 #include <openssl/pem.h>
@@ -9,7 +9,7 @@
 #include <memory>
 #include <stdexcept>
 
-namespace sbtest {
+namespace harness {
 namespace {
 
 struct KeyFree {
@@ -110,4 +110,4 @@ TestPki make_test_pki(const std::filesystem::path& dir, const std::string& subje
   return pki;
 }
 
-}  // namespace sbtest
+}  // namespace harness

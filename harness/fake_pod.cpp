@@ -1,4 +1,4 @@
-#include "tests/pty/fake_pod.hpp"
+#include "harness/fake_pod.hpp"
 
 #include <strings.h>
 
@@ -22,19 +22,16 @@
 #include <mutex>
 #include <thread>
 
-namespace sbtest {
+#include "harness/outbox.hpp"
+#include "ipc/asio_names.hpp"
 
-namespace beast = boost::beast;
-namespace http = beast::http;
-namespace websocket = beast::websocket;
-namespace net = boost::asio;
-namespace ssl = net::ssl;
-using tcp = net::ip::tcp;
+namespace harness {
+
+using namespace sb::asio_names;
 using json = nlohmann::json;
 
 namespace {
 
-constexpr auto kAwait = net::as_tuple(net::use_awaitable);
 constexpr std::string_view kAttachPrefix = "/tools/attach/";
 
 // One upgraded tools socket. Written to on the I/O thread only; its record (messages,
@@ -135,8 +132,7 @@ struct FakePod::Impl {
     }
 
     void send(std::string text, bool binary) override {
-      outbox_.push_back({std::move(text), binary});
-      pump();
+      if (outbox_.push({std::move(text), binary})) write_front();
     }
 
     void close(std::uint16_t code) override {
@@ -151,23 +147,17 @@ struct FakePod::Impl {
     }
 
    private:
-    void pump() {
-      if (writing_ || outbox_.empty()) return;
-      writing_ = true;
+    void write_front() {
       ws_.binary(outbox_.front().second);
       ws_.async_write(net::buffer(outbox_.front().first),
                       [self = this->shared_from_this()](beast::error_code error, std::size_t) {
-                        self->writing_ = false;
-                        if (error) return;
-                        self->outbox_.pop_front();
-                        self->pump();
+                        if (self->outbox_.written(!error)) self->write_front();
                       });
     }
 
     Impl& pod_;
     Ws ws_;
-    std::deque<std::pair<std::string, bool>> outbox_;
-    bool writing_ = false;
+    Outbox<std::pair<std::string, bool>> outbox_;  // text, whether binary
   };
 
   net::awaitable<void> accept_loop() {
@@ -397,4 +387,4 @@ bool FakePod::wait_session_ended(std::chrono::milliseconds timeout) const {
                      timeout);
 }
 
-}  // namespace sbtest
+}  // namespace harness

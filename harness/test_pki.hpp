@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <string>
 
-namespace sbtest {
+namespace harness {
 
 struct TestPki {
   std::filesystem::path ca_certificate;      // trust this (e.g. SSL_CERT_FILE) to accept...
@@ -17,4 +17,4 @@ struct TestPki {
 // syntax, e.g. "DNS:localhost" or "DNS:localhost,IP:127.0.0.1". Throws on failure.
 TestPki make_test_pki(const std::filesystem::path& dir, const std::string& subject_alt_names);
 
-}  // namespace sbtest
+}  // namespace harness

@@ -1,11 +1,11 @@
-#include "tests/support/audit_log.hpp"
+#include "harness/audit_log.hpp"
 
 #include <fstream>
 #include <sstream>
 
-#include "tests/support/wait.hpp"
+#include "harness/wait.hpp"
 
-namespace sbtest {
+namespace harness {
 
 using json = nlohmann::json;
 
@@ -68,4 +68,4 @@ AuditPredicate fields_equal(json fields) {
   };
 }
 
-}  // namespace sbtest
+}  // namespace harness

@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-namespace sbtest {
+namespace harness {
 
 struct PodTls {
   std::filesystem::path certificate_chain;  // PEM: the pod's certificate (then its issuers)
@@ -84,4 +84,4 @@ class FakePod {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace sbtest
+}  // namespace harness

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace sbtest {
+namespace harness {
 
 class RawSocket {
  public:
@@ -47,4 +47,4 @@ class RawSocket {
 // nothing.
 std::optional<int> final_status(std::string_view bytes);
 
-}  // namespace sbtest
+}  // namespace harness

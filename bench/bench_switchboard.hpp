@@ -1,0 +1,55 @@
+// The real `switchboard serve`, started for a measurement through the harness
+// (harness/switchboard_process.hpp): N computers c0, c1, ..., one wildcard client, and
+// max_inflight 64 everywhere. Ready once it listens and every worker has said hello, so
+// that what is measured next is the attach, not the spawn.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/config_builder.hpp"
+#include "harness/switchboard_process.hpp"
+
+namespace sbbench {
+
+struct ComputerIdentity {
+  std::string name;    // c0, c1, ...
+  std::string secret;  // what the fake computer presents
+};
+
+class BenchSwitchboard {
+ public:
+  // Throws with the log's tail when it does not come up within `start_timeout`.
+  BenchSwitchboard(int computers, std::chrono::milliseconds start_timeout);
+
+  int port() const { return process_->port(); }
+  pid_t pid() const { return process_->pid(); }
+  const std::vector<ComputerIdentity>& computers() const { return computers_; }
+  const std::string& token() const { return token_; }  // the wildcard client's
+
+  // `switchboard workers --json`: the "workers" rows, or nothing on failure.
+  std::optional<nlohmann::json> workers() const;
+  // Worker pids in config order (0 where a worker has none right now).
+  std::vector<pid_t> worker_pids() const;
+  // Restarts summed over every worker (a crashed worker is a failed run).
+  int worker_restarts() const;
+  std::string log_tail(std::size_t bytes = 2000) const;
+  // Rewrites the config with another global max_inflight and sends SIGHUP (not waiting).
+  void reload_with_max_inflight(int max_inflight);
+
+ private:
+  harness::ConfigBuilder config(int max_inflight) const;
+
+  std::vector<ComputerIdentity> computers_;
+  std::vector<harness::Secret> computer_secrets_;
+  harness::Secret client_;
+  std::string token_;
+  std::optional<harness::SwitchboardProcess> process_;
+};
+
+}  // namespace sbbench
