@@ -46,6 +46,11 @@ constexpr int kStepCount = 5;
     }
   }
   if (::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) child_fail(error_pipe, 2);
+  // An ignored signal stays ignored across exec; a program we start gets SIGPIPE's default
+  // whatever ours is (ours ignore it and say so themselves).
+  struct sigaction default_action {};
+  default_action.sa_handler = SIG_DFL;
+  ::sigaction(SIGPIPE, &default_action, nullptr);
   for (const auto& [from, to] : request.descriptors) {
     if (to > 2 && ::fcntl(to, F_SETFD, 0) != 0) child_fail(error_pipe, 1);
   }

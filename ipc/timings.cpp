@@ -1,16 +1,23 @@
 #include "ipc/timings.hpp"
 
 #include <charconv>
+#include <cstdlib>
+#include <stdexcept>
 #include <utility>
+
+#include "shared/log.hpp"
 
 namespace sb::ipc {
 
 std::optional<Timings> parse_timings(std::string_view text, std::string& error) {
   Timings timings;
   const std::pair<std::string_view, std::chrono::milliseconds Timings::*> names[] = {
-      {"handshake", &Timings::handshake},   {"ping_interval", &Timings::ping_interval},
-      {"heartbeat", &Timings::heartbeat},   {"heartbeat_stale", &Timings::heartbeat_stale},
-      {"stall_kill", &Timings::stall_kill}, {"auth_window", &Timings::auth_window},
+      {"handshake", &Timings::handshake},       {"ping_interval", &Timings::ping_interval},
+      {"heartbeat", &Timings::heartbeat},       {"heartbeat_stale", &Timings::heartbeat_stale},
+      {"stall_kill", &Timings::stall_kill},     {"auth_window", &Timings::auth_window},
+      {"dial_ping", &Timings::dial_ping},       {"dial_silence", &Timings::dial_silence},
+      {"dial_backoff", &Timings::dial_backoff}, {"dial_unauthorized", &Timings::dial_unauthorized},
+      {"server_grace", &Timings::server_grace},
   };
   if (text.empty()) return timings;
   for (bool last = false; !last;) {
@@ -47,6 +54,16 @@ std::optional<Timings> parse_timings(std::string_view text, std::string& error) 
     }
   }
   return timings;
+}
+
+Timings timings_from_environment() {
+  const char* text = std::getenv("SWITCHBOARD_TEST_TIMINGS");
+  if (!text) return {};
+  std::string error;
+  const auto timings = parse_timings(text, error);
+  if (!timings) throw std::runtime_error("SWITCHBOARD_TEST_TIMINGS: " + error);
+  log_warn("test timings in effect (SWITCHBOARD_TEST_TIMINGS)", {{"timings", text}});
+  return *timings;
 }
 
 }  // namespace sb::ipc

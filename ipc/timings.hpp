@@ -1,6 +1,6 @@
 // The product's timers that the end-to-end tests must see fire: a computer's handshake
 // and liveness, a worker's heartbeat, the supervisor's stall watch and its window for
-// auth-failure lines. Their values are
+// auth-failure lines, switchboard-connect's pings, redials and grace. Their values are
 // the product's; `SWITCHBOARD_TEST_TIMINGS` (an environment variable the tests set, never
 // a config key) shortens them, so that what takes a minute for real is tested in seconds
 // (docs/configuration.md, "Environment"). The supervisor reads it and passes the worker's
@@ -28,11 +28,24 @@ struct Timings {
   std::chrono::milliseconds stall_kill{30'000};
   // supervisor: the window of the auth-failure line cap (docs/protocol.md, "Audit log")
   std::chrono::milliseconds auth_window{60'000};
+  // switchboard-connect (docs/protocol.md, "Daemons"): a ping this often, the link dead
+  // after this much silence, the first redial wait (doubling to 60 times it), the wait
+  // after a 401, and a stopping MCP server's grace before SIGKILL
+  std::chrono::milliseconds dial_ping{20'000};
+  std::chrono::milliseconds dial_silence{60'000};
+  std::chrono::milliseconds dial_backoff{1'000};
+  std::chrono::milliseconds dial_unauthorized{300'000};
+  std::chrono::milliseconds server_grace{5'000};
 };
 
 // Parses "name=milliseconds,..." over the product's values, for the names above
-// (handshake, ping_interval, heartbeat, heartbeat_stale, stall_kill, auth_window). nullopt and
-// `error` set when the text is not that.
+// (handshake, ping_interval, heartbeat, heartbeat_stale, stall_kill, auth_window, dial_ping,
+// dial_silence, dial_backoff, dial_unauthorized, server_grace). nullopt and `error` set when
+// the text is not that.
 std::optional<Timings> parse_timings(std::string_view text, std::string& error);
+
+// SWITCHBOARD_TEST_TIMINGS when it is set (with a warning in the log), else the product's
+// values. Throws std::runtime_error when it does not parse.
+Timings timings_from_environment();
 
 }  // namespace sb::ipc

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <openssl/ssl.h>
-#include <openssl/x509_vfy.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -27,12 +26,12 @@
 
 #include "shared/jsonrpc.hpp"
 #include "shared/log.hpp"
+#include "shared/secret_file.hpp"
 #include "shared/text.hpp"
+#include "shared/tls_client.hpp"
 #include "supervisor/client_table.hpp"
 #include "supervisor/northbound_mcp.hpp"
-#include "supervisor/pod_secret.hpp"
 #include "supervisor/pod_session.hpp"
-#include "supervisor/pod_tls.hpp"
 
 namespace sb::supervisor {
 
@@ -209,12 +208,7 @@ class PtyDialers::Dialer final : public SessionOwner,
         co_return fail(std::move(problem));
       auto [tls_error] = co_await ws.next_layer().async_handshake(ssl::stream_base::client, kAwait);
       if (stopping_) co_return AttemptOutcome::failed();
-      if (tls_error) {
-        std::string why = "TLS with " + target.host_header + ": " + tls_error.message();
-        if (const long verify = SSL_get_verify_result(handle); verify != X509_V_OK)
-          why += std::string(" (") + X509_verify_cert_error_string(verify) + ")";
-        co_return fail(std::move(why));
-      }
+      if (tls_error) co_return fail(tls_failure(handle, target.host_header, tls_error));
     }
     // The WebSocket stream keeps its own handshake timeout; liveness is ours
     // (docs/protocol.md, "Pod sessions").

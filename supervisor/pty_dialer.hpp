@@ -11,8 +11,9 @@
 // last policy until a restart.
 //
 // The dial loop is here; its parts have files of their own: the secret file
-// (pod_secret.hpp), TLS (pod_tls.hpp: the system store, SSL_CERT_FILE and SSL_CERT_DIR
-// override it, with SNI and host name checks), and one upgraded socket (pod_session.hpp).
+// (shared/secret_file.hpp), TLS (shared/tls_client.hpp: the system store, SSL_CERT_FILE and
+// SSL_CERT_DIR override it, with SNI and host name checks), and one upgraded socket
+// (pod_session.hpp).
 // The URL was parsed by the config loader (shared/dial_target.hpp). Beast stays out of
 // this header.
 #pragma once

@@ -19,13 +19,13 @@
 #include "ipc/asio_names.hpp"
 #include "ipc/timings.hpp"
 #include "shared/log.hpp"
+#include "shared/service_notify.hpp"
 #include "supervisor/commands.hpp"
 #include "supervisor/control_socket.hpp"
 #include "supervisor/exhaustion.hpp"
 #include "supervisor/http_server.hpp"
 #include "supervisor/northbound_mcp.hpp"
 #include "supervisor/pty_dialer.hpp"
-#include "supervisor/service_notify.hpp"
 #include "supervisor/supervisor_state.hpp"
 
 namespace sb::supervisor {
@@ -43,16 +43,6 @@ std::filesystem::path worker_binary() {
 
 // The product's timers, or the shortened ones an end-to-end test asked for
 // (ipc/timings.hpp). Never a config key: an operator has no reason to change them.
-ipc::Timings test_timings() {
-  const char* text = std::getenv("SWITCHBOARD_TEST_TIMINGS");
-  if (!text) return {};
-  std::string error;
-  const auto timings = ipc::parse_timings(text, error);
-  if (!timings) throw std::runtime_error("SWITCHBOARD_TEST_TIMINGS: " + error);
-  log_warn("test timings in effect (SWITCHBOARD_TEST_TIMINGS)", {{"timings", text}});
-  return *timings;
-}
-
 std::string join(const std::vector<std::string>& names) {
   std::string out;
   for (const auto& name : names) out += (out.empty() ? "" : ",") + name;
@@ -226,7 +216,8 @@ int run_serve(const std::string& config_path, std::string_view home) {
   auto config = std::make_shared<const config::Config>(config::load_config_file(config_path, home));
   const char* notify_socket = std::getenv("NOTIFY_SOCKET");
   Supervisor supervisor(config_path, std::string(home), std::move(config),
-                        ServiceNotifier(notify_socket ? notify_socket : ""), test_timings());
+                        ServiceNotifier(notify_socket ? notify_socket : ""),
+                        ipc::timings_from_environment());
   return supervisor.run();
 }
 

@@ -3,8 +3,8 @@
 // the secret file into a request.
 #include <gtest/gtest.h>
 
+#include "shared/secret_file.hpp"
 #include "shared/text.hpp"
-#include "supervisor/pod_secret.hpp"
 #include "supervisor/pty_dialer.hpp"
 #include "supervisor/pty_redial_policy.hpp"
 

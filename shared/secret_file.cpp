@@ -1,4 +1,4 @@
-#include "supervisor/pod_secret.hpp"
+#include "shared/secret_file.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
-namespace sb::supervisor {
+namespace sb {
 namespace {
 
 constexpr std::size_t kMaxSecretFileBytes = 64 * 1024;
@@ -48,4 +48,4 @@ bool valid_header_value(std::string_view value) {
   });
 }
 
-}  // namespace sb::supervisor
+}  // namespace sb

@@ -1,4 +1,4 @@
-#include "supervisor/service_notify.hpp"
+#include "shared/service_notify.hpp"
 
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -10,7 +10,7 @@
 
 #include "shared/log.hpp"
 
-namespace sb::supervisor {
+namespace sb {
 
 void ServiceNotifier::reloading() const {
   // systemd 253+ wants the monotonic time of the reload with RELOADING=1.
@@ -41,4 +41,4 @@ void ServiceNotifier::send(std::string_view message) const {
   ::close(fd);
 }
 
-}  // namespace sb::supervisor
+}  // namespace sb

@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-namespace sb::supervisor {
+namespace sb {
 
 class ServiceNotifier {
  public:
@@ -20,4 +20,4 @@ class ServiceNotifier {
   std::string socket_path_;
 };
 
-}  // namespace sb::supervisor
+}  // namespace sb

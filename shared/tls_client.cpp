@@ -1,4 +1,4 @@
-#include "supervisor/pod_tls.hpp"
+#include "shared/tls_client.hpp"
 
 #include <openssl/x509_vfy.h>
 
@@ -7,7 +7,7 @@
 
 #include "ipc/asio_names.hpp"
 
-namespace sb::supervisor {
+namespace sb {
 
 using namespace sb::asio_names;
 
@@ -37,4 +37,12 @@ std::string prepare_tls(SSL* handle, const std::string& host) {
   return "";
 }
 
-}  // namespace sb::supervisor
+std::string tls_failure(SSL* handle, const std::string& peer,
+                        const boost::system::error_code& error) {
+  std::string why = "TLS with " + peer + ": " + error.message();
+  if (const long verify = SSL_get_verify_result(handle); verify != X509_V_OK)
+    why.append(" (").append(X509_verify_cert_error_string(verify)).append(")");
+  return why;
+}
+
+}  // namespace sb

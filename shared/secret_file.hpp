@@ -1,12 +1,13 @@
-// A [[pty_attach]] block's grant secret: read from its file before every dial, and fit to
-// be sent in a header (docs/protocol.md, "Pod sessions").
+// A secret a dialer presents (a [[pty_attach]] block's grant, switchboard-connect's
+// computer secret): read from its file before every dial, and fit to be sent in a header
+// (docs/protocol.md, "Pod sessions", "Daemons").
 #pragma once
 
 #include <filesystem>
 #include <string>
 #include <string_view>
 
-namespace sb::supervisor {
+namespace sb {
 
 // The whole file, or false and the reason it cannot be read in `error` (the path and the
 // OS error; never the content). At most 64 KiB: a secret is 64 hex characters.
@@ -14,4 +15,4 @@ bool read_secret_file(const std::filesystem::path& path, std::string& text, std:
 // Whether `value` may be sent as an HTTP header value: no control characters except tab.
 bool valid_header_value(std::string_view value);
 
-}  // namespace sb::supervisor
+}  // namespace sb

@@ -1,0 +1,149 @@
+#include "connect/options.hpp"
+
+#include <toml++/toml.h>
+
+#include <optional>
+
+#include "shared/text.hpp"
+
+namespace sb::connect {
+
+const char* const kUsage =
+    R"(usage: switchboard-connect [-c FILE] [--url URL] [--secret-file FILE] [--name NAME]
+                           [--allow-insecure-transport] [-- COMMAND [ARGS...]]
+
+Runs COMMAND, an MCP server speaking stdio (one JSON-RPC message per line), and attaches
+it to a switchboard as a computer: dials URL (wss://host/vm/attach) with the secret in
+FILE and relays every message both ways until stopped.
+
+  -c FILE                     settings from a TOML file: url, secret_file, name, command
+                              (an array: program and arguments), allow_insecure_transport;
+                              the command line wins over it
+  --url URL                   the switchboard's attach URL, ws:// or wss://
+  --secret-file FILE          the computer's secret, read again before every dial
+                              (default under systemd: $CREDENTIALS_DIRECTORY/secret)
+  --name NAME                 the computer's name in log lines (default: the program's)
+  --allow-insecure-transport  allow ws:// to a host that is not loopback
+  -h, --help / -V, --version
+
+Exit status: 0 when stopped (SIGTERM, SIGINT), 2 on a usage error, 3 when a newer attach
+with the same secret replaced this one (close 4002), 4 when the switchboard no longer
+accepts the secret (close 4003); 1 on any other fatal error.
+)";
+
+namespace {
+
+// What the TOML file says; each key optional.
+struct FileSettings {
+  std::optional<std::string> url;
+  std::optional<std::string> secret_file;
+  std::optional<std::string> name;
+  std::optional<std::vector<std::string>> command;
+  std::optional<bool> allow_insecure_transport;
+};
+
+FileSettings read_file(const std::string& path) {
+  toml::table table;
+  try {
+    table = toml::parse_file(path);
+  } catch (const toml::parse_error& error) {
+    throw UsageError(path + ": " + std::string(error.description()));
+  }
+  FileSettings settings;
+  for (const auto& [key, node] : table) {
+    const std::string name(key.str());
+    auto text = [&]() -> std::string {
+      if (!node.is_string()) throw UsageError(path + ": " + name + " must be a string");
+      return *node.value<std::string>();
+    };
+    if (name == "url") {
+      settings.url = text();
+    } else if (name == "secret_file") {
+      settings.secret_file = text();
+    } else if (name == "name") {
+      settings.name = text();
+    } else if (name == "allow_insecure_transport") {
+      if (!node.is_boolean()) throw UsageError(path + ": " + name + " must be true or false");
+      settings.allow_insecure_transport = *node.value<bool>();
+    } else if (name == "command") {
+      const toml::array* items = node.as_array();
+      if (!items) throw UsageError(path + ": command must be an array of strings");
+      std::vector<std::string> command;
+      for (const auto& item : *items) {
+        if (!item.is_string()) throw UsageError(path + ": command must be an array of strings");
+        command.push_back(*item.value<std::string>());
+      }
+      settings.command = std::move(command);
+    } else {
+      throw UsageError(path + ": unknown key `" + name + "`");
+    }
+  }
+  return settings;
+}
+
+}  // namespace
+
+Options parse_options(const std::vector<std::string>& words, const std::string& home,
+                      const std::string& credentials_directory) {
+  Options options;
+  std::optional<std::string> config_file, url, secret_file, name;
+  std::optional<std::vector<std::string>> command;
+  bool allow_insecure = false;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    const std::string& word = words[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 == words.size()) throw UsageError(word + " needs a value");
+      return words[++i];
+    };
+    if (word == "--") {
+      command.emplace(words.begin() + static_cast<long>(i) + 1, words.end());
+      break;
+    }
+    if (word == "-h" || word == "--help") {
+      options.help = true;
+    } else if (word == "-V" || word == "--version") {
+      options.version = true;
+    } else if (word == "-c" || word == "--config") {
+      config_file = value();
+    } else if (word == "--url") {
+      url = value();
+    } else if (word == "--secret-file") {
+      secret_file = value();
+    } else if (word == "--name") {
+      name = value();
+    } else if (word == "--allow-insecure-transport") {
+      allow_insecure = true;
+    } else {
+      throw UsageError("unexpected argument `" + word + "` (the server's command goes after --)");
+    }
+  }
+  if (options.help || options.version) return options;
+
+  const FileSettings file = config_file ? read_file(*config_file) : FileSettings{};
+  options.url = url.value_or(file.url.value_or(""));
+  std::string secret = secret_file.value_or(file.secret_file.value_or(""));
+  // Under systemd the unit hands the secret over as a credential (LoadCredential=secret:…).
+  if (secret.empty() && !credentials_directory.empty()) secret = credentials_directory + "/secret";
+  options.command =
+      command && !command->empty() ? *command : file.command.value_or(std::vector<std::string>{});
+  options.allow_insecure_transport =
+      allow_insecure || file.allow_insecure_transport.value_or(false);
+  if (options.url.empty()) throw UsageError("--url (or url in the file) is required");
+  if (secret.empty()) throw UsageError("--secret-file (or secret_file in the file) is required");
+  if (options.command.empty() || options.command.front().empty())
+    throw UsageError("the MCP server's command is required: -- COMMAND [ARGS...]");
+
+  auto parsed = parse_dial_target(options.url);
+  if (auto* problem = std::get_if<std::string>(&parsed)) throw UsageError("url " + *problem);
+  options.target = std::get<DialTarget>(parsed);
+  if (!options.target.tls && !options.target.loopback && !options.allow_insecure_transport)
+    throw UsageError("url " + options.url +
+                     ": ws:// sends the secret in clear; use wss://, or a loopback host, or "
+                     "--allow-insecure-transport");
+  options.secret_file = expand_home(secret, home);
+  options.name = name.value_or(
+      file.name.value_or(std::filesystem::path(options.command.front()).filename().string()));
+  return options;
+}
+
+}  // namespace sb::connect

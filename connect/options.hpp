@@ -1,0 +1,37 @@
+// switchboard-connect's settings: from the command line, or from a TOML file (`-c FILE`,
+// one per computer under /etc/switchboard/connect/) with the command line winning
+// (docs/connect.md). The secret itself is never an option: only the file that holds it.
+#pragma once
+
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "shared/dial_target.hpp"
+
+namespace sb::connect {
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct Options {
+  std::string url;                    // as written, for log lines
+  DialTarget target;                  // parsed once, checked against the transport rule
+  std::filesystem::path secret_file;  // read again before every dial
+  std::vector<std::string> command;   // the MCP server: program and arguments
+  std::string name;                   // in log lines; default: the program's file name
+  bool allow_insecure_transport = false;
+  bool help = false;
+  bool version = false;
+};
+
+// Throws UsageError with a sentence naming what is wrong. `credentials_directory`:
+// $CREDENTIALS_DIRECTORY, where systemd puts the secret when no file is named.
+Options parse_options(const std::vector<std::string>& words, const std::string& home,
+                      const std::string& credentials_directory);
+
+extern const char* const kUsage;
+
+}  // namespace sb::connect

@@ -1,0 +1,328 @@
+// End to end: switchboard-connect (docs/connect.md) runs a stdio MCP server
+// (support/fake_stdio_server.cpp) and attaches it to the real switchboard as computer
+// alpha. Calls, progress and lines that are not JSON-RPC; a server that exits mid-call
+// and is restarted; close 4002 and 4003 ending it with their exit codes; a 401 and the
+// secret file read again; SIGTERM; the transport rule; settings from a TOML file. And,
+// against a fake switchboard (harness/fake_pod.hpp serves the same upgrade), wss:// with
+// the certificate and host name checked, pings, and a silent link dropped.
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <fstream>
+#include <regex>
+
+#include "harness/fake_pod.hpp"
+#include "harness/test_pki.hpp"
+#include "tests/e2e/e2e_helpers.hpp"
+
+namespace sbtest {
+namespace {
+
+// One switchboard-connect process, stopped (SIGTERM, then SIGKILL) and reaped at the end.
+class ConnectProcess {
+ public:
+  ConnectProcess(std::vector<std::string> argv, fs::path log)
+      : log_(std::move(log)), pid_(start_process(argv, std::nullopt, log_)) {}
+  ~ConnectProcess() {
+    if (pid_ > 0) stop_process(pid_, std::chrono::seconds(10));
+  }
+  ConnectProcess(const ConnectProcess&) = delete;
+  ConnectProcess& operator=(const ConnectProcess&) = delete;
+
+  pid_t pid() const { return pid_; }
+  std::string log() const { return read_file(log_); }
+  bool wait_log(const std::string& text) const {
+    return eventually([&] { return log().find(text) != std::string::npos; });
+  }
+  // Its exit status once it has exited on its own (bounded), or nullopt.
+  std::optional<int> wait_exit(std::chrono::milliseconds timeout = kDefaultWait) {
+    const auto status = reap_within(pid_, timeout);
+    if (!status) return std::nullopt;
+    pid_ = -1;
+    return WIFEXITED(*status) ? WEXITSTATUS(*status) : -WTERMSIG(*status);
+  }
+  // The pid of the MCP server it started last (from its log), or -1.
+  pid_t server_pid() const {
+    const std::string text = log();
+    const std::regex started("started the MCP server.*pid=([0-9]+)");
+    pid_t pid = -1;
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), started);
+         it != std::sregex_iterator(); ++it)
+      pid = std::stoi((*it)[1]);
+    return pid;
+  }
+
+ private:
+  fs::path log_;
+  pid_t pid_;
+};
+
+class Connect : public AlphaTest {
+ protected:
+  // Redials in a tenth of a second, a 401 retried after 300 ms, a 2 s grace.
+  TestTimings timings_{"dial_backoff=100,dial_unauthorized=300,server_grace=2000"};
+
+  fs::path secret_file(const SwitchboardProcess& sb, const std::string& secret) const {
+    const fs::path file = sb.dir() / "alpha.secret";
+    std::ofstream(file) << secret << "\n";
+    return file;
+  }
+
+  std::vector<std::string> argv(const SwitchboardProcess& sb,
+                                std::vector<std::string> server_args = {},
+                                std::vector<std::string> options = {}) const {
+    std::vector<std::string> words{(bin_dir() / "switchboard-connect").string(),
+                                   "--url",
+                                   "ws://127.0.0.1:" + std::to_string(sb.port()) + "/vm/attach",
+                                   "--secret-file",
+                                   (sb.dir() / "alpha.secret").string(),
+                                   "--name",
+                                   "alpha"};
+    words.insert(words.end(), options.begin(), options.end());
+    words.push_back("--");
+    words.push_back((bin_dir() / "fake_stdio_server").string());
+    words.insert(words.end(), server_args.begin(), server_args.end());
+    return words;
+  }
+
+  // switchboard-connect for alpha with the right secret, its log in the switchboard's dir.
+  std::unique_ptr<ConnectProcess> connect(const SwitchboardProcess& sb,
+                                          std::vector<std::string> server_args = {},
+                                          const std::string& log = "connect.log") const {
+    secret_file(sb, alpha_.secret);
+    return std::make_unique<ConnectProcess>(argv(sb, std::move(server_args)), sb.dir() / log);
+  }
+};
+
+TEST_F(Connect, ACallReachesTheStdioServerAndItsAnswerComesBack) {
+  SwitchboardProcess sb(config());
+  const auto connector = connect(sb);
+  ASSERT_TRUE(wait_ready(sb, owner_.secret, "alpha")) << connector->log();
+  const json reply = call_tool(sb.port(), "/mcp/alpha", owner_.secret, "echo", json{{"x", 1}});
+  EXPECT_EQ(echoed(reply), (json{{"x", 1}})) << reply;
+  // The server's tools, and the switchboard's own vm_status.
+  EXPECT_EQ(tool_names(list_tools(sb.port(), "/mcp/alpha", owner_.secret)),
+            (std::vector<std::string>{"echo", "progress", "exit", "vm_status"}));
+  const auto attach = sb.audit().wait_for("vm_attach");
+  ASSERT_TRUE(attach);
+  EXPECT_EQ((*attach)["computer"], "alpha");
+}
+
+TEST_F(Connect, ProgressFromTheServerReachesTheCallerOnAnEventStream) {
+  SwitchboardProcess sb(config());
+  const auto connector = connect(sb);
+  ASSERT_TRUE(wait_ready(sb, owner_.secret, "alpha")) << connector->log();
+  json call = tool_call(7, "progress", json{{"p", true}});
+  call["params"]["_meta"] = {{"progressToken", "mine"}};
+  const HttpResponse response =
+      http(sb.port(), HttpRequest{.method = "POST",
+                                  .target = "/mcp/alpha",
+                                  .body = call.dump(),
+                                  .token = owner_.secret,
+                                  .headers = {{"Content-Type", "application/json"},
+                                              {"Accept", "application/json, text/event-stream"}}});
+  ASSERT_TRUE(response.is_event_stream()) << response.body;
+  const auto messages = sse_messages(response.body);
+  ASSERT_EQ(messages.size(), 3u) << response.body;
+  for (int step = 0; step < 2; ++step) {
+    EXPECT_EQ(messages[step]["method"], "notifications/progress");
+    EXPECT_EQ(messages[step]["params"]["progressToken"], "mine");
+    EXPECT_EQ(messages[step]["params"]["progress"], step + 1);
+  }
+  EXPECT_EQ(echoed(messages[2]), (json{{"p", true}}));
+}
+
+TEST_F(Connect, ALineThatIsNotJsonRpcIsLoggedAndNotSent) {
+  SwitchboardProcess sb(config());
+  const auto connector = connect(sb, {"--junk"});
+  ASSERT_TRUE(wait_ready(sb, owner_.secret, "alpha")) << connector->log();
+  EXPECT_EQ(echoed(call_tool(sb.port(), "/mcp/alpha", owner_.secret, "echo", json{{"y", 2}})),
+            (json{{"y", 2}}));
+  EXPECT_TRUE(connector->wait_log("not one JSON-RPC message; not sent")) << connector->log();
+  // Had a junk line reached the switchboard, the computer would have been closed.
+  EXPECT_EQ(sb.audit().count("vm_detach"), 0u);
+}
+
+TEST_F(Connect, TheServersStderrIsLoggedWithTheComputersName) {
+  SwitchboardProcess sb(config());
+  const auto connector = connect(sb, {"--stderr", "hello from the server"});
+  EXPECT_TRUE(connector->wait_log("server: hello from the server computer=alpha"))
+      << connector->log();
+}
+
+TEST_F(Connect, AServerThatExitsMidCallIsRestartedAndAttachedAfresh) {
+  SwitchboardProcess sb(config());
+  const auto connector = connect(sb);
+  ASSERT_TRUE(wait_ready(sb, owner_.secret, "alpha")) << connector->log();
+  const pid_t first = connector->server_pid();
+  EXPECT_EQ(error_code(call_tool(sb.port(), "/mcp/alpha", owner_.secret, "exit", json::object())),
+            kDisconnected);
+  EXPECT_TRUE(connector->wait_log("exit code 3")) << connector->log();
+  ASSERT_TRUE(sb.audit().wait_for_count("vm_attach", 2)) << connector->log();
+  ASSERT_TRUE(wait_ready(sb, owner_.secret, "alpha"));
+  EXPECT_NE(connector->server_pid(), first);
+  EXPECT_FALSE(process_alive(first));
+  EXPECT_EQ(echoed(call_tool(sb.port(), "/mcp/alpha", owner_.secret, "echo", json{{"z", 3}})),
+            (json{{"z", 3}}));
+  const auto detach = sb.audit().wait_for("vm_detach");
+  ASSERT_TRUE(detach);
+  EXPECT_EQ((*detach)["code"], 1011);
+}
+
+TEST_F(Connect, EachAttachGetsAFreshServer) {
+  SwitchboardProcess sb(config());
+  const auto connector = connect(sb);
+  ASSERT_TRUE(wait_ready(sb, owner_.secret, "alpha")) << connector->log();
+  const pid_t first = connector->server_pid();
+  // The switchboard goes away (close 1001): the server that served that attach is
+  // stopped, and a fresh one waits for the next.
+  sb.send_signal(SIGTERM);
+  ASSERT_TRUE(sb.wait_exit(kDefaultWait));
+  EXPECT_TRUE(connector->wait_log("detached, code 1001")) << connector->log();
+  EXPECT_TRUE(eventually([&] { return connector->server_pid() != first; })) << connector->log();
+  EXPECT_FALSE(process_alive(first));
+  EXPECT_TRUE(process_alive(connector->server_pid()));
+}
+
+TEST_F(Connect, ANewerAttachWithTheSameSecretStopsTheOlderWithExitCode3) {
+  SwitchboardProcess sb(config());
+  auto older = connect(sb, {}, "older.log");
+  ASSERT_TRUE(wait_ready(sb, owner_.secret, "alpha")) << older->log();
+  const pid_t older_server = older->server_pid();
+  const auto newer = connect(sb, {}, "newer.log");
+  EXPECT_EQ(older->wait_exit(), 3) << older->log();
+  EXPECT_NE(older->log().find("a newer attach with this secret replaced this one"),
+            std::string::npos);
+  EXPECT_FALSE(process_alive(older_server));
+  ASSERT_TRUE(sb.audit().wait_for_count("vm_attach", 2));
+  EXPECT_TRUE(wait_ready(sb, owner_.secret, "alpha"));
+  EXPECT_EQ(echoed(call_tool(sb.port(), "/mcp/alpha", owner_.secret, "echo", json{{"n", 1}})),
+            (json{{"n", 1}}));
+}
+
+TEST_F(Connect, ARevokedSecretStopsItWithExitCode4) {
+  SwitchboardProcess sb(config());
+  auto connector = connect(sb);
+  ASSERT_TRUE(wait_ready(sb, owner_.secret, "alpha")) << connector->log();
+  alpha_ = new_secret();
+  sb.reload(config());
+  EXPECT_EQ(connector->wait_exit(), 4) << connector->log();
+  EXPECT_NE(connector->log().find("no longer accepts this secret"), std::string::npos);
+}
+
+TEST_F(Connect, A401WaitsAndTheSecretFileIsReadAgainBeforeTheNextDial) {
+  SwitchboardProcess sb(config());
+  secret_file(sb, new_secret().secret);
+  ConnectProcess connector(argv(sb), sb.dir() / "connect.log");
+  EXPECT_TRUE(connector.wait_log("refused the secret (401)")) << connector.log();
+  secret_file(sb, alpha_.secret);
+  EXPECT_TRUE(wait_ready(sb, owner_.secret, "alpha")) << connector.log();
+}
+
+TEST_F(Connect, SigtermClosesWith1000StopsTheServerAndExitsZero) {
+  SwitchboardProcess sb(config());
+  auto connector = connect(sb);
+  ASSERT_TRUE(wait_ready(sb, owner_.secret, "alpha")) << connector->log();
+  const pid_t server = connector->server_pid();
+  ASSERT_GT(server, 0);
+  ::kill(connector->pid(), SIGTERM);
+  EXPECT_EQ(connector->wait_exit(), 0) << connector->log();
+  const auto detach = sb.audit().wait_for("vm_detach");
+  ASSERT_TRUE(detach);
+  EXPECT_EQ((*detach)["code"], 1000);
+  EXPECT_FALSE(process_alive(server));
+}
+
+TEST_F(Connect, PlainWsToAHostThatIsNotLoopbackIsRefusedUnlessAllowed) {
+  TempDir dir;
+  const CommandResult refused =
+      run_command({(bin_dir() / "switchboard-connect").string(), "--url",
+                   "ws://example.com/vm/attach", "--secret-file", "/nonexistent", "--", "true"},
+                  dir.path());
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("in clear"), std::string::npos) << refused.err;
+  const CommandResult no_command =
+      run_command({(bin_dir() / "switchboard-connect").string(), "--url",
+                   "ws://127.0.0.1:1/vm/attach", "--secret-file", "/nonexistent"},
+                  dir.path());
+  EXPECT_EQ(no_command.exit_code, 2);
+  EXPECT_NE(no_command.err.find("command is required"), std::string::npos) << no_command.err;
+}
+
+TEST_F(Connect, SettingsComeFromATomlFile) {
+  SwitchboardProcess sb(config());
+  const fs::path secret = secret_file(sb, alpha_.secret);
+  const fs::path file = sb.dir() / "alpha.toml";
+  std::ofstream(file) << "url = "
+                      << toml_string("ws://127.0.0.1:" + std::to_string(sb.port()) + "/vm/attach")
+                      << "\nsecret_file = " << toml_string(secret.string())
+                      << "\nname = \"alpha\"\ncommand = ["
+                      << toml_string((bin_dir() / "fake_stdio_server").string()) << "]\n";
+  ConnectProcess connector({(bin_dir() / "switchboard-connect").string(), "-c", file.string()},
+                           sb.dir() / "connect.log");
+  ASSERT_TRUE(wait_ready(sb, owner_.secret, "alpha")) << connector.log();
+  EXPECT_EQ(echoed(call_tool(sb.port(), "/mcp/alpha", owner_.secret, "echo", json{{"f", 1}})),
+            (json{{"f", 1}}));
+
+  std::ofstream(file, std::ios::app) << "colour = \"blue\"\n";
+  TempDir dir;
+  const CommandResult unknown =
+      run_command({(bin_dir() / "switchboard-connect").string(), "-c", file.string()}, dir.path());
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("unknown key `colour`"), std::string::npos) << unknown.err;
+}
+
+// A fake switchboard at the other end: FakePod answers the upgrade when the bearer is
+// `secret`, and speaks JSON-RPC frames on the session.
+class ConnectToFake : public ::testing::Test {
+ protected:
+  TempDir dir_;
+  Secret secret_ = new_secret();
+
+  std::unique_ptr<ConnectProcess> connect(const std::string& url, const std::string& log) {
+    const fs::path secret_file = dir_.path() / "secret";
+    std::ofstream(secret_file) << secret_.secret << "\n";
+    return std::make_unique<ConnectProcess>(
+        std::vector<std::string>{(bin_dir() / "switchboard-connect").string(), "--url", url,
+                                 "--secret-file", secret_file.string(), "--name", "alpha", "--",
+                                 (bin_dir() / "fake_stdio_server").string()},
+        dir_.path() / log);
+  }
+};
+
+TEST_F(ConnectToFake, OverWssTheCertificateAndItsHostNameAreChecked) {
+  TestTimings timings("dial_backoff=100");
+  const TestPki pki = make_test_pki(dir_.path(), "DNS:localhost");
+  ScopedEnv trust("SSL_CERT_FILE", pki.ca_certificate.string());
+  FakePod pod(FakePodOptions{.secret = secret_.secret,
+                             .tls = PodTls{pki.server_certificate, pki.server_key}});
+  const auto trusted = connect(pod.url("alpha", "localhost"), "trusted.log");
+  ASSERT_TRUE(pod.wait_sessions(1, kDefaultWait)) << trusted->log();
+  EXPECT_EQ(pod.dials().front().authorization, "Bearer " + secret_.secret);
+  const json reply = pod.request(rpc(1, "tools/list"));
+  ASSERT_TRUE(reply.contains("result")) << reply << trusted->log();
+  EXPECT_EQ(reply["result"]["tools"].size(), 3u);
+
+  // The certificate names localhost; dialled as 127.0.0.1 it is refused.
+  const auto wrong_name = connect(pod.url("alpha", "127.0.0.1"), "wrong-name.log");
+  EXPECT_TRUE(pod.wait_tls_failures(1, kDefaultWait));
+  EXPECT_TRUE(wrong_name->wait_log("TLS with 127.0.0.1")) << wrong_name->log();
+  EXPECT_EQ(pod.sessions(), 1u);
+}
+
+TEST_F(ConnectToFake, PingsWhileAttachedAndDropsALinkThatFellSilent) {
+  TestTimings timings("dial_backoff=100,dial_ping=200,dial_silence=1000");
+  FakePod answering(FakePodOptions{.secret = secret_.secret});
+  const auto pinging = connect(answering.url("alpha"), "pinging.log");
+  ASSERT_TRUE(answering.wait_sessions(1, kDefaultWait)) << pinging->log();
+  EXPECT_TRUE(eventually([&] { return answering.pings_received() >= 3; }));
+  EXPECT_EQ(answering.dial_count(), 1u) << "an answering link must stay up";
+
+  FakePod silent(FakePodOptions{.secret = secret_.secret, .silent = true});
+  const auto dropping = connect(silent.url("alpha"), "dropping.log");
+  EXPECT_TRUE(silent.wait_dials(2, kDefaultWait)) << dropping->log();
+  EXPECT_TRUE(dropping->wait_log("nothing heard from the switchboard in time")) << dropping->log();
+}
+
+}  // namespace
+}  // namespace sbtest

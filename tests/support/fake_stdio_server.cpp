@@ -1,0 +1,90 @@
+// A stdio MCP server for the switchboard-connect tests: newline-delimited JSON-RPC on
+// stdin and stdout. Its tools:
+//   echo      one text item: the compact JSON of the call's arguments
+//   progress  two notifications/progress with the call's progressToken, then as echo
+//   exit      exits at once with status 3, as a server that crashes mid-call
+// Options: --junk (a line that is not JSON before every answer), --stderr TEXT (a line on
+// stderr at start). It ends when its stdin does.
+#include <cstdlib>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace {
+
+using json = nlohmann::json;
+
+json tool(const std::string& name) {
+  return json{
+      {"name", name}, {"description", "fake " + name}, {"inputSchema", {{"type", "object"}}}};
+}
+
+json text_result(const json& arguments) {
+  return json{{"content", json::array({{{"type", "text"}, {"text", arguments.dump()}}})},
+              {"isError", false}};
+}
+
+struct Server {
+  bool junk = false;
+
+  void send(const json& message) const {
+    if (junk) std::cout << "this line is not JSON-RPC\n";
+    std::cout << message.dump() << "\n" << std::flush;
+  }
+
+  void answer(const json& request) const;
+};
+
+void Server::answer(const json& request) const {
+  const std::string method = request.value("method", "");
+  const json id = request["id"];
+  const json params = request.value("params", json::object());
+  if (method == "initialize") {
+    send({{"jsonrpc", "2.0"},
+          {"id", id},
+          {"result",
+           {{"protocolVersion", params.value("protocolVersion", "2025-06-18")},
+            {"capabilities", {{"tools", json::object()}}},
+            {"serverInfo", {{"name", "fake-stdio-server"}, {"version", "1.0.0"}}}}}});
+  } else if (method == "tools/list") {
+    send({{"jsonrpc", "2.0"},
+          {"id", id},
+          {"result", {{"tools", json::array({tool("echo"), tool("progress"), tool("exit")})}}}});
+  } else if (method == "ping") {
+    send({{"jsonrpc", "2.0"}, {"id", id}, {"result", json::object()}});
+  } else if (method == "tools/call") {
+    const std::string name = params.value("name", "");
+    const json arguments = params.value("arguments", json::object());
+    if (name == "exit") std::exit(3);
+    if (name == "progress") {
+      const json token = params.value("_meta", json::object()).value("progressToken", json());
+      for (int step = 1; step <= 2; ++step)
+        send({{"jsonrpc", "2.0"},
+              {"method", "notifications/progress"},
+              {"params", {{"progressToken", token}, {"progress", step}, {"total", 2}}}});
+    }
+    send({{"jsonrpc", "2.0"}, {"id", id}, {"result", text_result(arguments)}});
+  } else {
+    send({{"jsonrpc", "2.0"},
+          {"id", id},
+          {"error", {{"code", -32601}, {"message", "no method " + method}}}});
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  Server server;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--junk") server.junk = true;
+    if (args[i] == "--stderr" && i + 1 < args.size()) std::cerr << args[++i] << std::endl;
+  }
+  for (std::string line; std::getline(std::cin, line);) {
+    const json message = json::parse(line, nullptr, false);
+    if (message.is_object() && message.contains("method") && message.contains("id"))
+      server.answer(message);
+  }
+  return 0;
+}
