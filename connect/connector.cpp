@@ -108,18 +108,20 @@ void Connector::stop() {
 // The server of the next attach: the current one if it is still untouched and running,
 // else a new one. What failed, or "".
 net::awaitable<std::string> Connector::fresh_server() {
-  if (server_ && !server_->used() && !server_->exited()) co_return "";
+  if (server_ && !server_->used() && !server_->ended()) co_return "";
   if (server_) {
     co_await server_->stop(timings_.server_grace);
     server_.reset();
   }
-  server_ = std::make_unique<StdioServer>(io_, options_.command, options_.name);
+  if (options_.upstream) {
+    server_ = std::make_unique<HttpUpstream>(io_, *options_.upstream, options_.name);
+  } else {
+    server_ = std::make_unique<StdioServer>(io_, options_.command, options_.name);
+  }
   if (std::string problem = server_->start(); !problem.empty()) {
     server_.reset();
     co_return problem;
   }
-  log_info("started the MCP server",
-           {{"computer", options_.name}, {"pid", std::to_string(server_->pid())}});
   co_return "";
 }
 
@@ -135,8 +137,8 @@ std::string Connector::read_secret(std::string& secret) const {
 }
 
 // Relays until the attach ends: the switchboard's messages to the server here, the
-// server's to the switchboard in relay_replies(). Then the server is stopped (it has been
-// talked to) and its exit is logged.
+// server's to the switchboard in relay_replies(). Then the server is stopped: it has been
+// talked to.
 net::awaitable<LinkEnd> Connector::relay(std::shared_ptr<Link> link) {
   relay_done_.expires_at(net::steady_timer::time_point::max());
   replies_running_ = true;  // before it runs: co_spawn starts it later
@@ -147,9 +149,6 @@ net::awaitable<LinkEnd> Connector::relay(std::shared_ptr<Link> link) {
   }
   co_await server_->stop(timings_.server_grace);
   if (replies_running_) co_await relay_done_.async_wait(kAwait);
-  if (const auto status = server_->exit_status())
-    log_info("the MCP server exited",
-             {{"computer", options_.name}, {"status", ipc::describe_exit(*status)}});
   co_return link->end();
 }
 

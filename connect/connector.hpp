@@ -14,7 +14,9 @@
 #include <memory>
 #include <random>
 
+#include "connect/http_upstream.hpp"
 #include "connect/link.hpp"
+#include "connect/mcp_server.hpp"
 #include "connect/options.hpp"
 #include "connect/stdio_server.hpp"
 #include "ipc/timings.hpp"
@@ -50,7 +52,7 @@ class Connector {
   Options options_;
   std::shared_ptr<boost::asio::ssl::context> tls_;
   ipc::Timings timings_;
-  std::unique_ptr<StdioServer> server_;
+  std::unique_ptr<McpServer> server_;
   std::shared_ptr<Link> link_;  // the current attach, if any
   boost::asio::steady_timer sleep_timer_;
   boost::asio::steady_timer relay_done_;  // cancelled when relay_replies() has ended

@@ -10,20 +10,24 @@ namespace sb::connect {
 
 const char* const kUsage =
     R"(usage: switchboard-connect [-c FILE] [--url URL] [--secret-file FILE] [--name NAME]
-                           [--allow-insecure-transport] [-- COMMAND [ARGS...]]
+                           [--allow-insecure-transport]
+                           (--upstream http://127.0.0.1:PORT/mcp | -- COMMAND [ARGS...])
 
-Runs COMMAND, an MCP server speaking stdio (one JSON-RPC message per line), and attaches
-it to a switchboard as a computer: dials URL (wss://host/vm/attach) with the secret in
-FILE and relays every message both ways until stopped.
+Runs COMMAND, an MCP server speaking stdio (one JSON-RPC message per line), or talks to a
+local Streamable HTTP MCP server at --upstream, and attaches it to a switchboard as a
+computer: dials URL (wss://host/vm/attach) with the secret in FILE and relays every
+message both ways until stopped.
 
   -c FILE                     settings from a TOML file: url, secret_file, name, command
-                              (an array: program and arguments), allow_insecure_transport;
-                              the command line wins over it
+                              (an array: program and arguments) or upstream,
+                              allow_insecure_transport; the command line wins over it
   --url URL                   the switchboard's attach URL, ws:// or wss://
   --secret-file FILE          the computer's secret, read again before every dial
                               (default under systemd: $CREDENTIALS_DIRECTORY/secret)
   --name NAME                 the computer's name in log lines (default: the program's)
   --allow-insecure-transport  allow ws:// to a host that is not loopback
+  --upstream URL              a Streamable HTTP MCP endpoint on this machine (http://,
+                              loopback), instead of a command
   -h, --help / -V, --version
 
 Exit status: 0 when stopped (SIGTERM, SIGINT), 2 on a usage error, 3 when a newer attach
@@ -39,6 +43,7 @@ struct FileSettings {
   std::optional<std::string> secret_file;
   std::optional<std::string> name;
   std::optional<std::vector<std::string>> command;
+  std::optional<std::string> upstream;
   std::optional<bool> allow_insecure_transport;
 };
 
@@ -62,6 +67,8 @@ FileSettings read_file(const std::string& path) {
       settings.secret_file = text();
     } else if (name == "name") {
       settings.name = text();
+    } else if (name == "upstream") {
+      settings.upstream = text();
     } else if (name == "allow_insecure_transport") {
       if (!node.is_boolean()) throw UsageError(path + ": " + name + " must be true or false");
       settings.allow_insecure_transport = *node.value<bool>();
@@ -86,7 +93,7 @@ FileSettings read_file(const std::string& path) {
 Options parse_options(const std::vector<std::string>& words, const std::string& home,
                       const std::string& credentials_directory) {
   Options options;
-  std::optional<std::string> config_file, url, secret_file, name;
+  std::optional<std::string> config_file, url, secret_file, name, upstream;
   std::optional<std::vector<std::string>> command;
   bool allow_insecure = false;
   for (std::size_t i = 0; i < words.size(); ++i) {
@@ -111,6 +118,8 @@ Options parse_options(const std::vector<std::string>& words, const std::string& 
       secret_file = value();
     } else if (word == "--name") {
       name = value();
+    } else if (word == "--upstream") {
+      upstream = value();
     } else if (word == "--allow-insecure-transport") {
       allow_insecure = true;
     } else {
@@ -130,8 +139,20 @@ Options parse_options(const std::vector<std::string>& words, const std::string& 
       allow_insecure || file.allow_insecure_transport.value_or(false);
   if (options.url.empty()) throw UsageError("--url (or url in the file) is required");
   if (secret.empty()) throw UsageError("--secret-file (or secret_file in the file) is required");
-  if (options.command.empty() || options.command.front().empty())
-    throw UsageError("the MCP server's command is required: -- COMMAND [ARGS...]");
+  const std::string upstream_url = upstream.value_or(file.upstream.value_or(""));
+  if (!upstream_url.empty() && !options.command.empty())
+    throw UsageError("give the MCP server as a command or as --upstream, not both");
+  if (!upstream_url.empty()) {
+    auto target = parse_dial_target(upstream_url, UrlKind::kHttp);
+    if (auto* problem = std::get_if<std::string>(&target)) throw UsageError("upstream " + *problem);
+    options.upstream = std::get<DialTarget>(target);
+    if (options.upstream->tls || !options.upstream->loopback)
+      throw UsageError("upstream " + upstream_url +
+                       ": only a server on this machine, at an http:// loopback URL");
+  } else if (options.command.empty() || options.command.front().empty()) {
+    throw UsageError(
+        "the MCP server's command is required: -- COMMAND [ARGS...] (or --upstream URL)");
+  }
 
   auto parsed = parse_dial_target(options.url);
   if (auto* problem = std::get_if<std::string>(&parsed)) throw UsageError("url " + *problem);
@@ -141,8 +162,10 @@ Options parse_options(const std::vector<std::string>& words, const std::string& 
                      ": ws:// sends the secret in clear; use wss://, or a loopback host, or "
                      "--allow-insecure-transport");
   options.secret_file = expand_home(secret, home);
-  options.name = name.value_or(
-      file.name.value_or(std::filesystem::path(options.command.front()).filename().string()));
+  const std::string program =
+      options.upstream ? std::string("upstream")
+                       : std::filesystem::path(options.command.front()).filename().string();
+  options.name = name.value_or(file.name.value_or(program));
   return options;
 }
 

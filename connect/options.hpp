@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -17,11 +18,12 @@ struct UsageError : std::runtime_error {
 };
 
 struct Options {
-  std::string url;                    // as written, for log lines
-  DialTarget target;                  // parsed once, checked against the transport rule
-  std::filesystem::path secret_file;  // read again before every dial
-  std::vector<std::string> command;   // the MCP server: program and arguments
-  std::string name;                   // in log lines; default: the program's file name
+  std::string url;                     // as written, for log lines
+  DialTarget target;                   // parsed once, checked against the transport rule
+  std::filesystem::path secret_file;   // read again before every dial
+  std::vector<std::string> command;    // the MCP server: program and arguments, or
+  std::optional<DialTarget> upstream;  // a Streamable HTTP MCP endpoint on this machine
+  std::string name;                    // in log lines; default: the program's file name
   bool allow_insecure_transport = false;
   bool help = false;
   bool version = false;

@@ -42,14 +42,13 @@ std::string find_program(const std::string& name) {
   return {};
 }
 
-// A JSON-RPC message on one line: one JSON object (or a batch array), nothing else.
+}  // namespace
+
 bool one_message(std::string_view line) {
-  const auto first = line.find_first_not_of(" \t");
+  const auto first = line.find_first_not_of(" \t\r\n");
   if (first == std::string_view::npos || (line[first] != '{' && line[first] != '[')) return false;
   return nlohmann::json::accept(line);
 }
-
-}  // namespace
 
 StdioServer::StdioServer(net::io_context& io, std::vector<std::string> command, std::string name)
     : io_(io),
@@ -62,10 +61,6 @@ StdioServer::StdioServer(net::io_context& io, std::vector<std::string> command, 
 
 StdioServer::~StdioServer() {
   *alive_ = false;
-}
-
-pid_t StdioServer::pid() const {
-  return child_ ? child_->pid() : -1;
 }
 
 std::string StdioServer::start() {
@@ -95,6 +90,7 @@ std::string StdioServer::start() {
     if (*alive) on_exit(wait_status);
   });
   net::co_spawn(io_, forward_stderr(), net::detached);
+  log_info("started the MCP server", {{"computer", name_}, {"pid", std::to_string(child_->pid())}});
   return "";
 }
 
@@ -168,15 +164,16 @@ net::awaitable<void> StdioServer::forward_stderr() {
 }
 
 net::awaitable<void> StdioServer::stop(std::chrono::milliseconds grace) {
-  if (!child_) co_return;
+  if (!child_ || stopped_) co_return;
+  stopped_ = true;
   boost::system::error_code ignored;
   stdin_.close(ignored);
-  if (!exited()) {
+  if (!ended()) {
     ::kill(child_->pid(), SIGTERM);
     exit_signal_.expires_after(grace);
     co_await exit_signal_.async_wait(kAwait);
   }
-  if (!exited()) {
+  if (!ended()) {
     log_warn("the MCP server outlived its grace after SIGTERM; killing it", {{"computer", name_}});
     child_->kill();
     exit_signal_.expires_at(net::steady_timer::time_point::max());
@@ -184,6 +181,8 @@ net::awaitable<void> StdioServer::stop(std::chrono::milliseconds grace) {
   }
   stdout_.close(ignored);
   stderr_.close(ignored);
+  log_info("the MCP server exited",
+           {{"computer", name_}, {"status", ipc::describe_exit(*exit_status_)}});
 }
 
 }  // namespace sb::connect

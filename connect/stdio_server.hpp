@@ -1,8 +1,6 @@
-// The MCP server that switchboard-connect runs: a child process speaking MCP's stdio
+// An MCP server that switchboard-connect runs: a child process speaking MCP's stdio
 // transport, one JSON-RPC message per line each way. Its stderr goes to our log, line by
-// line, with the computer's name. One child is one MCP session: the switchboard
-// initializes afresh after every attach, so a child that has been talked to is never
-// reused (docs/protocol.md, "switchboard-connect").
+// line, with the computer's name (docs/connect.md, "Behaviour").
 #pragma once
 
 #include <sys/types.h>
@@ -19,11 +17,12 @@
 #include <string_view>
 #include <vector>
 
+#include "connect/mcp_server.hpp"
 #include "ipc/spawn.hpp"
 
 namespace sb::connect {
 
-class StdioServer {
+class StdioServer : public McpServer {
  public:
   // `command`: the program and its arguments; `name`: for log lines.
   StdioServer(boost::asio::io_context& io, std::vector<std::string> command, std::string name);
@@ -31,23 +30,19 @@ class StdioServer {
   StdioServer(const StdioServer&) = delete;
   StdioServer& operator=(const StdioServer&) = delete;
 
-  // Starts the program with pipes for its stdin, stdout and stderr. What failed, or "".
-  std::string start();
-  pid_t pid() const;
-  // Whether a message has been written to it (then it is not a fresh session any more).
-  bool used() const { return used_; }
-  // Whether it has exited (its wait status is then in exit_status()).
-  bool exited() const { return exit_status_.has_value(); }
-  std::optional<int> exit_status() const { return exit_status_; }
-
-  // Writes one message and a newline to its stdin; false once it cannot take more.
-  boost::asio::awaitable<bool> write(std::string_view message);
+  // Starts the program with pipes for its stdin, stdout and stderr.
+  std::string start() override;
+  bool used() const override { return used_; }
+  // Whether it has exited.
+  bool ended() const override { return exit_status_.has_value(); }
+  // Writes one message and a newline to its stdin.
+  boost::asio::awaitable<bool> write(std::string_view message) override;
   // The next line of its stdout that is one JSON-RPC message; a line that is not is
   // logged and skipped. nullopt once its stdout has ended.
-  boost::asio::awaitable<std::optional<std::string>> read();
+  boost::asio::awaitable<std::optional<std::string>> read() override;
   // Closes its stdin and sends SIGTERM; SIGKILL if it has not exited after `grace`.
-  // Returns once it has exited.
-  boost::asio::awaitable<void> stop(std::chrono::milliseconds grace);
+  // Returns once it has exited, and logs how.
+  boost::asio::awaitable<void> stop(std::chrono::milliseconds grace) override;
 
  private:
   boost::asio::awaitable<void> forward_stderr();
@@ -64,6 +59,7 @@ class StdioServer {
   std::string pending_;                    // stdout read but not yet returned as lines
   bool discarding_ = false;                // inside a line longer than the limit
   bool used_ = false;
+  bool stopped_ = false;
   std::optional<int> exit_status_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for the stderr reader
 };

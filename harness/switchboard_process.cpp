@@ -37,15 +37,16 @@ void SwitchboardProcess::write_file(const std::string& toml) {
   fs::rename(temporary, config_path());
 }
 
-void SwitchboardProcess::restart() {
+void SwitchboardProcess::restart(bool same_port) {
   if (pid_ > 0) throw std::runtime_error("restart: the switchboard is still running");
-  spawn();
+  spawn(same_port);
 }
 
-void SwitchboardProcess::spawn() {
-  // The free port may be taken by someone else before the supervisor binds it: retry.
-  for (int attempt = 0; attempt < 3; ++attempt) {
-    port_ = free_port();
+void SwitchboardProcess::spawn(bool same_port) {
+  // The free port may be taken by someone else before the supervisor binds it: retry
+  // (on another one, unless it must be this one).
+  for (int attempt = 0; attempt < (same_port ? 1 : 3); ++attempt) {
+    if (!same_port) port_ = free_port();
     write_file(body_);
     pid_ = start_process({program_.string(), "serve", "-c", config_path().string()},
                          dir() / "stdout.log", dir() / "stderr.log");

@@ -52,8 +52,9 @@ class SwitchboardProcess {
   // signal that ended it; nullopt if it is still running.
   std::optional<int> wait_exit(std::chrono::milliseconds timeout);
   bool running() const { return pid_ > 0; }
-  // Starts the supervisor again after it exited (same directory and config; a new port).
-  void restart();
+  // Starts the supervisor again after it exited (same directory and config), on a new port
+  // unless `same_port` (for dialers that know the old URL).
+  void restart(bool same_port = false);
   // SIGTERM, reaped (SIGKILL after 8 s), then every worker it was seen with. Idempotent.
   void stop();
 
@@ -66,7 +67,7 @@ class SwitchboardProcess {
   nlohmann::json worker(const std::string& computer) const;
 
  private:
-  void spawn();
+  void spawn(bool same_port = false);
   void write_file(const std::string& toml);
   void remember_workers(const nlohmann::json& rows) const;
 

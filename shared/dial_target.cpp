@@ -19,15 +19,16 @@ std::string quoted(std::string_view url) {
 
 }  // namespace
 
-std::variant<DialTarget, std::string> parse_dial_target(std::string_view url) {
+std::variant<DialTarget, std::string> parse_dial_target(std::string_view url, UrlKind kind) {
   const auto parsed = urls::parse_uri(url);
   if (!parsed) return quoted(url) + " is not a URL";
   const urls::url_view& view = *parsed;
   DialTarget out;
-  if (view.scheme_id() == urls::scheme::wss) {
+  const bool web_socket = kind == UrlKind::kWebSocket;
+  if (view.scheme_id() == (web_socket ? urls::scheme::wss : urls::scheme::https)) {
     out.tls = true;
-  } else if (view.scheme_id() != urls::scheme::ws) {
-    return quoted(url) + " is not ws:// or wss://";
+  } else if (view.scheme_id() != (web_socket ? urls::scheme::ws : urls::scheme::http)) {
+    return quoted(url) + (web_socket ? " is not ws:// or wss://" : " is not http:// or https://");
   }
   if (!view.has_authority() || view.encoded_host().empty()) return quoted(url) + " has no host";
   if (view.has_userinfo())

@@ -1,5 +1,6 @@
-// A ws:// or wss:// URL to dial, parsed once (with Boost.URL) where it is configured, so
-// that what policy checks (loopback, TLS) is exactly what the dialer connects to.
+// A URL to dial (ws:// or wss://; http:// or https:// for switchboard-connect's upstream),
+// parsed once (with Boost.URL) where it is configured, so that what policy checks
+// (loopback, TLS) is exactly what the dialer connects to.
 #pragma once
 
 #include <string>
@@ -9,7 +10,7 @@
 namespace sb {
 
 struct DialTarget {
-  bool tls = false;         // wss
+  bool tls = false;         // wss or https
   std::string host;         // lowercased; an IPv6 address without brackets
   std::string port;         // as given, or 443 / 80
   std::string host_header;  // what Host says: the host (IPv6 in brackets) and a given port
@@ -23,8 +24,12 @@ struct DialTarget {
 };
 
 // The target, or what is wrong with the URL in a sentence that names it. Refused: a
-// scheme other than ws/wss, no host, user info (a secret goes in a file, never in a URL),
+// scheme other than `kind`'s, no host, user info (a secret goes in a file, never in a URL),
 // a fragment, a port outside 1-65535, a percent-encoded or future-format host.
-std::variant<DialTarget, std::string> parse_dial_target(std::string_view url);
+// `kind`: which schemes are accepted, ws:// and wss:// or http:// and https:// (`tls`
+// says which of the two).
+enum class UrlKind { kWebSocket, kHttp };
+std::variant<DialTarget, std::string> parse_dial_target(std::string_view url,
+                                                        UrlKind kind = UrlKind::kWebSocket);
 
 }  // namespace sb

@@ -1,13 +1,18 @@
 // A dial-out computer for the conformance run: it dials the switchboard's /vm/attach
 // WebSocket and serves, with the official SDK's Server, every tool the suite's server
 // scenarios call (the suite's "everything server" tool set). Exits when the socket closes.
+// With --stdio it is instead a plain stdio MCP server (the SDK's stdio transport), and
+// with --http-port-file a Streamable HTTP one on a loopback port it writes to that file
+// (the SDK's transport, one session at a time): both for switchboard-connect to attach.
 //
 //   node computer.mjs --url ws://127.0.0.1:PORT/vm/attach --secret-file FILE
+//   node computer.mjs --stdio
+//   node computer.mjs --http-port-file FILE
 //
 // The SDK's low-level Server (not McpServer) because the tool schemas here are plain JSON
 // Schema, sent exactly as written: json_schema_2020_12_tool must keep $schema, $defs and
 // additionalProperties, which McpServer's zod conversion would not.
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { crc32, deflateSync } from 'node:zlib';
 import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
@@ -20,13 +25,20 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 
 const { values: args } = parseArgs({
-  options: { url: { type: 'string' }, 'secret-file': { type: 'string' } }
+  options: {
+    url: { type: 'string' },
+    'secret-file': { type: 'string' },
+    stdio: { type: 'boolean' },
+    'http-port-file': { type: 'string' }
+  }
 });
-if (!args.url || !args['secret-file']) {
-  console.error('usage: computer.mjs --url ws://HOST:PORT/vm/attach --secret-file FILE');
+if (!args.stdio && !args['http-port-file'] && (!args.url || !args['secret-file'])) {
+  console.error(
+    'usage: computer.mjs --url ws://HOST:PORT/vm/attach --secret-file FILE | --stdio | ' +
+      '--http-port-file FILE'
+  );
   process.exit(2);
 }
-const secret = readFileSync(args['secret-file'], 'utf8').trim();
 
 // ---- the SDK's Transport over one WebSocket: one JSON-RPC message per text frame ----
 
@@ -187,10 +199,18 @@ const tools = [
     name: 'test_tool_with_logging',
     description: 'Sends three info log messages while it runs',
     inputSchema: noArguments,
-    run: async () => {
-      // sendLoggingMessage honours the level a logging/setLevel set, as a real server does.
-      const log = (data) =>
-        server.sendLoggingMessage({ level: 'info', logger: 'conformance-computer', data });
+    run: async (_arguments, _request, extra) => {
+      // Honours the level a logging/setLevel set, as sendLoggingMessage would; and sent as
+      // related to the call, as the specification recommends, so that over Streamable
+      // HTTP they travel on the call's own stream, before its result (on one socket it is
+      // all the same).
+      const log = async (data) => {
+        if (server.isMessageIgnored('info', extra.sessionId)) return;
+        await extra.sendNotification({
+          method: 'notifications/message',
+          params: { level: 'info', logger: 'conformance-computer', data }
+        });
+      };
       await log('Tool execution started');
       await sleep(50);
       await log('Tool processing data');
@@ -400,30 +420,71 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
   }
 });
 
+// ---- stdio: serve until stdin ends ----
+
+if (args.stdio) {
+  const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
+  await server.connect(new StdioServerTransport());
+} else if (args['http-port-file']) {
+  await serveHttp(args['http-port-file']);
+} else {
+  dial();
+}
+
+// ---- Streamable HTTP: one session at a time; a new initialize ends the last one ----
+
+async function serveHttp(portFile) {
+  const { StreamableHTTPServerTransport } = await import(
+    '@modelcontextprotocol/sdk/server/streamableHttp.js'
+  );
+  const { createServer } = await import('node:http');
+  const { randomUUID } = await import('node:crypto');
+  let current = null;
+  const listener = createServer(async (request, response) => {
+    const session = request.headers['mcp-session-id'];
+    if (!session && request.method === 'POST') {
+      if (current) await server.close();
+      current = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID() });
+      await server.connect(current);
+    } else if (!current || session !== current.sessionId) {
+      response.writeHead(404).end();
+      return;
+    }
+    await current.handleRequest(request, response);
+  });
+  listener.listen(0, '127.0.0.1', () => {
+    writeFileSync(portFile, String(listener.address().port));
+    console.error(`computer: serving Streamable HTTP on port ${listener.address().port}`);
+  });
+}
+
 // ---- dial once; no redial ----
 
-const socket = new WebSocket(args.url, {
-  headers: { Authorization: `Bearer ${secret}` },
-  handshakeTimeout: 10_000
-});
-const transport = new WebSocketTransport(socket);
+function dial() {
+  const secret = readFileSync(args['secret-file'], 'utf8').trim();
+  const socket = new WebSocket(args.url, {
+    headers: { Authorization: `Bearer ${secret}` },
+    handshakeTimeout: 10_000
+  });
+  const transport = new WebSocketTransport(socket);
 
-socket.on('unexpected-response', (_request, response) => {
-  console.error(`computer: attach refused with HTTP ${response.statusCode}`);
-  process.exit(1);
-});
-socket.on('open', () => {
-  console.error(`computer: attached to ${args.url}`);
-  server.connect(transport).catch((error) => {
-    console.error(`computer: ${error.message}`);
+  socket.on('unexpected-response', (_request, response) => {
+    console.error(`computer: attach refused with HTTP ${response.statusCode}`);
     process.exit(1);
   });
-});
-socket.on('close', (code, reason) => {
-  console.error(`computer: socket closed (${code} ${reason.toString()})`);
-  process.exit(0);
-});
-socket.on('error', (error) => {
-  console.error(`computer: ${error.message}`);
-  if (socket.readyState !== WebSocket.OPEN) process.exit(1);
-});
+  socket.on('open', () => {
+    console.error(`computer: attached to ${args.url}`);
+    server.connect(transport).catch((error) => {
+      console.error(`computer: ${error.message}`);
+      process.exit(1);
+    });
+  });
+  socket.on('close', (code, reason) => {
+    console.error(`computer: socket closed (${code} ${reason.toString()})`);
+    process.exit(0);
+  });
+  socket.on('error', (error) => {
+    console.error(`computer: ${error.message}`);
+    if (socket.readyState !== WebSocket.OPEN) process.exit(1);
+  });
+}

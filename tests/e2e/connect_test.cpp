@@ -102,7 +102,7 @@ TEST_F(Connect, ACallReachesTheStdioServerAndItsAnswerComesBack) {
   EXPECT_EQ(echoed(reply), (json{{"x", 1}})) << reply;
   // The server's tools, and the switchboard's own vm_status.
   EXPECT_EQ(tool_names(list_tools(sb.port(), "/mcp/alpha", owner_.secret)),
-            (std::vector<std::string>{"echo", "progress", "exit", "vm_status"}));
+            (std::vector<std::string>{"echo", "progress", "exit", "wait", "vm_status"}));
   const auto attach = sb.audit().wait_for("vm_attach");
   ASSERT_TRUE(attach);
   EXPECT_EQ((*attach)["computer"], "alpha");
@@ -130,6 +130,25 @@ TEST_F(Connect, ProgressFromTheServerReachesTheCallerOnAnEventStream) {
     EXPECT_EQ(messages[step]["params"]["progress"], step + 1);
   }
   EXPECT_EQ(echoed(messages[2]), (json{{"p", true}}));
+}
+
+TEST_F(Connect, ACallersCancelReachesTheStdioServerWithTheIdItSaw) {
+  SwitchboardProcess sb(config());
+  const auto connector = connect(sb);
+  ASSERT_TRUE(wait_ready(sb, owner_.secret, "alpha")) << connector->log();
+  CallInFlight call(sb.port(), "/mcp/alpha", owner_.secret, "wait", json::object(), "mine");
+  ASSERT_TRUE(connector->wait_log("server: called wait id=")) << connector->log();
+  const std::string log = connector->log();
+  const auto at =
+      log.find("server: called wait id=") + std::string("server: called wait id=").size();
+  const std::string seen_id = log.substr(at, log.find(' ', at) - at);
+  const json cancel{{"jsonrpc", "2.0"},
+                    {"method", "notifications/cancelled"},
+                    {"params", {{"requestId", "mine"}, {"reason", "user hit stop"}}}};
+  EXPECT_EQ(post_mcp(sb.port(), "/mcp/alpha", owner_.secret, cancel).status, 202);
+  EXPECT_TRUE(connector->wait_log("server: cancelled id=" + seen_id + " reason=user hit stop"))
+      << connector->log();
+  EXPECT_EQ(error_code(call.wait()), -32800);
 }
 
 TEST_F(Connect, ALineThatIsNotJsonRpcIsLoggedAndNotSent) {
@@ -169,19 +188,22 @@ TEST_F(Connect, AServerThatExitsMidCallIsRestartedAndAttachedAfresh) {
   EXPECT_EQ((*detach)["code"], 1011);
 }
 
-TEST_F(Connect, EachAttachGetsAFreshServer) {
+TEST_F(Connect, AfterTheSwitchboardRestartsItRedialsWithAFreshServer) {
   SwitchboardProcess sb(config());
   const auto connector = connect(sb);
   ASSERT_TRUE(wait_ready(sb, owner_.secret, "alpha")) << connector->log();
   const pid_t first = connector->server_pid();
   // The switchboard goes away (close 1001): the server that served that attach is
-  // stopped, and a fresh one waits for the next.
+  // stopped, and a fresh one serves the next, once the switchboard is back.
   sb.send_signal(SIGTERM);
   ASSERT_TRUE(sb.wait_exit(kDefaultWait));
   EXPECT_TRUE(connector->wait_log("detached, code 1001")) << connector->log();
-  EXPECT_TRUE(eventually([&] { return connector->server_pid() != first; })) << connector->log();
+  sb.restart(/*same_port=*/true);
+  ASSERT_TRUE(wait_ready(sb, owner_.secret, "alpha")) << connector->log();
+  EXPECT_NE(connector->server_pid(), first);
   EXPECT_FALSE(process_alive(first));
-  EXPECT_TRUE(process_alive(connector->server_pid()));
+  EXPECT_EQ(echoed(call_tool(sb.port(), "/mcp/alpha", owner_.secret, "echo", json{{"again", 1}})),
+            (json{{"again", 1}}));
 }
 
 TEST_F(Connect, ANewerAttachWithTheSameSecretStopsTheOlderWithExitCode3) {
@@ -247,6 +269,39 @@ TEST_F(Connect, PlainWsToAHostThatIsNotLoopbackIsRefusedUnlessAllowed) {
                   dir.path());
   EXPECT_EQ(no_command.exit_code, 2);
   EXPECT_NE(no_command.err.find("command is required"), std::string::npos) << no_command.err;
+  const CommandResult remote_upstream = run_command(
+      {(bin_dir() / "switchboard-connect").string(), "--url", "ws://127.0.0.1:1/vm/attach",
+       "--secret-file", "/nonexistent", "--upstream", "http://example.com/mcp"},
+      dir.path());
+  EXPECT_EQ(remote_upstream.exit_code, 2);
+  EXPECT_NE(remote_upstream.err.find("only a server on this machine"), std::string::npos)
+      << remote_upstream.err;
+  const CommandResult both = run_command(
+      {(bin_dir() / "switchboard-connect").string(), "--url", "ws://127.0.0.1:1/vm/attach",
+       "--secret-file", "/nonexistent", "--upstream", "http://127.0.0.1:1/mcp", "--", "true"},
+      dir.path());
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_NE(both.err.find("not both"), std::string::npos) << both.err;
+}
+
+// The Streamable HTTP relay's full behaviour is checked by the MCP conformance suite
+// through it (tests/conformance/run --via-connect-http); here, a server that is not there.
+TEST_F(Connect, AnUpstreamThatCannotBeReachedFailsTheHandshakeAndIsTriedAgain) {
+  SwitchboardProcess sb(config());
+  secret_file(sb, alpha_.secret);
+  ConnectProcess connector(
+      {(bin_dir() / "switchboard-connect").string(), "--url",
+       "ws://127.0.0.1:" + std::to_string(sb.port()) + "/vm/attach", "--secret-file",
+       (sb.dir() / "alpha.secret").string(), "--name", "alpha", "--upstream",
+       "http://127.0.0.1:" + std::to_string(free_port()) + "/mcp"},
+      sb.dir() / "connect.log");
+  // Its initialize is answered with an error, so the switchboard closes with 4005.
+  const auto detach = sb.audit().wait_for("vm_detach");
+  ASSERT_TRUE(detach) << connector.log();
+  EXPECT_EQ((*detach)["code"], 4005);
+  EXPECT_TRUE(connector.wait_log("the MCP server cannot be reached")) << connector.log();
+  EXPECT_TRUE(sb.audit().wait_for_count("vm_attach", 2)) << connector.log();
+  EXPECT_FALSE(computer_ready(sb, owner_.secret, "alpha"));
 }
 
 TEST_F(Connect, SettingsComeFromATomlFile) {
@@ -301,7 +356,7 @@ TEST_F(ConnectToFake, OverWssTheCertificateAndItsHostNameAreChecked) {
   EXPECT_EQ(pod.dials().front().authorization, "Bearer " + secret_.secret);
   const json reply = pod.request(rpc(1, "tools/list"));
   ASSERT_TRUE(reply.contains("result")) << reply << trusted->log();
-  EXPECT_EQ(reply["result"]["tools"].size(), 3u);
+  EXPECT_EQ(reply["result"]["tools"].size(), 4u);
 
   // The certificate names localhost; dialled as 127.0.0.1 it is refused.
   const auto wrong_name = connect(pod.url("alpha", "127.0.0.1"), "wrong-name.log");

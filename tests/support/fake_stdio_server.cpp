@@ -3,6 +3,9 @@
 //   echo      one text item: the compact JSON of the call's arguments
 //   progress  two notifications/progress with the call's progressToken, then as echo
 //   exit      exits at once with status 3, as a server that crashes mid-call
+//   wait      never answers (a call for the caller to cancel)
+// Each call is noted on stderr ("called NAME id=ID"), and so is each notifications/cancelled
+// ("cancelled id=ID reason=REASON"), for the tests to read in switchboard-connect's log.
 // Options: --junk (a line that is not JSON before every answer), --stderr TEXT (a line on
 // stderr at start). It ends when its stdin does.
 #include <cstdlib>
@@ -48,15 +51,19 @@ void Server::answer(const json& request) const {
             {"capabilities", {{"tools", json::object()}}},
             {"serverInfo", {{"name", "fake-stdio-server"}, {"version", "1.0.0"}}}}}});
   } else if (method == "tools/list") {
-    send({{"jsonrpc", "2.0"},
-          {"id", id},
-          {"result", {{"tools", json::array({tool("echo"), tool("progress"), tool("exit")})}}}});
+    send(
+        {{"jsonrpc", "2.0"},
+         {"id", id},
+         {"result",
+          {{"tools", json::array({tool("echo"), tool("progress"), tool("exit"), tool("wait")})}}}});
   } else if (method == "ping") {
     send({{"jsonrpc", "2.0"}, {"id", id}, {"result", json::object()}});
   } else if (method == "tools/call") {
     const std::string name = params.value("name", "");
     const json arguments = params.value("arguments", json::object());
+    std::cerr << "called " << name << " id=" << id.dump() << std::endl;
     if (name == "exit") std::exit(3);
+    if (name == "wait") return;
     if (name == "progress") {
       const json token = params.value("_meta", json::object()).value("progressToken", json());
       for (int step = 1; step <= 2; ++step)
@@ -83,8 +90,14 @@ int main(int argc, char** argv) {
   }
   for (std::string line; std::getline(std::cin, line);) {
     const json message = json::parse(line, nullptr, false);
-    if (message.is_object() && message.contains("method") && message.contains("id"))
+    if (!message.is_object() || !message.contains("method")) continue;
+    if (message.contains("id")) {
       server.answer(message);
+    } else if (message["method"] == "notifications/cancelled") {
+      const json params = message.value("params", json::object());
+      std::cerr << "cancelled id=" << params.value("requestId", json()).dump()
+                << " reason=" << params.value("reason", "") << std::endl;
+    }
   }
   return 0;
 }
