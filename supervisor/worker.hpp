@@ -63,8 +63,11 @@ struct Worker {
     return state == State::kStarting || state == State::kRunning || state == State::kRetiring;
   }
   // Beating within `stale` and keeping its record readable: its computer can be called.
+  // A record torn for a moment (the worker publishing while it is read) is read from its
+  // last whole state; only one torn for `stale` counts against it.
   bool responsive(std::chrono::milliseconds stale) const {
-    return status && status->heartbeat_age_ms() <= stale.count() && status->torn_for_ms() == 0;
+    return status && status->heartbeat_age_ms() <= stale.count() &&
+           status->torn_for_ms() < stale.count();
   }
   // The status record, with the peer and generation taken from the supervisor's own record
   // of the live session (the one the worker names, if it was handed over and attached).
