@@ -2,7 +2,6 @@
 // computer's requests, and the replies and messages that come back (worker_registry.hpp).
 #include <nlohmann/json.hpp>
 
-#include "shared/log.hpp"
 #include "supervisor/worker.hpp"
 #include "supervisor/worker_frames.hpp"
 #include "supervisor/worker_registry.hpp"
@@ -20,8 +19,7 @@ constexpr auto kBackstopGrace = 2s;  // a worker's own timeout fires first
 std::uint64_t WorkerRegistry::forward(std::string_view computer, CallRequest request,
                                       CallCallback done) {
   const auto worker = find(computer);
-  const auto current = view(computer);
-  if (!worker || !current || !current->ready || !worker->channel) {
+  if (!worker || !worker->channel || !view_of(*worker).ready) {
     done(CallResult{ipc::CallStatus::kNotAttached, 0, {}});
     return 0;
   }

@@ -83,7 +83,7 @@ std::optional<std::string> WorkerRegistry::launch(Worker& worker, const std::str
     ends = ipc::make_socket_pair();
     worker.status = std::make_unique<ipc::StatusReader>(segment);
   } catch (const std::exception& error) {
-    return std::string(error.what()) + ": " + std::strerror(errno);
+    return std::string(error.what());  // names the call and the OS error already
   }
   parent_end = std::move(ends.first);
   // A worker has nothing to say on stdout, which may be the audit stream.

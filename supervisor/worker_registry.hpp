@@ -153,6 +153,7 @@ class WorkerRegistry {
   void audit_lost_sessions(Worker& worker);
   void retire(const std::shared_ptr<Worker>& worker, bool revoke);
   std::shared_ptr<Worker> find(std::string_view computer) const;
+  ComputerView view_of(const Worker& worker) const;
   void maybe_finish_shutdown();
   void report_when_all_up();
 

@@ -80,12 +80,16 @@ std::shared_ptr<Worker> WorkerRegistry::find(std::string_view computer) const {
 std::optional<ComputerView> WorkerRegistry::view(std::string_view computer) const {
   const auto worker = find(computer);
   if (!worker) return std::nullopt;
-  ComputerView view{.name = worker->name};
-  if (worker->state != Worker::State::kRunning || !worker->status || worker->expelled) return view;
-  view.status = worker->read_status();
+  return view_of(*worker);
+}
+
+ComputerView WorkerRegistry::view_of(const Worker& worker) const {
+  ComputerView view{.name = worker.name};
+  if (worker.state != Worker::State::kRunning || !worker.status || worker.expelled) return view;
+  view.status = worker.read_status();
   view.attached = view.status.state != ipc::ComputerState::kIdle;
   view.ready = view.status.state == ipc::ComputerState::kReady &&
-               worker->responsive(timings_.heartbeat_stale);
+               worker.responsive(timings_.heartbeat_stale);
   return view;
 }
 
