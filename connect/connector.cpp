@@ -7,7 +7,6 @@
 #include "shared/backoff.hpp"
 #include "shared/log.hpp"
 #include "shared/secret_file.hpp"
-#include "shared/text.hpp"
 
 namespace sb::connect {
 namespace {
@@ -127,12 +126,11 @@ net::awaitable<std::string> Connector::fresh_server() {
 
 // Read before every dial, so that a replaced file takes effect at the next attempt.
 std::string Connector::read_secret(std::string& secret) const {
-  std::string text, error;
-  if (!read_secret_file(options_.secret_file, text, error)) return error;
-  secret = std::string(trim(text));
-  if (secret.empty()) return "secret file " + options_.secret_file.string() + " is empty";
-  if (!valid_header_value(secret))
-    return "secret file " + options_.secret_file.string() + " holds characters invalid in a header";
+  std::string error;
+  std::optional<std::string> read = sb::read_secret(options_.secret_file, error);
+  if (!read) return error;
+  if (read->empty()) return "secret_file " + options_.secret_file.string() + " is empty";
+  secret = std::move(*read);
   return "";
 }
 

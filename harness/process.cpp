@@ -111,6 +111,10 @@ std::optional<int> reap_within(pid_t pid, std::chrono::milliseconds timeout) {
   return status;
 }
 
+int exit_code_of(int wait_status) {
+  return WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -WTERMSIG(wait_status);
+}
+
 void stop_process(pid_t pid, std::chrono::milliseconds grace) {
   if (pid <= 0) return;
   ::kill(pid, SIGTERM);

@@ -44,6 +44,9 @@ pid_t start_process(const std::vector<std::string>& argv, const std::optional<fs
 // waitpid with a deadline: the wait status, or nullopt if it is still running.
 std::optional<int> reap_within(pid_t pid, std::chrono::milliseconds timeout);
 
+// A wait status as a test compares it: the exit code, or minus the signal that ended it.
+int exit_code_of(int wait_status);
+
 // SIGTERM, then SIGKILL if it has not exited within `grace`; reaped either way.
 void stop_process(pid_t pid, std::chrono::milliseconds grace);
 

@@ -126,8 +126,7 @@ std::optional<int> SwitchboardProcess::wait_exit(std::chrono::milliseconds timeo
   const auto status = reap_within(pid_, timeout);
   if (!status) return std::nullopt;
   pid_ = -1;
-  if (!WIFEXITED(*status)) return -WTERMSIG(*status);
-  return WEXITSTATUS(*status);
+  return exit_code_of(*status);
 }
 
 CommandResult SwitchboardProcess::run_cli(std::vector<std::string> args, bool with_config) const {

@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "shared/text.hpp"
+
 namespace sb {
 namespace {
 
@@ -46,6 +48,17 @@ bool valid_header_value(std::string_view value) {
     const auto byte = static_cast<unsigned char>(c);
     return (byte < 0x20 && byte != '\t') || byte == 0x7f;
   });
+}
+
+std::optional<std::string> read_secret(const std::filesystem::path& path, std::string& error) {
+  std::string text;
+  if (!read_secret_file(path, text, error)) return std::nullopt;
+  std::string secret(trim(text));
+  if (!valid_header_value(secret)) {
+    error = "secret_file " + path.string() + " holds characters invalid in a header";
+    return std::nullopt;
+  }
+  return secret;
 }
 
 }  // namespace sb

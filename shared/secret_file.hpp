@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -14,5 +15,8 @@ namespace sb {
 bool read_secret_file(const std::filesystem::path& path, std::string& text, std::string& error);
 // Whether `value` may be sent as an HTTP header value: no control characters except tab.
 bool valid_header_value(std::string_view value);
+// The secret in `path` as a dialer presents it: the file read whole and trimmed, fit to be
+// sent in a header. nullopt, and why in `error`, otherwise.
+std::optional<std::string> read_secret(const std::filesystem::path& path, std::string& error);
 
 }  // namespace sb

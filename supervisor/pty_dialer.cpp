@@ -27,7 +27,6 @@
 #include "shared/jsonrpc.hpp"
 #include "shared/log.hpp"
 #include "shared/secret_file.hpp"
-#include "shared/text.hpp"
 #include "shared/tls_client.hpp"
 #include "supervisor/client_table.hpp"
 #include "supervisor/northbound_mcp.hpp"
@@ -155,14 +154,10 @@ class PtyDialers::Dialer final : public SessionOwner,
   }
 
   net::awaitable<AttemptOutcome> attempt() {
-    std::string text;
     std::string error;
-    if (!read_secret_file(secret_file_, text, error)) co_return fail(std::move(error));
-    const std::string secret(trim(text));
-    if (!valid_header_value(secret)) {
-      co_return fail("secret_file " + secret_file_.string() +
-                     " holds characters invalid in a header");
-    }
+    const std::optional<std::string> read = read_secret(secret_file_, error);
+    if (!read) co_return fail(std::move(error));
+    const std::string& secret = *read;
     const DialTarget& target = target_;
 
     tcp::resolver resolver(io_);

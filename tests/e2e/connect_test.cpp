@@ -6,7 +6,6 @@
 // against a fake switchboard (harness/fake_pod.hpp serves the same upgrade), wss:// with
 // the certificate and host name checked, pings, and a silent link dropped.
 #include <signal.h>
-#include <sys/wait.h>
 
 #include <fstream>
 #include <regex>
@@ -39,7 +38,7 @@ class ConnectProcess {
     const auto status = reap_within(pid_, timeout);
     if (!status) return std::nullopt;
     pid_ = -1;
-    return WIFEXITED(*status) ? WEXITSTATUS(*status) : -WTERMSIG(*status);
+    return exit_code_of(*status);
   }
   // The pid of the MCP server it started last (from its log), or -1.
   pid_t server_pid() const {
