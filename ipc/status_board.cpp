@@ -27,6 +27,7 @@ struct RecordData {
   std::int64_t attached_at_ms;
   std::uint64_t generation;
   std::uint32_t offers_logging;
+  std::uint64_t messages_dropped;
   std::uint32_t peer_size;
   std::uint32_t server_size;
   char peer[kPeerCapacity];
@@ -43,6 +44,7 @@ void copy_figures(const From& from, To& to) {
   to.attached_at_ms = from.attached_at_ms;
   to.generation = from.generation;
   to.offers_logging = from.offers_logging != 0;
+  to.messages_dropped = from.messages_dropped;
 }
 
 }  // namespace

@@ -28,6 +28,8 @@ struct ComputerStatus {
   std::int64_t attached_at_ms = 0;  // wall clock, Unix epoch milliseconds
   std::uint64_t generation = 0;     // the attached session's, as the supervisor handed it over
   bool offers_logging = false;      // the computer's initialize result offered `logging`
+  // Messages from its computers that no caller could take, since the worker started.
+  std::uint64_t messages_dropped = 0;
   std::string peer;
   std::string server_json = "null";  // the computer's serverInfo as JSON text
 };

@@ -283,6 +283,7 @@ struct RawFile {
   bool audit_args = true;
   std::optional<std::string> audit_path;
   std::optional<std::string> control_socket;
+  std::optional<std::string> metrics_listen;
   std::optional<std::vector<std::string>> allowed_origins;
   std::optional<std::string> vm_secret;  // set when the file has [vm]
   std::vector<RawComputer> computers;
@@ -395,8 +396,8 @@ RawPtyAttach decode_pty_attach(const toml::table& table, std::size_t index) {
 RawFile decode_file(const toml::table& root) {
   const Fields top{root, "", "the top level"};
   top.allow_only({"listen", "allow_insecure_bind", "max_inflight", "audit_args", "audit_path",
-                  "control_socket", "allowed_origins", "trust_peer_headers", "vm", "computer",
-                  "timeouts", "limits", "client", "pty_attach"});
+                  "control_socket", "metrics_listen", "allowed_origins", "trust_peer_headers", "vm",
+                  "computer", "timeouts", "limits", "client", "pty_attach"});
   RawFile out;
   out.listen = top.string("listen");
   out.trust_peer_headers = top.boolean("trust_peer_headers");
@@ -405,6 +406,7 @@ RawFile decode_file(const toml::table& root) {
   out.audit_args = top.boolean("audit_args").value_or(true);
   out.audit_path = top.string("audit_path");
   out.control_socket = top.string("control_socket");
+  out.metrics_listen = top.string("metrics_listen");
   out.allowed_origins = top.strings("allowed_origins");
   if (const toml::table* vm = top.subtable("vm", "[vm]")) {
     const Fields fields{*vm, "[vm]", "[vm]"};
@@ -574,6 +576,25 @@ void apply_listen(const RawFile& raw, Config& config) {
                "anything that can reach it. Keep listen on 127.0.0.1 and front it with "
                "`tailscale serve` or a tunnel, or set `allow_insecure_bind = true` to accept "
                "bearer tokens in clear on a private network");
+}
+
+// The metrics listener carries no secret, but it tells whoever reaches it which computers
+// exist and who calls them: loopback too, unless the operator opened `listen` as well.
+std::optional<ListenAddress> build_metrics_listen(const RawFile& raw) {
+  if (!raw.metrics_listen) return std::nullopt;
+  const auto address = parse_socket_address(*raw.metrics_listen);
+  if (!address) {
+    fail("",
+         "`metrics_listen` must be ip:port, such as \"127.0.0.1:9790\" or \"[::1]:9790\", got " +
+             in_quotes(*raw.metrics_listen));
+  }
+  if (!is_loopback_ip(address->ip) && !raw.allow_insecure_bind) {
+    fail("", "metrics_listen = " + in_quotes(*raw.metrics_listen) +
+                 " is not a loopback address: it would show every computer and caller name to "
+                 "anything that can reach it. Keep it on 127.0.0.1 (scrape it from the same "
+                 "machine or through a tunnel), or set `allow_insecure_bind = true`");
+  }
+  return ListenAddress{address->ip, address->port};
 }
 
 Timeouts build_timeouts(const RawTimeouts& raw) {
@@ -1028,16 +1049,18 @@ int Timeouts::for_tool(std::string_view tool) const {
   return found == tools.end() ? default_secs : found->second;
 }
 
-std::string Config::listen_display() const {
-  if (listen_ip.find(':') == std::string::npos) {
-    return listen_ip + ":" + std::to_string(listen_port);
-  }
+std::string ListenAddress::display() const {
+  if (ip.find(':') == std::string::npos) return ip + ":" + std::to_string(port);
   // Printed in the canonical form ("[::1]"), whatever spelling the file used.
   in6_addr address{};
   char text[INET6_ADDRSTRLEN] = {};
-  const bool ok = inet_pton(AF_INET6, listen_ip.c_str(), &address) == 1 &&
+  const bool ok = inet_pton(AF_INET6, ip.c_str(), &address) == 1 &&
                   inet_ntop(AF_INET6, &address, text, sizeof text) != nullptr;
-  return "[" + (ok ? std::string(text) : listen_ip) + "]:" + std::to_string(listen_port);
+  return "[" + (ok ? std::string(text) : ip) + "]:" + std::to_string(port);
+}
+
+std::string Config::listen_display() const {
+  return ListenAddress{listen_ip, listen_port}.display();
 }
 
 std::filesystem::path Config::control_socket_path() const {
@@ -1091,6 +1114,7 @@ Config parse_config(std::string_view toml_text, std::string_view home) {
   config.limits = build_limits(raw.limits);
   config.trust_peer_headers = raw.trust_peer_headers.value_or(true);
   config.control_socket = build_control_socket(raw, home);
+  config.metrics_listen = build_metrics_listen(raw);
   config.audit_args = raw.audit_args;
   if (raw.audit_path) config.audit_path = expand_home(*raw.audit_path, home);
   build_computers(raw, config);

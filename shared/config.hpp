@@ -82,6 +82,14 @@ struct Limits {
   std::uint64_t max_reply_buffer_bytes = 512ull << 20;  // replies held for callers, in all
 };
 
+// An address to listen on, as written without brackets.
+struct ListenAddress {
+  std::string ip;
+  std::uint16_t port = 0;
+  // "127.0.0.1:9790" or "[::1]:9790", IPv6 in its canonical form.
+  std::string display() const;
+};
+
 struct Config {
   std::string listen_ip = "127.0.0.1";  // as written, without brackets
   std::uint16_t listen_port = 8790;
@@ -90,6 +98,8 @@ struct Config {
   bool audit_args = true;
   std::optional<std::filesystem::path> audit_path;      // none: audit lines go to stdout
   std::optional<std::filesystem::path> control_socket;  // this project's key; see below
+  // Where /metrics and the status page are served; none: not served (docs/metrics.md).
+  std::optional<ListenAddress> metrics_listen;
   // Browser origins allowed besides loopback ones, exactly as a browser sends them.
   std::vector<std::string> allowed_origins;
   // Whether Tailscale-User-Login and X-Forwarded-For name the peer in the audit: true when

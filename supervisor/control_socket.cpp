@@ -7,9 +7,6 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/streambuf.hpp>
 #include <boost/asio/write.hpp>
-#include <iomanip>
-#include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "ipc/asio_names.hpp"
 #include "shared/log.hpp"
@@ -19,17 +16,16 @@ namespace sb::supervisor {
 
 using namespace sb::asio_names;
 using local = net::local::stream_protocol;
-using json = nlohmann::json;
 
 // A request and its answer together take at most this long; a client that stops reading
 // or never sends its line is closed, so idle connections cannot pile up.
 constexpr auto kControlDeadline = std::chrono::seconds(5);
 
 struct ControlServer::Impl : std::enable_shared_from_this<ControlServer::Impl> {
-  Impl(net::io_context& io, std::filesystem::path path, const WorkerRegistry& workers)
+  Impl(net::io_context& io, std::filesystem::path path, std::function<std::string()> workers)
       : acceptor(io),
         path(std::move(path)),
-        workers(workers),
+        workers(std::move(workers)),
         pause(io.get_executor(), "control") {}
 
   void accept() {
@@ -70,7 +66,7 @@ struct ControlServer::Impl : std::enable_shared_from_this<ControlServer::Impl> {
           }
           std::string line;
           std::istream(&exchange->request) >> line;
-          exchange->reply = line == "workers" ? workers_json(self->workers.rows()) + "\n"
+          exchange->reply = line == "workers" ? self->workers() + "\n"
                                               : std::string("{\"error\":\"unknown request\"}\n");
           net::async_write(
               exchange->socket, net::buffer(exchange->reply),
@@ -80,13 +76,13 @@ struct ControlServer::Impl : std::enable_shared_from_this<ControlServer::Impl> {
 
   local::acceptor acceptor;
   std::filesystem::path path;
-  const WorkerRegistry& workers;
+  std::function<std::string()> workers;
   AcceptPause pause;
 };
 
 ControlServer::ControlServer(net::io_context& io, std::filesystem::path path,
-                             const WorkerRegistry& workers)
-    : impl_(std::make_shared<Impl>(io, std::move(path), workers)) {
+                             std::function<std::string()> workers)
+    : impl_(std::make_shared<Impl>(io, std::move(path), std::move(workers))) {
   const auto& where = impl_->path;
   if (std::filesystem::exists(std::filesystem::symlink_status(where))) {
     local::socket probe(io);
@@ -124,48 +120,6 @@ void ControlServer::stop() {
   impl_->acceptor.close(ignored);
   impl_->pause.cancel();
   std::filesystem::remove(impl_->path, ignored);
-}
-
-std::string workers_json(const std::vector<WorkerRow>& rows) {
-  json list = json::array();
-  for (const auto& row : rows) {
-    list.push_back({{"computer", row.computer},
-                    {"pid", row.pid},
-                    {"state", row.state},
-                    {"attached_for_secs",
-                     row.attached_for_secs >= 0 ? json(row.attached_for_secs) : json(nullptr)},
-                    {"in_flight", row.in_flight},
-                    {"max_in_flight", row.max_in_flight},
-                    {"restarts", row.restarts},
-                    {"resident_kib", row.resident_kib},
-                    {"sandboxed", row.sandboxed},
-                    {"torn_reads", row.torn_reads}});
-  }
-  return json{{"workers", std::move(list)}}.dump();
-}
-
-std::string workers_table(const std::string& json_text) {
-  const json document = json::parse(json_text);
-  std::ostringstream out;
-  out << std::left << std::setw(20) << "COMPUTER" << std::setw(9) << "PID" << std::setw(13)
-      << "STATE" << std::setw(14) << "ATTACHED" << std::setw(11) << "IN-FLIGHT" << std::setw(10)
-      << "RESTARTS" << std::setw(10) << "MEMORY"
-      << "SANDBOX\n";
-  for (const auto& row : document.at("workers")) {
-    const std::string attached =
-        row.at("attached_for_secs").is_null()
-            ? "-"
-            : std::to_string(row.at("attached_for_secs").get<long>()) + "s";
-    const std::string in_flight = std::to_string(row.at("in_flight").get<unsigned>()) + "/" +
-                                  std::to_string(row.at("max_in_flight").get<unsigned>());
-    const std::string memory = std::to_string(row.at("resident_kib").get<long>() / 1024) + " MiB";
-    out << std::left << std::setw(20) << row.at("computer").get<std::string>() << std::setw(9)
-        << row.at("pid").get<int>() << std::setw(13) << row.at("state").get<std::string>()
-        << std::setw(14) << attached << std::setw(11) << in_flight << std::setw(10)
-        << row.at("restarts").get<int>() << std::setw(10) << memory
-        << (row.value("sandboxed", false) ? "seccomp" : "none") << "\n";
-  }
-  return out.str();
 }
 
 }  // namespace sb::supervisor

@@ -530,6 +530,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     const Verifier presented = verifier_of(token.value_or(""));
     if (!token || !state_.workers.knows_secret(presented)) {
       state_.audit.auth_failure("vm_auth_fail", peer);
+      state_.metrics.auth_failure("computer");
       auto response = unauthorized_response();
       return write(std::move(response), false);
     }
@@ -608,6 +609,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   void admit(tcp::socket socket) {
     const auto cap = static_cast<std::size_t>(state.config->limits.max_connections);
     if (open->count >= cap) {
+      state.metrics.connection_refused();
       if (const auto count = open->refused.due()) {
         log_warn("connection refused: [limits] max_connections reached",
                  {{"max_connections", std::to_string(cap)}, {"times", std::to_string(*count)}});
@@ -644,6 +646,10 @@ HttpServer::HttpServer(net::io_context& io, const std::string& ip, unsigned shor
 
 HttpServer::~HttpServer() {
   stop();
+}
+
+std::size_t HttpServer::open_connections() const {
+  return impl_->open->count;
 }
 
 void HttpServer::start() {

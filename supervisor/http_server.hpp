@@ -20,6 +20,7 @@ class HttpServer {
   ~HttpServer();
   void start();
   void stop();  // stops accepting; connections in progress finish
+  std::size_t open_connections() const;
 
  private:
   struct Impl;

@@ -19,7 +19,9 @@ constexpr std::string_view kUsage =
 Usage:
   switchboard serve   [-c FILE]          run the switchboard (default FILE: switchboard.toml)
   switchboard check   [-c FILE]          validate FILE and print a summary
-  switchboard workers [-c FILE] [--json] list the running supervisor's workers
+  switchboard workers [-c FILE] [--json | --watch]
+                                         list the running supervisor's workers (--watch:
+                                         every second, with calls/s and p50, until Ctrl-C)
   switchboard gen-secret                 print a new secret and its verifier
   switchboard hash                       read a secret on stdin, print its verifier
   switchboard --version | --help
@@ -28,7 +30,7 @@ Usage:
 struct Arguments {
   std::string command;
   std::string config_path = "switchboard.toml";
-  bool json = false;
+  sb::supervisor::WorkersOutput workers_output = sb::supervisor::WorkersOutput::kTable;
 };
 
 int usage_error(std::string_view why) {
@@ -87,8 +89,11 @@ int main(int argc, char** argv) {
     if (takes_config && (words[i] == "-c" || words[i] == "--config")) {
       if (i + 1 == words.size()) return usage_error("-c needs a file");
       args.config_path = std::string(words[++i]);
-    } else if (args.command == "workers" && words[i] == "--json") {
-      args.json = true;
+    } else if (args.command == "workers" && (words[i] == "--json" || words[i] == "--watch")) {
+      if (args.workers_output != sb::supervisor::WorkersOutput::kTable)
+        return usage_error("--json and --watch are one or the other");
+      args.workers_output = words[i] == "--json" ? sb::supervisor::WorkersOutput::kJson
+                                                 : sb::supervisor::WorkersOutput::kWatch;
     } else {
       return usage_error("unexpected argument `" + std::string(words[i]) + "`");
     }
@@ -101,7 +106,7 @@ int main(int argc, char** argv) {
     if (args.command == "serve")
       return sb::supervisor::run_serve(args.config_path, home_directory());
     if (args.command == "workers")
-      return sb::supervisor::run_workers(args.config_path, home_directory(), args.json);
+      return sb::supervisor::run_workers(args.config_path, home_directory(), args.workers_output);
   } catch (const std::exception& error) {
     std::cerr << "Error: " << error.what() << '\n';
     return 1;

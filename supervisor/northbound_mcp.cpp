@@ -397,8 +397,10 @@ class Handler {
     request.max_total = std::chrono::seconds(services_.config->timeouts.max_total_secs);
     auto entry = std::make_shared<std::uint64_t>(0);
     if (on_message_) {
-      request.on_message = [&book, entry, sink = on_message_](const ipc::MessageMeta& meta,
-                                                              std::string body) {
+      request.on_message = [&book, &metrics = services_.metrics, computer = context_.computer,
+                            entry,
+                            sink = on_message_](const ipc::MessageMeta& meta, std::string body) {
+        if (meta.kind == ipc::MessageKind::kProgress) metrics.progress_routed(computer);
         if (meta.kind != ipc::MessageKind::kRequest)
           return sink(ReplyText{.body = std::move(body)});
         const auto routed_id = book.route_request(*entry, meta.key);
@@ -500,6 +502,9 @@ class Handler {
                     .principal = context_.caller,
                     .computer = context_.computer,
                     .tool = tool,
+                    .tool_label = tool == kStatusTool || context_.tools.names.contains(tool)
+                                      ? tool
+                                      : std::string(kOtherTool),
                     .args = audit_args(arguments == params->end() ? nullptr : &*arguments),
                     .started = Clock::now()};
 
@@ -528,6 +533,8 @@ class Handler {
                         .timeout = std::chrono::seconds(services_.config->timeouts.for_tool(tool)),
                         .method = "tools/call",
                         .params_json = dump(*params)};
+    services_.metrics.call_started(context_.computer, context_.caller);
+    audit.forwarded = true;
     auto shared_audit = std::make_shared<CallAudit>(std::move(audit));
     auto record_task = params->contains("task") ? task_recorder() : nullptr;
     return forward(
@@ -550,12 +557,22 @@ class Handler {
     std::string principal;
     std::string computer;
     std::string tool;
+    std::string tool_label;  // for metrics: a name from the config, or "other"
     json args;
     Clock::time_point started;
+    bool forwarded = false;
 
+    // The call's one record, in the audit log and the metrics alike.
     void write(std::string_view outcome, json error_code, std::size_t response_bytes) const {
-      const auto ms =
-          std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count();
+      const auto elapsed = Clock::now() - started;
+      services.metrics.call_ended(CallEnd{.computer = computer,
+                                          .client = principal,
+                                          .tool = tool_label,
+                                          .outcome = outcome,
+                                          .duration = elapsed,
+                                          .reply_bytes = response_bytes,
+                                          .forwarded = forwarded});
+      const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count();
       services.audit.write("call", {{"principal", principal},
                                     {"computer", computer},
                                     {"tool", tool},
@@ -629,6 +646,12 @@ void relay_task_status(const McpServices& services, const std::string& computer,
     if (services.workers.deliver(call_id, ipc::MessageMeta{ipc::MessageKind::kNotification}, body))
       return;
   }
+  services.metrics.notification_dropped(computer);
+}
+
+McpServices mcp_services(const SupervisorState& state) {
+  return McpServices{state.workers, state.audit,   state.calls, state.tasks,
+                     state.replies, state.metrics, state.config};
 }
 
 bool supported_protocol_version(std::string_view version) {

@@ -12,7 +12,9 @@
 #include "shared/config.hpp"
 #include "supervisor/call_book.hpp"
 #include "supervisor/http_types.hpp"
+#include "supervisor/metrics.hpp"
 #include "supervisor/reply_budget.hpp"
+#include "supervisor/supervisor_state.hpp"
 #include "supervisor/task_book.hpp"
 #include "supervisor/worker_registry.hpp"
 
@@ -38,6 +40,7 @@ struct McpServices {
   CallBook& calls;
   TaskBook& tasks;
   ReplyBudget& replies;
+  Metrics& metrics;
   std::shared_ptr<const config::Config> config;  // timeouts and audit_args, as of now
 };
 
@@ -65,6 +68,9 @@ Abandon handle_mcp(const nlohmann::json& message, const CallerContext& context,
 // A computer's notifications/tasks/status: to a call in flight of the client that owns the
 // task, whose caller takes messages; otherwise dropped (docs/protocol.md, "Tasks").
 void relay_task_status(const McpServices& services, const std::string& computer, std::string body);
+
+// What the supervisor's state lends to northbound MCP, as of now.
+McpServices mcp_services(const SupervisorState& state);
 
 // The revisions `initialize` negotiates and MCP-Protocol-Version may name, oldest first.
 bool supported_protocol_version(std::string_view version);

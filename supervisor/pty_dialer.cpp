@@ -107,10 +107,7 @@ class PtyDialers::Dialer final : public SessionOwner,
                          .wildcard = caller.wildcard()};
   }
 
-  McpServices services() const override {
-    return McpServices{state_.workers, state_.audit,   state_.calls,
-                       state_.tasks,   state_.replies, state_.config};
-  }
+  McpServices services() const override { return mcp_services(state_); }
 
   const PtyTimings& timings() const override { return timings_; }
 
@@ -225,6 +222,7 @@ class PtyDialers::Dialer final : public SessionOwner,
       co_return fail("upgrading " + target.host_header + ": " + upgrade_error.message());
 
     const std::string computer = current_computer();
+    state_.metrics.pod_dial(name_, "connected");
     state_.audit.write("pty_attach", {{"attach", name_}, {"computer", computer}});
     log_info("lent a computer to an openab-pty session",
              {{"attach", name_}, {"computer", computer}});
@@ -236,6 +234,12 @@ class PtyDialers::Dialer final : public SessionOwner,
   }
 
   void report(const AttemptOutcome& outcome, const RedialDecision& decision, milliseconds wait) {
+    // A dial that connected was counted when it did.
+    if (outcome.kind != AttemptOutcome::Kind::kClosed) {
+      state_.metrics.pod_dial(name_, outcome.kind == AttemptOutcome::Kind::kFailed ? "failed"
+                                     : decision.credential_refusal                 ? "unauthorized"
+                                                                                   : "refused");
+    }
     switch (outcome.kind) {
       case AttemptOutcome::Kind::kClosed:
         if (decision.stop) {

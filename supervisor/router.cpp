@@ -94,7 +94,10 @@ class Routes {
     const auto token =
         request_.authorization ? parse_bearer(*request_.authorization) : std::nullopt;
     const Caller* caller = state_.clients->authenticate(token);
-    if (!caller) state_.audit.auth_failure("client_auth_fail", request_.peer);
+    if (!caller) {
+      state_.audit.auth_failure("client_auth_fail", request_.peer);
+      state_.metrics.auth_failure("client");
+    }
     return caller;
   }
 
@@ -206,8 +209,7 @@ class Routes {
                                 .caller_cap = resolved.caller->caller_cap,
                                 .wildcard = resolved.caller->wildcard(),
                                 .session = session_scope()};
-    const McpServices services{state_.workers, state_.audit,   state_.calls,
-                               state_.tasks,   state_.replies, state_.config};
+    const McpServices services = mcp_services(state_);
     const bool initialize = message.is_object() && message.value("method", json()) == "initialize";
     McpMessage on_message;
     if (request_.accepts_event_stream) {

@@ -24,9 +24,13 @@
 #include "supervisor/control_socket.hpp"
 #include "supervisor/exhaustion.hpp"
 #include "supervisor/http_server.hpp"
+#include "supervisor/metrics.hpp"
+#include "supervisor/metrics_exposition.hpp"
+#include "supervisor/metrics_server.hpp"
 #include "supervisor/northbound_mcp.hpp"
 #include "supervisor/pty_dialer.hpp"
 #include "supervisor/supervisor_state.hpp"
+#include "supervisor/workers_table.hpp"
 
 namespace sb::supervisor {
 namespace {
@@ -62,6 +66,13 @@ void warn_about_restart_only_changes(const config::Config& before, const config:
     log_warn("reload: `audit_path` changed; it applies after a restart");
   if (before.control_socket_path() != after.control_socket_path()) {
     log_warn("reload: `control_socket` changed; it applies after a restart");
+  }
+  const auto metrics_display = [](const config::Config& config) {
+    return config.metrics_listen ? config.metrics_listen->display() : std::string("off");
+  };
+  if (metrics_display(before) != metrics_display(after)) {
+    log_warn("reload: `metrics_listen` changed; it applies after a restart",
+             {{"from", metrics_display(before)}, {"to", metrics_display(after)}});
   }
   for (const auto& attach : after.pty_attaches) {
     const auto old =
@@ -99,29 +110,38 @@ class Supervisor {
         state_{config,   std::make_shared<ClientTable>(config->clients),
                workers_, audit_,
                calls_,   tasks_,
-               replies_},
+               replies_, metrics_},
         http_(io_, config->listen_ip, config->listen_port, state_),
-        control_(io_, config->control_socket_path(), workers_),
+        control_(io_, config->control_socket_path(),
+                 [this] { return workers_json(workers_.rows(), metrics_); }),
         signals_(io_, SIGHUP, SIGTERM, SIGINT),
         drain_timer_(io_),
-        pty_(io_, state_) {}
+        pty_(io_, state_) {
+    if (config->metrics_listen) {
+      metrics_server_ = std::make_unique<MetricsServer>(io_, *config->metrics_listen,
+                                                        [this] { return scrape(); });
+    }
+  }
 
   int run() {
     const auto& config = *state_.config;
     http_.start();
     control_.start();
+    if (metrics_server_) metrics_server_->start();
     // Ready for the service manager once it listens and every computer's worker is up.
     workers_.on_task_status([this](const std::string& computer, std::string body) {
-      relay_task_status(McpServices{workers_, audit_, calls_, tasks_, replies_, state_.config},
-                        computer, std::move(body));
+      relay_task_status(mcp_services(state_), computer, std::move(body));
     });
     workers_.start(config.computers, [this] { notifier_.ready(); });
     std::vector<std::string> names;
     for (const auto& computer : config.computers) names.push_back(computer.name);
-    log_info("listening", {{"listen", config.listen_display()},
-                           {"computers", join(names)},
-                           {"clients", std::to_string(config.clients.size())},
-                           {"pty_attach", std::to_string(config.pty_attaches.size())}});
+    log_info("listening",
+             {{"listen", config.listen_display()},
+              {"computers", join(names)},
+              {"clients", std::to_string(config.clients.size())},
+              {"pty_attach", std::to_string(config.pty_attaches.size())},
+              {"metrics_listen",
+               config.metrics_listen ? config.metrics_listen->display() : std::string("off")}});
     for (const auto& name : config.unused_computers()) {
       log_warn("no client or pty attach may use this computer", {{"computer", name}});
     }
@@ -135,6 +155,15 @@ class Supervisor {
   }
 
  private:
+  // Everything /metrics shows, read now without waiting on any worker.
+  std::string scrape() const {
+    return exposition(ScrapeSources{.metrics = metrics_,
+                                    .workers = workers_.rows(),
+                                    .connections_open = http_.open_connections(),
+                                    .reply_buffer_bytes = replies_.held(),
+                                    .reply_buffer_capacity = replies_.capacity()});
+  }
+
   void wait_for_signal() {
     signals_.async_wait([this](const boost::system::error_code& error, int signal) {
       if (error) return;
@@ -158,6 +187,7 @@ class Supervisor {
       next = std::make_shared<const config::Config>(config::load_config_file(config_path_, home_));
     } catch (const std::exception& error) {
       log_error("reload failed; keeping the old config", {{"error", error.what()}});
+      metrics_.reload(false);
       return;
     }
     warn_about_restart_only_changes(*state_.config, *next);
@@ -168,6 +198,7 @@ class Supervisor {
     replies_.set_capacity(next->limits.max_reply_buffer_bytes);
     pty_.reloaded();
     audit_.write("config_reloaded", nlohmann::json::object());
+    metrics_.reload(true);
     log_info(
         "reload applied: clients, computers, in-flight limits, timeouts and pty-attach policies");
   }
@@ -177,6 +208,7 @@ class Supervisor {
     notifier_.stopping();
     http_.stop();
     control_.stop();
+    if (metrics_server_) metrics_server_->stop();
     // Pod sockets are dropped, not closed (docs/protocol.md, "Pod sessions"); their requests in
     // progress are abandoned while the workers can still take the cancellations.
     pty_.stop();
@@ -192,6 +224,7 @@ class Supervisor {
   ServiceNotifier notifier_;
   net::io_context io_;
   AuditLog audit_;
+  Metrics metrics_;
   WorkerRegistry workers_;
   CallBook calls_;
   TaskBook tasks_;
@@ -202,6 +235,7 @@ class Supervisor {
   net::signal_set signals_;
   net::steady_timer drain_timer_;
   PtyDialers pty_;  // [[pty_attach]]: pods served through the workers above
+  std::unique_ptr<MetricsServer> metrics_server_;  // when metrics_listen is set
 };
 
 }  // namespace
@@ -221,9 +255,10 @@ int run_serve(const std::string& config_path, std::string_view home) {
   return supervisor.run();
 }
 
-int run_workers(const std::string& config_path, std::string_view home, bool json) {
-  const auto config = config::load_config_file(config_path, home);
-  const auto path = config.control_socket_path();
+namespace {
+
+// One answer of the control socket (docs/operations.md, "Workers").
+std::string fetch_workers(const std::filesystem::path& path, const std::string& config_path) {
   net::io_context io;
   net::local::stream_protocol::socket socket(io);
   boost::system::error_code error;
@@ -237,7 +272,45 @@ int run_workers(const std::string& config_path, std::string_view home, bool json
   net::read(socket, net::dynamic_buffer(reply), error);
   if (error != net::error::eof)
     throw std::runtime_error("reading from " + path.string() + ": " + error.message());
-  std::cout << (json ? reply : workers_table(reply));
+  return reply;
+}
+
+// The table again every second, with calls/s and p50 since the last, until SIGINT or
+// SIGTERM. On a terminal each table replaces the last; otherwise they follow each other.
+int watch_workers(const std::filesystem::path& path, const std::string& config_path) {
+  net::io_context io;
+  net::signal_set stop(io, SIGINT, SIGTERM);
+  stop.async_wait([&io](const boost::system::error_code&, int) { io.stop(); });
+  net::steady_timer tick(io);
+  const bool terminal = ::isatty(STDOUT_FILENO) == 1;
+  std::string earlier;
+  auto earlier_at = std::chrono::steady_clock::now();
+  std::function<void()> refresh = [&] {
+    const auto now = std::chrono::steady_clock::now();
+    const std::string answer = fetch_workers(path, config_path);
+    const double seconds = std::chrono::duration<double>(now - earlier_at).count();
+    std::cout << (terminal ? "\x1b[H\x1b[2J" : "") << workers_table(answer, earlier, seconds)
+              << (terminal ? "" : "\n") << std::flush;
+    earlier = answer;
+    earlier_at = now;
+    tick.expires_at(now + 1s);
+    tick.async_wait([&refresh](const boost::system::error_code& error) {
+      if (!error) refresh();
+    });
+  };
+  refresh();
+  io.run();
+  return 0;
+}
+
+}  // namespace
+
+int run_workers(const std::string& config_path, std::string_view home, WorkersOutput output) {
+  const auto config = config::load_config_file(config_path, home);
+  const auto path = config.control_socket_path();
+  if (output == WorkersOutput::kWatch) return watch_workers(path, config_path);
+  const std::string reply = fetch_workers(path, config_path);
+  std::cout << (output == WorkersOutput::kJson ? reply : workers_table(reply));
   return 0;
 }
 

@@ -1,6 +1,6 @@
 // What the supervisor's request handlers share: the config as of now, the client table,
-// the workers, the audit log, the calls callers may still name and who owns which task. One per
-// process, owned by `serve`, passed by reference.
+// the workers, the audit log, the calls callers may still name, who owns which task and the
+// metrics. One per process, owned by `serve`, passed by reference.
 #pragma once
 
 #include <memory>
@@ -9,6 +9,7 @@
 #include "supervisor/audit_log.hpp"
 #include "supervisor/call_book.hpp"
 #include "supervisor/client_table.hpp"
+#include "supervisor/metrics.hpp"
 #include "supervisor/reply_budget.hpp"
 #include "supervisor/task_book.hpp"
 #include "supervisor/worker_registry.hpp"
@@ -23,6 +24,7 @@ struct SupervisorState {
   CallBook& calls;
   TaskBook& tasks;
   ReplyBudget& replies;
+  Metrics& metrics;
 };
 
 }  // namespace sb::supervisor

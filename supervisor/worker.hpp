@@ -54,6 +54,11 @@ struct Worker {
   std::unique_ptr<ipc::StatusReader> status;
   std::map<std::uint64_t, InFlightCall> in_flight;
   int restarts = 0;
+  // For /metrics (docs/metrics.md): sessions it reported attached, its sessions' ends by
+  // close code, and the times it stalled.
+  std::uint64_t attaches = 0;
+  std::map<std::string, std::uint64_t> detaches;
+  std::uint64_t stalls = 0;
   std::chrono::milliseconds backoff{100};
   std::chrono::steady_clock::time_point started_at;
   std::unique_ptr<boost::asio::steady_timer> respawn_timer;

@@ -6,6 +6,8 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -34,6 +36,15 @@ ipc::UniqueFd open_program(const std::filesystem::path& path) {
                              std::strerror(errno));
   }
   return program;
+}
+
+// A close code as a metrics label. The worker reports it, and the worker is the less
+// trusted side: only the codes docs/protocol.md names become labels of their own.
+std::string close_code_label(std::uint64_t code) {
+  static constexpr std::array<std::uint64_t, 10> kNamed{1000, 1001, 1002, 1006, 1007,
+                                                        1009, 1011, 4002, 4003, 4005};
+  return std::find(kNamed.begin(), kNamed.end(), code) != kNamed.end() ? std::to_string(code)
+                                                                       : "other";
 }
 
 }  // namespace
@@ -220,6 +231,7 @@ void WorkerRegistry::on_event(const std::shared_ptr<Worker>& worker, SessionEven
         return expel(worker, "reported an attach it was not given");
       session->attached = true;
       session->attached_at = std::chrono::system_clock::now();
+      ++worker->attaches;
       break;
     }
     case SessionEvent::Kind::kTakeover: {
@@ -237,6 +249,7 @@ void WorkerRegistry::on_event(const std::shared_ptr<Worker>& worker, SessionEven
       const bool attached = session->attached;
       sessions.erase(event.fields["generation"].get<std::uint64_t>());
       if (!attached) return;
+      ++worker->detaches[close_code_label(event.fields["code"].get<std::uint64_t>())];
       break;
     }
   }
@@ -291,6 +304,7 @@ void WorkerRegistry::audit_lost_sessions(Worker& worker) {
   const auto now = std::chrono::system_clock::now();
   for (const auto& [generation, session] : worker.sessions) {
     if (!session.attached) continue;
+    ++worker.detaches[close_code_label(1006)];
     audit_.write(
         "vm_detach",
         {{"computer", worker.name},
@@ -330,6 +344,7 @@ void WorkerRegistry::watch_one(const std::shared_ptr<Worker>& worker) {
     worker->process->kill();
   } else if (age > timings_.heartbeat_stale && !worker->stall_reported) {
     worker->stall_reported = true;
+    ++worker->stalls;
     log_warn("worker stalled; its computer is reported not ready", {{"computer", worker->name}});
   } else if (age <= timings_.heartbeat_stale && worker->stall_reported) {
     worker->stall_reported = false;

@@ -84,6 +84,11 @@ struct WorkerRow {
   std::int64_t resident_kib = 0;
   bool sandboxed = false;        // no_new_privs and a seccomp filter, as /proc shows them
   std::uint64_t torn_reads = 0;  // status reads that found the record torn
+  bool attached = false;         // a socket holds the slot, possibly mid-handshake
+  std::uint64_t attaches = 0;
+  std::map<std::string, std::uint64_t> detaches;  // by close code ("1000", ..., "other")
+  std::uint64_t stalls = 0;
+  std::uint64_t messages_dropped = 0;  // as the worker's status record says
 };
 
 class WorkerRegistry {

@@ -119,7 +119,11 @@ std::vector<WorkerRow> WorkerRegistry::rows() const {
   for (const auto& worker : workers_) {
     WorkerRow row{.computer = worker->name,
                   .pid = worker->has_process() ? worker->pid : 0,
-                  .restarts = worker->restarts};
+                  .max_in_flight = static_cast<std::uint32_t>(worker->max_inflight),
+                  .restarts = worker->restarts,
+                  .attaches = worker->attaches,
+                  .detaches = worker->detaches,
+                  .stalls = worker->stalls};
     if (worker->state == Worker::State::kRestarting) {
       row.state = "restarting";
     } else if (worker->state != Worker::State::kRunning || !worker->status) {
@@ -127,11 +131,12 @@ std::vector<WorkerRow> WorkerRegistry::rows() const {
     } else {
       const auto status = worker->read_status();
       row.torn_reads = worker->status->torn_reads();
+      row.messages_dropped = status.messages_dropped;
       row.in_flight = status.in_flight;
       row.max_in_flight = status.max_in_flight ? status.max_in_flight
                                                : static_cast<std::uint32_t>(worker->max_inflight);
-      if (status.state != ipc::ComputerState::kIdle)
-        row.attached_for_secs = (now_ms() - status.attached_at_ms) / 1000;
+      row.attached = status.state != ipc::ComputerState::kIdle;
+      if (row.attached) row.attached_for_secs = (now_ms() - status.attached_at_ms) / 1000;
       if (!worker->responsive(timings_.heartbeat_stale)) {
         row.state = "stalled";
       } else {

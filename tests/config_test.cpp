@@ -247,6 +247,25 @@ TEST(ConfigListen, NonLoopbackNeedsAllowInsecureBind) {
   EXPECT_NO_THROW(parse("listen = \"127.200.1.1:1\"\n" + kMacmini + kOwner));
 }
 
+TEST(ConfigMetricsListen, IsOffUnlessSetAndLoopbackUnlessAllowed) {
+  EXPECT_FALSE(parse(kMacmini + kOwner).metrics_listen);
+  const Config on = parse("metrics_listen = \"[0:0::1]:9790\"\n" + kMacmini + kOwner);
+  ASSERT_TRUE(on.metrics_listen);
+  EXPECT_EQ(on.metrics_listen->display(), "[::1]:9790");
+  const std::string remote = error_of("metrics_listen = \"10.0.0.2:9790\"\n" + kMacmini + kOwner);
+  EXPECT_TRUE(Contains(remote, "metrics_listen = \"10.0.0.2:9790\" is not a loopback address"))
+      << remote;
+  EXPECT_TRUE(Contains(remote, "allow_insecure_bind = true"));
+  EXPECT_NO_THROW(
+      parse("metrics_listen = \"0.0.0.0:9790\"\nallow_insecure_bind = true\n" + kMacmini + kOwner));
+  for (const char* bad : {"localhost:9790", "127.0.0.1", "127.0.0.1:99999", ""}) {
+    EXPECT_TRUE(
+        Contains(error_of("metrics_listen = \"" + std::string(bad) + "\"\n" + kMacmini + kOwner),
+                 "`metrics_listen` must be ip:port"))
+        << bad;
+  }
+}
+
 TEST(ConfigMaxInflight, GlobalMustBe1To64) {
   for (const char* bad : {"0", "65", "-1"}) {
     const std::string error =

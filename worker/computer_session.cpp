@@ -382,6 +382,7 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
   }
 
   void drop_message(std::string_view method) {
+    if (hooks_.message_dropped) hooks_.message_dropped();
     if (const auto count = dropped_messages_.due()) {
       log_info("dropped messages from the computer that no caller could take",
                {{"computer", settings_.computer},

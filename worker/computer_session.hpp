@@ -52,7 +52,8 @@ struct SessionHooks {
   std::function<void(std::uint64_t call_id, const ipc::MessageMeta&, std::string body)> message;
   std::function<void(nlohmann::json event)> audit;
   std::function<void()> status_changed;
-  std::function<void()> ended;  // once, after cleanup and the vm_detach line
+  std::function<void()> message_dropped;  // a message from the computer no caller could take
+  std::function<void()> ended;            // once, after cleanup and the vm_detach line
 };
 
 // WebSocket close codes the switchboard sends or records (docs/protocol.md, "Close codes").

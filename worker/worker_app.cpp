@@ -140,6 +140,11 @@ void WorkerApp::on_attach(ipc::Frame&& frame) {
                         std::string body) { send_message(call_id, meta, std::move(body)); },
       .audit = [this](json event) { audit(std::move(event)); },
       .status_changed = [this] { publish(); },
+      .message_dropped =
+          [this] {
+            ++messages_dropped_;
+            publish();
+          },
       .ended = [this, session_slot] { on_session_ended(*session_slot); },
   };
   auto session = start_session(
@@ -215,6 +220,7 @@ void WorkerApp::stop_when_idle() {
 void WorkerApp::publish() {
   ipc::ComputerStatus status = current_ ? current_->status() : ipc::ComputerStatus{};
   status.worker_pid = pid_;
+  status.messages_dropped = messages_dropped_;
   status_.publish(status);
 }
 

@@ -48,6 +48,7 @@ class WorkerApp {
   bool sole_client_ = false;
   std::shared_ptr<ComputerSession> current_;
   int open_sessions_ = 0;
+  std::uint64_t messages_dropped_ = 0;  // published on the status board, for /metrics
   bool leaving_ = false;
 };
 

@@ -53,7 +53,7 @@ class DialerHarness {
     // No computer is configured, so the registry opens a program it never runs.
     workers_.emplace(io_, "/bin/true", *audit_);
     state_.emplace(SupervisorState{config, std::make_shared<ClientTable>(config->clients),
-                                   *workers_, *audit_, calls_, tasks_, replies_});
+                                   *workers_, *audit_, calls_, tasks_, replies_, metrics_});
     dialers_.emplace(io_, *state_, fast_timings());
     dialers_->start();
   }
@@ -95,6 +95,7 @@ class DialerHarness {
   CallBook calls_;
   TaskBook tasks_;
   ReplyBudget replies_{config::Limits{}.max_reply_buffer_bytes};
+  Metrics metrics_;
   std::optional<SupervisorState> state_;
   std::optional<PtyDialers> dialers_;
 };
