@@ -5,6 +5,9 @@
 #include <stdexcept>
 #include <thread>
 
+#include "harness/exposition.hpp"
+#include "harness/http_client.hpp"
+
 namespace sbbench {
 
 using Clock = std::chrono::steady_clock;
@@ -35,7 +38,9 @@ BenchSwitchboard::BenchSwitchboard(int computers, std::chrono::milliseconds star
 
 harness::ConfigBuilder BenchSwitchboard::config(int max_inflight) const {
   harness::ConfigBuilder config;
-  config.timeouts(60, 15, {}).set("max_inflight", std::to_string(max_inflight));
+  config.timeouts(60, 15, {})
+      .set("max_inflight", std::to_string(max_inflight))
+      .set("metrics_listen", harness::toml_string("127.0.0.1:" + std::to_string(metrics_port_)));
   for (std::size_t i = 0; i < computers_.size(); ++i)
     config.computer(computers_[i].name, computer_secrets_[i]);
   config.client("bench", client_, R"({ "*" = ["*"] })", "c0", 64);
@@ -52,6 +57,18 @@ std::optional<nlohmann::json> BenchSwitchboard::workers() const {
     return process_->workers();
   } catch (const std::exception&) {
     return std::nullopt;
+  }
+}
+
+std::variant<double, std::string> BenchSwitchboard::calls_counted(
+    const std::string& outcome) const {
+  try {
+    const auto response = harness::http_get(metrics_port_, "/metrics");
+    if (response.status != 200) return "/metrics answered " + std::to_string(response.status);
+    return harness::sum_of(harness::parse_exposition(response.body), "switchboard_calls_total",
+                           {{"outcome", outcome}});
+  } catch (const std::exception& error) {
+    return std::string("/metrics: ") + error.what();
   }
 }
 

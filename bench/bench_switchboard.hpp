@@ -1,7 +1,7 @@
 // The real `switchboard serve`, started for a measurement through the harness
 // (harness/switchboard_process.hpp): N computers c0, c1, ..., one wildcard client, and
-// max_inflight 64 everywhere. Ready once it listens and every worker has said hello, so
-// that what is measured next is the attach, not the spawn.
+// max_inflight 64 everywhere, metrics on a port of its own. Ready once it listens and every worker
+// has said hello, so that what is measured next is the attach, not the spawn.
 #pragma once
 
 #include <sys/types.h>
@@ -10,9 +10,11 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "harness/config_builder.hpp"
+#include "harness/process.hpp"
 #include "harness/switchboard_process.hpp"
 
 namespace sbbench {
@@ -41,6 +43,9 @@ class BenchSwitchboard {
   std::string log_tail(std::size_t bytes = 2000) const;
   // Rewrites the config with another global max_inflight and sends SIGHUP (not waiting).
   void reload_with_max_inflight(int max_inflight);
+  // The tool calls /metrics counts with this outcome, over every computer (docs/metrics.md);
+  // an error text when the scrape fails or does not parse.
+  std::variant<double, std::string> calls_counted(const std::string& outcome) const;
 
  private:
   harness::ConfigBuilder config(int max_inflight) const;
@@ -49,6 +54,7 @@ class BenchSwitchboard {
   std::vector<harness::Secret> computer_secrets_;
   harness::Secret client_;
   std::string token_;
+  int metrics_port_ = harness::free_port();
   std::optional<harness::SwitchboardProcess> process_;
 };
 

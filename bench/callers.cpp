@@ -258,6 +258,12 @@ struct CallerPool::Impl {
   std::vector<std::unique_ptr<Caller>> relay;
   std::vector<std::unique_ptr<Caller>> direct;
   int next_index = 0;
+  long relayed_ok = 0;  // only the thread that asks for runs and waits for them touches it
+
+  Tally counted(Path path, Tally tally) {
+    if (path == Path::kRelay) relayed_ok += tally.ok;
+    return tally;
+  }
 
   std::vector<std::unique_ptr<Caller>>& callers(Path path) {
     return path == Path::kRelay ? relay : direct;
@@ -368,7 +374,7 @@ Tally CallerPool::sequential(Path path, const CallSpec& spec, int calls) {
         co_return tally;
       },
       net::use_future);
-  return future.get();
+  return impl_->counted(path, future.get());
 }
 
 Tally CallerPool::concurrent(Path path, const CallSpec& spec, int count,
@@ -407,7 +413,11 @@ Tally CallerPool::concurrent(Path path, const CallSpec& spec, int count,
         co_return state->tally;
       },
       net::use_future);
-  return future.get();
+  return impl_->counted(path, future.get());
+}
+
+long CallerPool::relayed_ok() const {
+  return impl_->relayed_ok;
 }
 
 // ---- HttpPoller ----

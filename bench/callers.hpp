@@ -56,6 +56,8 @@ class CallerPool {
   // or `max_calls` calls have been started in all.
   Tally concurrent(Path path, const CallSpec& spec, int callers, std::chrono::milliseconds duration,
                    long max_calls);
+  // Relayed calls answered as they should be, over every run so far.
+  long relayed_ok() const;
 
  private:
   struct Impl;

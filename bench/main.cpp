@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
@@ -25,6 +26,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <variant>
 #include <vector>
 
 #include "bench/bench_switchboard.hpp"
@@ -309,6 +311,25 @@ class Bench {
     if (wants("large")) large(switchboard, fleet, pool, workers);
     const int restarts = switchboard.worker_restarts();
     if (restarts > 0) failures_.add("workers", restarts, "a worker restarted during the run");
+    compare_with_metrics(switchboard, pool);
+  }
+
+  // The switchboard's own count of the run (docs/metrics.md) must be the bench's: every
+  // relayed call that came back right is one `ok` in switchboard_calls_total.
+  void compare_with_metrics(const BenchSwitchboard& switchboard, const CallerPool& pool) {
+    const auto counted = switchboard.calls_counted("ok");
+    if (const auto* error = std::get_if<std::string>(&counted)) {
+      failures_.add("metrics", 1, *error);
+      return;
+    }
+    const long metrics_ok = std::lround(std::get<double>(counted));
+    metrics_line_ = "Metrics: /metrics counts " + std::to_string(metrics_ok) +
+                    " tool calls ok; the bench made " + std::to_string(pool.relayed_ok()) +
+                    " through the relay.\n\n";
+    if (metrics_ok != pool.relayed_ok()) {
+      failures_.add("metrics", 1,
+                    "switchboard_calls_total{outcome=\"ok\"} is not the bench's count of calls");
+    }
   }
 
   void latency(BenchSwitchboard& switchboard, ComputerFleet& fleet, CallerPool& pool) {
@@ -633,7 +654,7 @@ class Bench {
       for (const auto& verdict : verdicts_.rows) std::cout << row(verdict);
       std::cout << "\n";
     }
-    std::cout << "Load average at end: " << load_average() << ".\n";
+    std::cout << metrics_line_ << "Load average at end: " << load_average() << ".\n";
     if (failures_.count == 0) {
       std::cout << "\nOK: every call succeeded.\n";
       return;
@@ -648,6 +669,7 @@ class Bench {
   Failures failures_;
   Verdicts verdicts_;
   std::vector<Memory> memory_;
+  std::string metrics_line_;
   std::string storm_table_;  // printed after the memory table, whose last row it measures
 };
 

@@ -1,10 +1,10 @@
-// The tests' exposition-format reader (tests/support/exposition.hpp) is itself held to what
+// The harness's exposition-format reader (harness/exposition.hpp) is itself held to what
 // it must refuse: a lenient reader would let a broken /metrics pass the end-to-end tests.
-#include "tests/support/exposition.hpp"
+#include "harness/exposition.hpp"
 
 #include <gtest/gtest.h>
 
-namespace sbtest {
+namespace harness {
 namespace {
 
 constexpr std::string_view kGood =
@@ -63,4 +63,4 @@ TEST(Exposition, RefusesWhatPrometheusWouldNotIngestOrTheProjectForbids) {
 }
 
 }  // namespace
-}  // namespace sbtest
+}  // namespace harness

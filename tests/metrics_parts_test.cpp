@@ -3,10 +3,10 @@
 // --watch` prints are Prometheus' histogram_quantile() over the same buckets.
 #include <gtest/gtest.h>
 
+#include "harness/exposition.hpp"
 #include "supervisor/metrics.hpp"
 #include "supervisor/metrics_exposition.hpp"
 #include "supervisor/workers_table.hpp"
-#include "tests/support/exposition.hpp"
 
 namespace sb::supervisor {
 namespace {
@@ -34,27 +34,27 @@ TEST(MetricsExposition, RendersStrictFormatWithEscapedLabels) {
                       .attached = true,
                       .detaches = {{"1006", 2}}};
   const std::string text = exposition(ScrapeSources{.metrics = metrics, .workers = {row}});
-  const auto parsed = sbtest::parse_exposition(text);
-  EXPECT_EQ(sbtest::sample_value(parsed, "switchboard_calls_total",
-                                 {{"computer", odd}, {"client", "alice"}, {"outcome", "ok"}}),
+  const auto parsed = harness::parse_exposition(text);
+  EXPECT_EQ(harness::sample_value(parsed, "switchboard_calls_total",
+                                  {{"computer", odd}, {"client", "alice"}, {"outcome", "ok"}}),
             1);
-  EXPECT_EQ(sbtest::sample_value(parsed, "switchboard_call_duration_seconds_bucket",
-                                 {{"computer", odd}, {"tool", "echo"}, {"le", "0.025"}}),
+  EXPECT_EQ(harness::sample_value(parsed, "switchboard_call_duration_seconds_bucket",
+                                  {{"computer", odd}, {"tool", "echo"}, {"le", "0.025"}}),
             0);
-  EXPECT_EQ(sbtest::sample_value(parsed, "switchboard_call_duration_seconds_bucket",
-                                 {{"computer", odd}, {"tool", "echo"}, {"le", "0.05"}}),
+  EXPECT_EQ(harness::sample_value(parsed, "switchboard_call_duration_seconds_bucket",
+                                  {{"computer", odd}, {"tool", "echo"}, {"le", "0.05"}}),
             1);
-  EXPECT_EQ(sbtest::sample_value(parsed, "switchboard_reply_bytes_bucket",
-                                 {{"computer", odd}, {"le", "4096"}}),
+  EXPECT_EQ(harness::sample_value(parsed, "switchboard_reply_bytes_bucket",
+                                  {{"computer", odd}, {"le", "4096"}}),
             1);
-  EXPECT_EQ(sbtest::sample_value(parsed, "switchboard_caller_calls_in_flight",
-                                 {{"computer", odd}, {"client", "alice"}}),
+  EXPECT_EQ(harness::sample_value(parsed, "switchboard_caller_calls_in_flight",
+                                  {{"computer", odd}, {"client", "alice"}}),
             0);
-  EXPECT_EQ(sbtest::sample_value(parsed, "switchboard_computer_ready", {{"computer", odd}}), 1);
-  EXPECT_EQ(sbtest::sample_value(parsed, "switchboard_computer_detaches_total",
-                                 {{"computer", odd}, {"code", "1006"}}),
+  EXPECT_EQ(harness::sample_value(parsed, "switchboard_computer_ready", {{"computer", odd}}), 1);
+  EXPECT_EQ(harness::sample_value(parsed, "switchboard_computer_detaches_total",
+                                  {{"computer", odd}, {"code", "1006"}}),
             2);
-  EXPECT_EQ(sbtest::sample_value(parsed, "switchboard_reloads_total", {{"result", "failed"}}), 1);
+  EXPECT_EQ(harness::sample_value(parsed, "switchboard_reloads_total", {{"result", "failed"}}), 1);
 }
 
 TEST(WorkersQuantile, InterpolatesWithinTheBucketAsPrometheusDoes) {

@@ -1,5 +1,5 @@
 // End to end: the metrics listener (docs/metrics.md). Every scrape is read with a strict
-// exposition-format parser (tests/support/exposition.hpp), and each family is checked to
+// exposition-format reader (harness/exposition.hpp), and each family is checked to
 // move after the real event it counts: a call of each outcome, a worker stalled and
 // killed, attaches and detaches, auth failures, reloads, pod dials, progress, refused
 // connections. Also the status page in headless Chromium, `switchboard workers --watch`,
@@ -11,8 +11,8 @@
 #include <regex>
 #include <set>
 
+#include "harness/exposition.hpp"
 #include "tests/e2e/e2e_helpers.hpp"
-#include "tests/support/exposition.hpp"
 
 namespace sbtest {
 namespace {

@@ -1,4 +1,4 @@
-#include "tests/support/exposition.hpp"
+#include "harness/exposition.hpp"
 
 #include <algorithm>
 #include <array>
@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <utility>
 
-namespace sbtest {
+namespace harness {
 namespace {
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
@@ -647,4 +647,4 @@ double sum_of(const Exposition& exposition, std::string_view name, const Labels&
   return sum;
 }
 
-}  // namespace sbtest
+}  // namespace harness

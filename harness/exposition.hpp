@@ -1,6 +1,6 @@
-// A strict reader of the Prometheus text exposition format (version 0.0.4), so the tests can
-// hold /metrics to what Prometheus ingests without running Prometheus. It accepts only the
-// one canonical layout client libraries write, which Prometheus also accepts; it is stricter
+// A strict reader of the Prometheus text exposition format (version 0.0.4), so tests and the
+// bench can hold /metrics to what Prometheus ingests without running Prometheus. It accepts only
+// the one canonical layout client libraries write, which Prometheus also accepts; it is stricter
 // than Prometheus in that layout (one space between tokens, no leading or trailing
 // whitespace, no blank lines, no `{}` and no trailing comma in labels, lowercase types,
 // values written in decimal or as NaN, +Inf, -Inf) and in the project's rules: every family
@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-namespace sbtest {
+namespace harness {
 
 using Labels = std::map<std::string, std::string>;
 
@@ -56,4 +56,4 @@ std::optional<double> sample_value(const Exposition& exposition, std::string_vie
 // a total across the series the test does not care to tell apart.
 double sum_of(const Exposition& exposition, std::string_view name, const Labels& labels = {});
 
-}  // namespace sbtest
+}  // namespace harness
