@@ -1059,6 +1059,10 @@ std::string ListenAddress::display() const {
   return "[" + (ok ? std::string(text) : ip) + "]:" + std::to_string(port);
 }
 
+bool ListenAddress::loopback() const {
+  return is_loopback_ip(ip);
+}
+
 std::string Config::listen_display() const {
   return ListenAddress{listen_ip, listen_port}.display();
 }

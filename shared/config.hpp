@@ -88,6 +88,7 @@ struct ListenAddress {
   std::uint16_t port = 0;
   // "127.0.0.1:9790" or "[::1]:9790", IPv6 in its canonical form.
   std::string display() const;
+  bool loopback() const;  // 127.0.0.0/8 or ::1
 };
 
 struct Config {

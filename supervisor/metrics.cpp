@@ -19,30 +19,41 @@ void Histogram::add(const Histogram& other) {
   count += other.count;
 }
 
-namespace {
-
-std::string text(std::string_view view) {
-  return std::string(view);
+std::optional<double> quantile(double q, const std::vector<std::uint64_t>& counts,
+                               std::span<const double> bounds) {
+  std::uint64_t total = 0;
+  for (const auto count : counts) total += count;
+  if (total == 0) return std::nullopt;
+  const double rank = q * static_cast<double>(total);
+  double below = 0;  // observations in the buckets before this one
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    const double here = static_cast<double>(counts[i]);
+    if (below + here >= rank && here > 0) {
+      if (i >= bounds.size()) return bounds.back();
+      const double lower = i == 0 ? 0 : bounds[i - 1];
+      return lower + (bounds[i] - lower) * (rank - below) / here;
+    }
+    below += here;
+  }
+  return bounds.back();
 }
 
-}  // namespace
-
 void Metrics::call_started(std::string_view computer, std::string_view client) {
-  ++callers_in_flight_[{text(computer), text(client)}];
+  ++callers_in_flight_[{std::string(computer), std::string(client)}];
 }
 
 void Metrics::call_ended(const CallEnd& call) {
-  ++calls_[{text(call.computer), text(call.client), text(call.outcome)}];
-  durations_[{text(call.computer), text(call.tool)}].observe(call.duration.count(),
-                                                             kDurationBounds);
+  ++calls_[{std::string(call.computer), std::string(call.client), std::string(call.outcome)}];
+  durations_[{std::string(call.computer), std::string(call.tool)}].observe(call.duration.count(),
+                                                                           kDurationBounds);
   if (call.forwarded) {
-    auto& in_flight = callers_in_flight_[{text(call.computer), text(call.client)}];
+    auto& in_flight = callers_in_flight_[{std::string(call.computer), std::string(call.client)}];
     if (in_flight > 0) --in_flight;
   }
   if (call.reply_bytes > 0) {
     auto found = reply_sizes_.find(call.computer);
     if (found == reply_sizes_.end())
-      found = reply_sizes_.emplace(text(call.computer), Histogram{}).first;
+      found = reply_sizes_.emplace(std::string(call.computer), Histogram{}).first;
     found->second.observe(static_cast<double>(call.reply_bytes), kReplyBytesBounds);
   }
 }
@@ -51,7 +62,7 @@ namespace {
 
 void count(Metrics::Counts<std::string>& counts, std::string_view key) {
   auto found = counts.find(key);
-  if (found == counts.end()) found = counts.emplace(text(key), 0).first;
+  if (found == counts.end()) found = counts.emplace(std::string(key), 0).first;
   ++found->second;
 }
 
@@ -66,7 +77,7 @@ void Metrics::reload(bool ok) {
 }
 
 void Metrics::pod_dial(std::string_view pod, std::string_view outcome) {
-  ++pod_dials_[{text(pod), text(outcome)}];
+  ++pod_dials_[{std::string(pod), std::string(outcome)}];
 }
 
 void Metrics::progress_routed(std::string_view computer) {

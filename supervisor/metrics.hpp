@@ -11,17 +11,13 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace sb::supervisor {
-
-// The outcomes of a tool call, as its audit line names them (docs/protocol.md, "Audit log").
-inline constexpr std::array<std::string_view, 10> kCallOutcomes{
-    "ok",         "tool_error",   "rpc_error",    "denied",    "timeout",
-    "overloaded", "not_attached", "disconnected", "abandoned", "cancelled"};
 
 // Upper bounds of the call duration histogram, in seconds (5 ms to 10 min).
 inline constexpr std::array<double, 16> kDurationBounds{
@@ -39,6 +35,12 @@ struct Histogram {
   void observe(double value, std::span<const double> bounds);
   void add(const Histogram& other);
 };
+
+// The q-quantile of a histogram (counts per bucket of `bounds`, the last above them all),
+// interpolated linearly within its bucket as Prometheus' histogram_quantile() does; none
+// when it holds no observation. One above the last bound is that bound.
+std::optional<double> quantile(double q, const std::vector<std::uint64_t>& counts,
+                               std::span<const double> bounds);
 
 // The tool label of a call: a name the caller's grant spells out, or vm_status. Any other
 // name (a denied one, or one a "*" grant let through) is "other": it came from the caller.

@@ -3,7 +3,9 @@
 #include <charconv>
 #include <cmath>
 #include <initializer_list>
+#include <span>
 #include <utility>
+#include <vector>
 
 namespace sb::supervisor {
 namespace {
@@ -33,51 +35,40 @@ class Writer {
     out_ += '\n';
   }
 
-  void sample(std::string_view name, std::initializer_list<Label> labels, double value) {
+  void sample(std::string_view name, std::span<const Label> labels, double value) {
     out_ += name;
-    if (labels.size() > 0) {
-      char separator = '{';
-      for (const auto& [label, label_value] : labels) {
-        out_ += separator;
-        out_ += label;
-        out_ += "=\"";
-        append_escaped(label_value);
-        out_ += '"';
-        separator = ',';
-      }
-      out_ += '}';
+    char separator = '{';
+    for (const auto& [label, label_value] : labels) {
+      out_ += separator;
+      out_ += label;
+      out_ += "=\"";
+      append_escaped(label_value);
+      out_ += '"';
+      separator = ',';
     }
+    if (!labels.empty()) out_ += '}';
     out_ += ' ';
     out_ += number_text(value);
     out_ += '\n';
   }
+  void sample(std::string_view name, std::initializer_list<Label> labels, double value) {
+    sample(name, std::span<const Label>(labels.begin(), labels.size()), value);
+  }
 
-  // Cumulative buckets, then _sum and _count, for one series of a histogram family.
-  void histogram(std::string_view name, std::string_view label, std::string_view label_value,
-                 std::string_view second_label, std::string_view second_value,
-                 const Histogram& histogram, std::span<const double> bounds) {
+  // Cumulative buckets, then _sum and _count, for the series `labels` of a histogram.
+  void histogram(std::string_view name, std::vector<Label> labels, const Histogram& histogram,
+                 std::span<const double> bounds) {
     const std::string bucket = std::string(name) + "_bucket";
     std::uint64_t cumulative = 0;
     for (std::size_t i = 0; i <= bounds.size(); ++i) {
       cumulative += i < histogram.counts.size() ? histogram.counts[i] : 0;
       const std::string le = i < bounds.size() ? number_text(bounds[i]) : "+Inf";
-      if (second_label.empty()) {
-        sample(bucket, {{label, label_value}, {"le", le}}, static_cast<double>(cumulative));
-      } else {
-        sample(bucket, {{label, label_value}, {second_label, second_value}, {"le", le}},
-               static_cast<double>(cumulative));
-      }
+      labels.emplace_back("le", le);
+      sample(bucket, labels, static_cast<double>(cumulative));
+      labels.pop_back();
     }
-    const auto total = [&](std::string_view suffix, double value) {
-      const std::string series = std::string(name) + std::string(suffix);
-      if (second_label.empty()) {
-        sample(series, {{label, label_value}}, value);
-      } else {
-        sample(series, {{label, label_value}, {second_label, second_value}}, value);
-      }
-    };
-    total("_sum", histogram.sum);
-    total("_count", static_cast<double>(histogram.count));
+    sample(std::string(name) + "_sum", labels, histogram.sum);
+    sample(std::string(name) + "_count", labels, static_cast<double>(histogram.count));
   }
 
   std::string take() { return std::move(out_); }
@@ -122,12 +113,12 @@ void call_families(Writer& out, const Metrics& metrics) {
   out.family("switchboard_call_duration_seconds", "histogram",
              "Tool call duration from the caller's request to the end of the call.");
   for (const auto& [key, histogram] : metrics.durations()) {
-    out.histogram("switchboard_call_duration_seconds", "computer", key[0], "tool", key[1],
+    out.histogram("switchboard_call_duration_seconds", {{"computer", key[0]}, {"tool", key[1]}},
                   histogram, kDurationBounds);
   }
   out.family("switchboard_reply_bytes", "histogram", "Size of computers' replies to tool calls.");
   for (const auto& [computer, histogram] : metrics.reply_sizes()) {
-    out.histogram("switchboard_reply_bytes", "computer", computer, "", "", histogram,
+    out.histogram("switchboard_reply_bytes", {{"computer", computer}}, histogram,
                   kReplyBytesBounds);
   }
   out.family("switchboard_caller_calls_in_flight", "gauge",

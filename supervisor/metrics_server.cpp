@@ -9,6 +9,7 @@
 #include "ipc/asio_names.hpp"
 #include "shared/log.hpp"
 #include "supervisor/exhaustion.hpp"
+#include "supervisor/status_page.hpp"
 
 namespace sb::supervisor {
 
@@ -25,14 +26,38 @@ constexpr auto kRequestDeadline = 10s;
 constexpr auto kWriteDeadline = 10s;
 constexpr std::size_t kMaxHeadBytes = 8 * 1024;
 
+// Whether the Host header names an address (or localhost), as a scraper or a browser
+// typing the address sends it. A page on some web site whose name its owner points at
+// 127.0.0.1 (DNS rebinding) sends its own name instead, and is refused: otherwise a
+// browser on this machine would let that page read the metrics.
+bool addressed_by_ip(std::string_view host) {
+  std::string_view name = host;
+  if (name.starts_with('[')) {
+    const auto close = name.find(']');
+    if (close == std::string_view::npos) return false;
+    name = name.substr(1, close - 1);
+  } else if (const auto colon = name.rfind(':'); colon != std::string_view::npos) {
+    name = name.substr(0, colon);
+  }
+  if (name == "localhost") return true;
+  boost::system::error_code error;
+  net::ip::make_address(std::string(name), error);
+  return !error;
+}
+
 http::response<http::string_body> answer(const http::request<http::empty_body>& request,
                                          const std::function<std::string()>& scrape) {
   http::response<http::string_body> response(http::status::ok, request.version());
   response.keep_alive(request.keep_alive());
   response.set(http::field::cache_control, "no-store");
+  response.set("X-Content-Type-Options", "nosniff");
   const auto target = request.target();
   const bool known = target == "/metrics" || target == "/";
-  if (!known) {
+  if (!addressed_by_ip(request[http::field::host])) {
+    response.result(http::status::forbidden);
+    response.set(http::field::content_type, "text/plain; charset=utf-8");
+    response.body() = "this listener answers requests addressed to its IP address or localhost\n";
+  } else if (!known) {
     response.result(http::status::not_found);
     response.set(http::field::content_type, "text/plain; charset=utf-8");
     response.body() = "not found: this listener serves /metrics and / (the status page)\n";
@@ -49,7 +74,8 @@ http::response<http::string_body> answer(const http::request<http::empty_body>& 
     // The page is self-contained: it may run nothing from anywhere else.
     response.set("Content-Security-Policy",
                  "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
-                 "connect-src 'self'");
+                 "connect-src 'self'; base-uri 'none'; form-action 'none'; "
+                 "frame-ancestors 'none'");
     response.body() = std::string(status_page_html());
   }
   response.prepare_payload();
@@ -68,7 +94,7 @@ struct MetricsServer::Impl : std::enable_shared_from_this<MetricsServer::Impl> {
       if (error == net::error::operation_aborted || !self->acceptor.is_open()) return;
       if (self->pause.pause_on(error, [self] { self->accept(); })) return;
       if (!error && self->open < kMaxConnections) {
-        net::co_spawn(self->acceptor.get_executor(), self->serve(std::move(socket)), net::detached);
+        net::co_spawn(self->acceptor.get_executor(), serve(self, std::move(socket)), net::detached);
       }
       self->accept();
     });
@@ -76,9 +102,15 @@ struct MetricsServer::Impl : std::enable_shared_from_this<MetricsServer::Impl> {
 
   // One connection: requests answered in turn until the client closes, stays idle past
   // the deadline, or sends something that is not a small GET.
-  net::awaitable<void> serve(tcp::socket socket) {
-    auto self = shared_from_this();
-    ++open;
+  // The connection's place under kMaxConnections, given back however serve() ends.
+  struct Place {
+    explicit Place(std::size_t& open) : open(open) { ++open; }
+    ~Place() { --open; }
+    std::size_t& open;
+  };
+
+  static net::awaitable<void> serve(std::shared_ptr<Impl> self, tcp::socket socket) {
+    const Place place(self->open);
     beast::tcp_stream stream(std::move(socket));
     beast::flat_buffer buffer(kMaxHeadBytes);
     for (;;) {
@@ -87,7 +119,7 @@ struct MetricsServer::Impl : std::enable_shared_from_this<MetricsServer::Impl> {
       stream.expires_after(kRequestDeadline);
       auto [read_error, read] = co_await http::async_read(stream, buffer, parser, kAwait);
       if (read_error) break;
-      auto response = answer(parser.get(), scrape);
+      auto response = answer(parser.get(), self->scrape);
       const bool keep_alive = response.keep_alive();
       stream.expires_after(kWriteDeadline);
       auto [write_error, written] = co_await http::async_write(stream, response, kAwait);
@@ -95,7 +127,6 @@ struct MetricsServer::Impl : std::enable_shared_from_this<MetricsServer::Impl> {
     }
     beast::error_code ignored;
     stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
-    --open;
   }
 
   tcp::acceptor acceptor;

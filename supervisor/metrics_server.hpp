@@ -1,7 +1,7 @@
 // The metrics listener (`metrics_listen`, docs/metrics.md): GET /metrics in the Prometheus
 // text format and GET / the status page that polls it. No token: it shows names and
 // counts, never a secret, an argument or a reply. Its own small connection cap and
-// deadlines, so that a scraper, however it behaves, costs the relay next to nothing.
+// deadlines, and only requests addressed to an IP address (no DNS rebinding).
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -27,8 +27,5 @@ class MetricsServer {
   struct Impl;
   std::shared_ptr<Impl> impl_;
 };
-
-// The status page (supervisor/status_page.html, built in).
-std::string_view status_page_html();
 
 }  // namespace sb::supervisor

@@ -533,10 +533,10 @@ class Handler {
                         .timeout = std::chrono::seconds(services_.config->timeouts.for_tool(tool)),
                         .method = "tools/call",
                         .params_json = dump(*params)};
-    services_.metrics.call_started(context_.computer, context_.caller);
     audit.forwarded = true;
     auto shared_audit = std::make_shared<CallAudit>(std::move(audit));
     auto record_task = params->contains("task") ? task_recorder() : nullptr;
+    services_.metrics.call_started(context_.computer, context_.caller);
     return forward(
         std::move(request),
         [id = id_, shared_audit, record_task](CallResult result) {
@@ -629,6 +629,25 @@ Abandon handle_mcp(const json& message, const CallerContext& context, const McpS
   return Handler(message, context, services, std::move(done), std::move(on_message)).run();
 }
 
+namespace {
+
+// To a call in flight of the task's owner that takes messages; false when there is none.
+bool deliver_task_status(const McpServices& services, const std::string& computer,
+                         const json& task_id, const std::string& body) {
+  const auto view = services.workers.view(computer);
+  if (!view || !view->attached) return false;
+  const auto client = services.tasks.owner(ComputerSession{computer, view->status.attached_at_ms},
+                                           task_id.get<std::string>());
+  if (!client) return false;
+  for (const std::uint64_t call_id : services.calls.calls_of(computer, *client)) {
+    if (services.workers.deliver(call_id, ipc::MessageMeta{ipc::MessageKind::kNotification}, body))
+      return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 void relay_task_status(const McpServices& services, const std::string& computer, std::string body) {
   // The worker is the less trusted side: only a well-formed task status goes anywhere.
   const json message = json::parse(body, nullptr, false);
@@ -637,16 +656,8 @@ void relay_task_status(const McpServices& services, const std::string& computer,
   const auto params = message.find("params");
   const json task_id =
       params != message.end() && params->is_object() ? params->value("taskId", json()) : json();
-  const auto view = services.workers.view(computer);
-  if (!task_id.is_string() || !view || !view->attached) return;
-  const auto client = services.tasks.owner(ComputerSession{computer, view->status.attached_at_ms},
-                                           task_id.get<std::string>());
-  if (!client) return;
-  for (const std::uint64_t call_id : services.calls.calls_of(computer, *client)) {
-    if (services.workers.deliver(call_id, ipc::MessageMeta{ipc::MessageKind::kNotification}, body))
-      return;
-  }
-  services.metrics.notification_dropped(computer);
+  if (!task_id.is_string() || !deliver_task_status(services, computer, task_id, body))
+    services.metrics.notification_dropped(computer);
 }
 
 McpServices mcp_services(const SupervisorState& state) {

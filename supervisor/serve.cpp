@@ -1,19 +1,14 @@
-// `switchboard serve` and `switchboard workers`: wiring the supervisor together, signals,
-// reload and shutdown.
+// `switchboard serve`: wiring the supervisor together, signals, reload and shutdown.
 #include <sys/prctl.h>
 #include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/local/stream_protocol.hpp>
-#include <boost/asio/read.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/write.hpp>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
-#include <iostream>
 #include <stdexcept>
 
 #include "ipc/asio_names.hpp"
@@ -45,8 +40,6 @@ std::filesystem::path worker_binary() {
   return std::filesystem::read_symlink("/proc/self/exe").parent_path() / "switchboard-worker";
 }
 
-// The product's timers, or the shortened ones an end-to-end test asked for
-// (ipc/timings.hpp). Never a config key: an operator has no reason to change them.
 std::string join(const std::vector<std::string>& names) {
   std::string out;
   for (const auto& name : names) out += (out.empty() ? "" : ",") + name;
@@ -142,6 +135,12 @@ class Supervisor {
               {"pty_attach", std::to_string(config.pty_attaches.size())},
               {"metrics_listen",
                config.metrics_listen ? config.metrics_listen->display() : std::string("off")}});
+    if (config.metrics_listen && !config.metrics_listen->loopback()) {
+      log_warn(
+          "metrics_listen is not a loopback address: whoever reaches it sees every computer "
+          "and caller name, with no token",
+          {{"metrics_listen", config.metrics_listen->display()}});
+    }
     for (const auto& name : config.unused_computers()) {
       log_warn("no client or pty attach may use this computer", {{"computer", name}});
     }
@@ -253,65 +252,6 @@ int run_serve(const std::string& config_path, std::string_view home) {
                         ServiceNotifier(notify_socket ? notify_socket : ""),
                         ipc::timings_from_environment());
   return supervisor.run();
-}
-
-namespace {
-
-// One answer of the control socket (docs/operations.md, "Workers").
-std::string fetch_workers(const std::filesystem::path& path, const std::string& config_path) {
-  net::io_context io;
-  net::local::stream_protocol::socket socket(io);
-  boost::system::error_code error;
-  socket.connect(net::local::stream_protocol::endpoint(path.string()), error);
-  if (error) {
-    throw std::runtime_error("no switchboard answers on " + path.string() + " (" + error.message() +
-                             "); is `switchboard serve -c " + config_path + "` running?");
-  }
-  net::write(socket, net::buffer(std::string("workers\n")));
-  std::string reply;
-  net::read(socket, net::dynamic_buffer(reply), error);
-  if (error != net::error::eof)
-    throw std::runtime_error("reading from " + path.string() + ": " + error.message());
-  return reply;
-}
-
-// The table again every second, with calls/s and p50 since the last, until SIGINT or
-// SIGTERM. On a terminal each table replaces the last; otherwise they follow each other.
-int watch_workers(const std::filesystem::path& path, const std::string& config_path) {
-  net::io_context io;
-  net::signal_set stop(io, SIGINT, SIGTERM);
-  stop.async_wait([&io](const boost::system::error_code&, int) { io.stop(); });
-  net::steady_timer tick(io);
-  const bool terminal = ::isatty(STDOUT_FILENO) == 1;
-  std::string earlier;
-  auto earlier_at = std::chrono::steady_clock::now();
-  std::function<void()> refresh = [&] {
-    const auto now = std::chrono::steady_clock::now();
-    const std::string answer = fetch_workers(path, config_path);
-    const double seconds = std::chrono::duration<double>(now - earlier_at).count();
-    std::cout << (terminal ? "\x1b[H\x1b[2J" : "") << workers_table(answer, earlier, seconds)
-              << (terminal ? "" : "\n") << std::flush;
-    earlier = answer;
-    earlier_at = now;
-    tick.expires_at(now + 1s);
-    tick.async_wait([&refresh](const boost::system::error_code& error) {
-      if (!error) refresh();
-    });
-  };
-  refresh();
-  io.run();
-  return 0;
-}
-
-}  // namespace
-
-int run_workers(const std::string& config_path, std::string_view home, WorkersOutput output) {
-  const auto config = config::load_config_file(config_path, home);
-  const auto path = config.control_socket_path();
-  if (output == WorkersOutput::kWatch) return watch_workers(path, config_path);
-  const std::string reply = fetch_workers(path, config_path);
-  std::cout << (output == WorkersOutput::kJson ? reply : workers_table(reply));
-  return 0;
 }
 
 }  // namespace sb::supervisor

@@ -36,6 +36,12 @@ struct SessionRecord {
   std::chrono::system_clock::time_point attached_at;
 };
 
+// What /proc says of a worker's process (worker_views.cpp).
+struct ProcessFacts {
+  std::int64_t resident_kib = 0;
+  bool sandboxed = false;  // no_new_privs and a seccomp filter
+};
+
 struct Worker {
   enum class State { kStarting, kRunning, kRestarting, kRetiring, kExited };
 
@@ -59,6 +65,12 @@ struct Worker {
   std::uint64_t attaches = 0;
   std::map<std::string, std::uint64_t> detaches;
   std::uint64_t stalls = 0;
+  // Messages its computers' sessions dropped in processes that have exited: the status
+  // record counts those of the running one only.
+  std::uint64_t messages_dropped_before = 0;
+  ProcessFacts facts;  // of process `facts_pid`, as read at `facts_read_at`
+  int facts_pid = 0;
+  std::chrono::steady_clock::time_point facts_read_at;
   std::chrono::milliseconds backoff{100};
   std::chrono::steady_clock::time_point started_at;
   std::unique_ptr<boost::asio::steady_timer> respawn_timer;

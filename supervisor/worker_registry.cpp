@@ -262,6 +262,7 @@ void WorkerRegistry::on_exit(const std::shared_ptr<Worker>& worker, int wait_sta
   // Its last frames (its computer's vm_detach above all) are read before it is mourned.
   if (worker->channel && !worker->expelled) worker->channel->drain();
   audit_lost_sessions(*worker);
+  if (worker->status) worker->messages_dropped_before += worker->status->read().messages_dropped;
   if (worker->channel) worker->channel->close();
   worker->channel.reset();
   worker->process.reset();

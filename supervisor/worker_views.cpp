@@ -8,11 +8,6 @@
 namespace sb::supervisor {
 namespace {
 
-struct ProcessFacts {
-  std::int64_t resident_kib = 0;
-  bool sandboxed = false;
-};
-
 // From /proc/PID/status: memory, and the sandbox the worker entered (docs/architecture.md,
 // "Sandbox"): NoNewPrivs 1 and Seccomp 2 (a filter).
 ProcessFacts process_facts(int pid) {
@@ -28,6 +23,19 @@ ProcessFacts process_facts(int pid) {
   }
   facts.sandboxed = no_new_privs && filtered;
   return facts;
+}
+
+// However often rows are asked for (a scrape, `switchboard workers`), each worker's /proc
+// is read at most once a second: its memory does not move faster than anyone looks.
+const ProcessFacts& recent_facts(Worker& worker) {
+  constexpr auto kFactsFor = std::chrono::seconds(1);
+  const auto now = std::chrono::steady_clock::now();
+  if (worker.facts_pid != worker.pid || now - worker.facts_read_at >= kFactsFor) {
+    worker.facts = process_facts(worker.pid);
+    worker.facts_pid = worker.pid;
+    worker.facts_read_at = now;
+  }
+  return worker.facts;
 }
 
 std::int64_t now_ms() {
@@ -124,14 +132,15 @@ std::vector<WorkerRow> WorkerRegistry::rows() const {
                   .attaches = worker->attaches,
                   .detaches = worker->detaches,
                   .stalls = worker->stalls};
-    if (worker->state == Worker::State::kRestarting) {
+    row.messages_dropped = worker->messages_dropped_before;
+    if (worker->state == Worker::State::kRestarting || worker->expelled) {
       row.state = "restarting";
     } else if (worker->state != Worker::State::kRunning || !worker->status) {
       row.state = "starting";
     } else {
       const auto status = worker->read_status();
       row.torn_reads = worker->status->torn_reads();
-      row.messages_dropped = status.messages_dropped;
+      row.messages_dropped += status.messages_dropped;
       row.in_flight = status.in_flight;
       row.max_in_flight = status.max_in_flight ? status.max_in_flight
                                                : static_cast<std::uint32_t>(worker->max_inflight);
@@ -146,7 +155,7 @@ std::vector<WorkerRow> WorkerRegistry::rows() const {
       }
     }
     if (row.pid) {
-      const auto facts = process_facts(row.pid);
+      const auto& facts = recent_facts(*worker);
       row.resident_kib = facts.resident_kib;
       row.sandboxed = facts.sandboxed;
     }

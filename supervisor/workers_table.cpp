@@ -30,25 +30,6 @@ std::string workers_json(const std::vector<WorkerRow>& rows, const Metrics& metr
   return json{{"workers", std::move(list)}}.dump();
 }
 
-std::optional<double> quantile(double q, const std::vector<std::uint64_t>& counts,
-                               std::span<const double> bounds) {
-  std::uint64_t total = 0;
-  for (const auto count : counts) total += count;
-  if (total == 0) return std::nullopt;
-  const double rank = q * static_cast<double>(total);
-  double below = 0;  // observations in the buckets before this one
-  for (std::size_t i = 0; i < counts.size(); ++i) {
-    const double here = static_cast<double>(counts[i]);
-    if (below + here >= rank && here > 0) {
-      if (i >= bounds.size()) return bounds.back();
-      const double lower = i == 0 ? 0 : bounds[i - 1];
-      return lower + (bounds[i] - lower) * (rank - below) / here;
-    }
-    below += here;
-  }
-  return bounds.back();
-}
-
 namespace {
 
 struct Rate {

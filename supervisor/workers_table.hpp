@@ -20,10 +20,4 @@ std::string workers_json(const std::vector<WorkerRow>& rows, const Metrics& metr
 std::string workers_table(const std::string& json_text);
 std::string workers_table(const std::string& json_text, const std::string& earlier, double seconds);
 
-// The q-quantile of a histogram (counts per bucket of `bounds`, the last above them all),
-// interpolated linearly within its bucket as Prometheus' histogram_quantile() does; none
-// when it holds no observation. One above the last bound is that bound.
-std::optional<double> quantile(double q, const std::vector<std::uint64_t>& counts,
-                               std::span<const double> bounds);
-
 }  // namespace sb::supervisor

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "harness/exposition.hpp"
+#include "harness/raw_socket.hpp"
 #include "tests/e2e/e2e_helpers.hpp"
 
 namespace sbtest {
@@ -116,6 +117,24 @@ TEST_F(Metrics, EveryFamilyIsDeclaredInStrictExpositionFormatBeforeAnyEvent) {
   EXPECT_EQ(http(metrics_port_, HttpRequest{.method = "POST", .target = "/metrics"}).status, 405);
   // No token is asked for, and the relay's own listener does not serve it.
   EXPECT_EQ(http_get(sb.port(), "/metrics").status, 404);
+}
+
+// A web page whose host name points at 127.0.0.1 (DNS rebinding) must not have a browser
+// read the metrics for it: only requests addressed to an IP address or localhost.
+TEST_F(Metrics, OnlyRequestsAddressedToAnIpAddressOrLocalhostAreAnswered) {
+  SwitchboardProcess sb(metrics_config());
+  const auto status_for_host = [&](const std::string& host) {
+    RawSocket socket(metrics_port_);
+    socket.send_all("GET /metrics HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n\r\n");
+    const std::string answer = socket.read_to_end();
+    return answer.substr(0, answer.find("\r\n"));
+  };
+  EXPECT_EQ(status_for_host("evil.example:" + std::to_string(metrics_port_)),
+            "HTTP/1.1 403 Forbidden");
+  EXPECT_EQ(status_for_host("127.0.0.1.nip.io"), "HTTP/1.1 403 Forbidden");
+  EXPECT_EQ(status_for_host("127.0.0.1:" + std::to_string(metrics_port_)), "HTTP/1.1 200 OK");
+  EXPECT_EQ(status_for_host("localhost:" + std::to_string(metrics_port_)), "HTTP/1.1 200 OK");
+  EXPECT_EQ(status_for_host("[::1]:" + std::to_string(metrics_port_)), "HTTP/1.1 200 OK");
 }
 
 TEST_F(Metrics, EachCallOutcomeIsCountedByComputerCallerAndOutcome) {
@@ -272,6 +291,12 @@ TEST_F(Metrics, ProgressRoutedAndMessagesNoCallerCouldTakeAreCounted) {
   fake->send_text(R"({"jsonrpc":"2.0","method":"notifications/progress",)"
                   R"("params":{"progressToken":"nobody","progress":1}})");
   EXPECT_TRUE(reaches("switchboard_notifications_dropped_total", {{"computer", "alpha"}}, 1));
+
+  // The worker counted it; the count outlives the worker.
+  ASSERT_EQ(::kill(sb.worker("alpha")["pid"].get<pid_t>(), SIGKILL), 0);
+  EXPECT_TRUE(reaches("switchboard_worker_restarts_total", {{"computer", "alpha"}}, 1));
+  ASSERT_TRUE(eventually([&] { return sb.worker("alpha")["state"] == "idle"; }));
+  EXPECT_EQ(value("switchboard_notifications_dropped_total", {{"computer", "alpha"}}), 1);
 }
 
 TEST_F(Metrics, ConnectionsOpenAndRefusedAtTheCapAreCounted) {
@@ -317,7 +342,11 @@ class Load {
  public:
   Load(int port, std::string token)
       : thread_([this, port, token] {
-          while (!stop_) call_tool(port, "/mcp/alpha", token, "echo", json{{"n", 1}});
+          // Calls stop being answered once a test stops the switchboard: that ends the load.
+          try {
+            while (!stop_) call_tool(port, "/mcp/alpha", token, "echo", json{{"n", 1}});
+          } catch (const std::exception&) {
+          }
         }) {}
   ~Load() {
     stop_ = true;
@@ -407,6 +436,13 @@ TEST_F(Metrics, WorkersWatchRefreshesEverySecondWithCallsPerSecondUntilInterrupt
     return std::regex_search(text, found, rated) && std::stod(found[1]) > 0;
   })) << text;
   EXPECT_NE(text.find("CALLS/S"), std::string::npos);
+
+  // A switchboard that stops answering is said, and the watch goes on.
+  sb.stop();
+  EXPECT_TRUE(eventually([&] {
+    return read_file(out.path() / "out").find("no switchboard answers") != std::string::npos;
+  }));
+  EXPECT_TRUE(process_alive(watch));
   ASSERT_EQ(::kill(watch, SIGINT), 0);
   const auto status = reap_within(watch, std::chrono::seconds(5));
   ASSERT_TRUE(status);
