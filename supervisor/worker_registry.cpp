@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <boost/asio/post.hpp>
 #include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -69,12 +70,29 @@ WorkerRegistry::~WorkerRegistry() {
 void WorkerRegistry::start(const std::vector<config::Computer>& computers,
                            std::function<void()> all_up) {
   all_up_ = std::move(all_up);
+  auto queue = std::make_shared<std::vector<std::weak_ptr<Worker>>>();
   for (const auto& computer : computers) {
     workers_.push_back(make_worker(computer));
-    spawn(workers_.back());
+    workers_.back()->state = Worker::State::kRestarting;  // no process yet: queued below
+    queue->push_back(workers_.back());
   }
+  spawn_in_turn(std::move(queue), 0);
   watch_stalls();
   report_when_all_up();
+}
+
+// One spawn per turn of the event loop, so that the listener answers from the first turn
+// however many computers there are, not after the last spawn. A queued worker that a
+// reload removed meanwhile (no longer waiting) or a shutdown is skipped.
+void WorkerRegistry::spawn_in_turn(std::shared_ptr<std::vector<std::weak_ptr<Worker>>> queue,
+                                   std::size_t next) {
+  if (next >= queue->size() || shutting_down_) return;
+  const auto worker = (*queue)[next].lock();
+  if (worker && worker->state == Worker::State::kRestarting && !worker->respawn_timer)
+    spawn(worker);
+  boost::asio::post(io_, [this, queue = std::move(queue), next]() mutable {
+    spawn_in_turn(std::move(queue), next + 1);
+  });
 }
 
 void WorkerRegistry::report_when_all_up() {

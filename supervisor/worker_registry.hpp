@@ -99,7 +99,8 @@ class WorkerRegistry {
                  AuditLog& audit, ipc::Timings timings = {});
   ~WorkerRegistry();
 
-  // Spawns a worker per computer; `all_up` runs once every one of them has said hello.
+  // Spawns a worker per computer, one per turn of the event loop; `all_up` runs once every
+  // one of them has said hello.
   void start(const std::vector<config::Computer>& computers, std::function<void()> all_up);
   // A reload: diff by verifier (docs/configuration.md, "Reload"). Writes computer_renamed
   // and vm_revoked lines.
@@ -138,6 +139,7 @@ class WorkerRegistry {
 
  private:
   void spawn(const std::shared_ptr<Worker>& worker);
+  void spawn_in_turn(std::shared_ptr<std::vector<std::weak_ptr<Worker>>> queue, std::size_t next);
   std::optional<std::string> launch(Worker& worker, const std::string& segment,
                                     ipc::UniqueFd& parent_end);
   void on_frame(const std::shared_ptr<Worker>& worker, ipc::Frame&& frame);

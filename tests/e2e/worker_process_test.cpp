@@ -224,6 +224,30 @@ TEST_F(WorkerProcess, StalledWorkersAreKilledAtTheStallLimitAndOnlyKeptComputers
 // ---------------------------------------------------------------------------------------
 // switchboard workers
 
+// Workers are spawned one per turn of the supervisor's event loop: it answers from the
+// start, however many computers it has, while later workers are still queued (pid 0).
+TEST_F(WorkerProcess, TheSupervisorAnswersBeforeItsLastWorkerIsSpawned) {
+  constexpr int kComputers = 200;
+  ConfigBuilder builder;
+  for (int i = 0; i < kComputers; ++i)
+    builder.computer(std::string("c").append(std::to_string(i)), new_secret());
+  builder.client("owner", owner_, R"({ "*" = ["*"] })", "c0");
+  SwitchboardProcess sb(builder);  // healthy: /healthz answered
+  const json early = sb.workers();
+  ASSERT_EQ(early.size(), static_cast<std::size_t>(kComputers));
+  const auto queued = std::count_if(early.begin(), early.end(), [](const json& row) {
+    return row["pid"] == 0 && row["state"] == "starting";
+  });
+  EXPECT_GT(queued, 0) << "every worker was spawned before the first answer";
+  EXPECT_TRUE(eventually(
+      [&] {
+        const json rows = sb.workers();
+        return std::all_of(rows.begin(), rows.end(),
+                           [](const json& row) { return row["state"] == "idle"; });
+      },
+      60s));
+}
+
 TEST_F(WorkerProcess, WorkersPrintsOneRowPerComputerAsTableAndJson) {
   SwitchboardProcess sb(config());
   auto alpha = attach_ready(sb, alpha_, "alpha", owner_.secret);
