@@ -151,8 +151,9 @@ void SwitchboardProcess::remember_workers(const json& rows) const {
 json SwitchboardProcess::workers() const {
   const auto result = run_cli({"workers", "--json"});
   if (result.exit_code != 0) {
+    // What the supervisor was doing meanwhile is what explains a failure in CI.
     throw std::runtime_error("switchboard workers --json failed (" +
-                             std::to_string(result.exit_code) + "): " + result.err);
+                             std::to_string(result.exit_code) + "): " + result.err + diagnostics());
   }
   json parsed = json::parse(result.out, nullptr, false);
   if (parsed.is_discarded() || !parsed.contains("workers")) {

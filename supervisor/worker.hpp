@@ -43,7 +43,8 @@ struct ProcessFacts {
 };
 
 struct Worker {
-  enum class State { kStarting, kRunning, kRestarting, kRetiring, kExited };
+  // kQueued: waiting in the start queue for its first process (worker_registry.cpp).
+  enum class State { kQueued, kStarting, kRunning, kRestarting, kRetiring, kExited };
 
   std::string name;
   Verifier verifier;
@@ -51,7 +52,7 @@ struct Worker {
   bool sole_client = false;
   std::uint64_t generation = 0;  // the last handed over; follows the verifier across respawns
   std::map<std::uint64_t, SessionRecord> sessions;
-  State state = State::kStarting;
+  State state = State::kQueued;
   std::unique_ptr<ipc::ChildProcess> process;
   int pid = 0;
   bool said_hello = false;

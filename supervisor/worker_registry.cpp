@@ -13,6 +13,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <thread>
 
 #include "shared/log.hpp"
 #include "supervisor/audit_log.hpp"
@@ -29,6 +30,12 @@ constexpr auto kFirstBackoff = 100ms;
 constexpr auto kMaxBackoff = 5s;
 constexpr auto kBackoffResetAfter = 60s;
 constexpr auto kShutdownGrace = 5s;
+
+// Workers starting at once: enough to keep every core busy while some wait on exec and
+// the loader, few enough to leave the supervisor its share of the CPU.
+std::size_t start_window() {
+  return std::max<std::size_t>(2, 2 * std::size_t{std::thread::hardware_concurrency()});
+}
 
 ipc::UniqueFd open_program(const std::filesystem::path& path) {
   ipc::UniqueFd program(::open(path.c_str(), O_PATH | O_CLOEXEC));
@@ -58,7 +65,8 @@ WorkerRegistry::WorkerRegistry(boost::asio::io_context& io,
       worker_binary_(worker_binary),
       worker_program_(open_program(worker_binary)),
       audit_(audit),
-      stall_timer_(io) {}
+      stall_timer_(io),
+      start_window_(start_window()) {}
 
 WorkerRegistry::~WorkerRegistry() {
   // A ChildProcess destroyed while its worker runs kills and reaps it.
@@ -70,29 +78,42 @@ WorkerRegistry::~WorkerRegistry() {
 void WorkerRegistry::start(const std::vector<config::Computer>& computers,
                            std::function<void()> all_up) {
   all_up_ = std::move(all_up);
-  auto queue = std::make_shared<std::vector<std::weak_ptr<Worker>>>();
   for (const auto& computer : computers) {
     workers_.push_back(make_worker(computer));
-    workers_.back()->state = Worker::State::kRestarting;  // no process yet: queued below
-    queue->push_back(workers_.back());
+    queued_.push_back(workers_.back());
   }
-  spawn_in_turn(std::move(queue), 0);
+  start_queued();
   watch_stalls();
   report_when_all_up();
 }
 
-// One spawn per turn of the event loop, so that the listener answers from the first turn
-// however many computers there are, not after the last spawn. A queued worker that a
-// reload removed meanwhile (no longer waiting) or a shutdown is skipped.
-void WorkerRegistry::spawn_in_turn(std::shared_ptr<std::vector<std::weak_ptr<Worker>>> queue,
-                                   std::size_t next) {
-  if (next >= queue->size() || shutting_down_) return;
-  const auto worker = (*queue)[next].lock();
-  if (worker && worker->state == Worker::State::kRestarting && !worker->respawn_timer)
-    spawn(worker);
-  boost::asio::post(io_, [this, queue = std::move(queue), next]() mutable {
-    spawn_in_turn(std::move(queue), next + 1);
+// Queued workers start a few at a time: each spawn in a turn of the event loop of its own,
+// so that the listener answers from the first turn however many computers there are, and
+// no more than a few starting at once, so that a thousand processes loading themselves
+// together do not starve the supervisor of CPU. A worker that is up (or gone) makes room
+// for the next. One queued that a reload removed meanwhile is skipped.
+void WorkerRegistry::start_queued() {
+  if (start_posted_ || shutting_down_ || queued_.empty()) return;
+  start_posted_ = true;
+  boost::asio::post(io_, [this] {
+    start_posted_ = false;
+    if (shutting_down_ || starting_count() >= start_window_) return;
+    while (!queued_.empty()) {
+      const auto worker = queued_.front().lock();
+      queued_.pop_front();
+      if (worker && worker->state == Worker::State::kQueued) {
+        spawn(worker);
+        break;
+      }
+    }
+    start_queued();
   });
+}
+
+std::size_t WorkerRegistry::starting_count() const {
+  return static_cast<std::size_t>(
+      std::count_if(workers_.begin(), workers_.end(),
+                    [](const auto& w) { return w->state == Worker::State::kStarting; }));
 }
 
 void WorkerRegistry::report_when_all_up() {
@@ -214,6 +235,7 @@ void WorkerRegistry::on_hello(const std::shared_ptr<Worker>& worker, const Hello
   worker->said_hello = true;
   if (worker->state == Worker::State::kStarting) worker->state = Worker::State::kRunning;
   worker->status->unlink();  // both sides have it mapped; the name is no longer needed
+  start_queued();
   report_when_all_up();
 }
 
@@ -287,6 +309,7 @@ void WorkerRegistry::on_exit(const std::shared_ptr<Worker>& worker, int wait_sta
   worker->status.reset();
   // Its computer's calls may have run; they end now, not at their deadlines.
   fail_in_flight(*worker, ipc::CallStatus::kDisconnected);
+  start_queued();  // if it was starting, it made room
 
   if (was_retiring || shutting_down_) {
     worker->state = Worker::State::kExited;
@@ -351,6 +374,13 @@ void WorkerRegistry::watch_stalls() {
 }
 
 void WorkerRegistry::watch_one(const std::shared_ptr<Worker>& worker) {
+  // Silent since its spawn: it would hold a place in the start window for ever.
+  if (worker->state == Worker::State::kStarting && !worker->expelled &&
+      std::chrono::steady_clock::now() - worker->started_at > timings_.stall_kill) {
+    log_error("worker did not say hello in time; killing it",
+              {{"computer", worker->name}, {"pid", std::to_string(worker->pid)}});
+    return stop(*worker);
+  }
   if (worker->state != Worker::State::kRunning && worker->state != Worker::State::kRetiring) return;
   if (!worker->status || worker->expelled) return;
   worker->status->read();  // notes a record kept torn

@@ -10,6 +10,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
+#include <deque>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -99,8 +100,8 @@ class WorkerRegistry {
                  AuditLog& audit, ipc::Timings timings = {});
   ~WorkerRegistry();
 
-  // Spawns a worker per computer, one per turn of the event loop; `all_up` runs once every
-  // one of them has said hello.
+  // Spawns a worker per computer, a few at a time, each in a turn of the event loop of its
+  // own; `all_up` runs once every one of them has said hello.
   void start(const std::vector<config::Computer>& computers, std::function<void()> all_up);
   // A reload: diff by verifier (docs/configuration.md, "Reload"). Writes computer_renamed
   // and vm_revoked lines.
@@ -139,7 +140,8 @@ class WorkerRegistry {
 
  private:
   void spawn(const std::shared_ptr<Worker>& worker);
-  void spawn_in_turn(std::shared_ptr<std::vector<std::weak_ptr<Worker>>> queue, std::size_t next);
+  void start_queued();
+  std::size_t starting_count() const;
   std::optional<std::string> launch(Worker& worker, const std::string& segment,
                                     ipc::UniqueFd& parent_end);
   void on_frame(const std::shared_ptr<Worker>& worker, ipc::Frame&& frame);
@@ -171,9 +173,12 @@ class WorkerRegistry {
   AuditLog& audit_;
   std::vector<std::shared_ptr<Worker>> workers_;   // config order
   std::vector<std::shared_ptr<Worker>> retiring_;  // removed or rotated, exiting
+  std::deque<std::weak_ptr<Worker>> queued_;       // waiting for their first spawn, in order
+  bool start_posted_ = false;
   std::uint64_t next_call_id_ = 1;
   std::uint64_t next_segment_ = 1;
   boost::asio::steady_timer stall_timer_;
+  const std::size_t start_window_;  // workers starting at once, at most
   std::function<void()> shutdown_done_;
   std::function<void()> all_up_;
   TaskStatusHandler task_status_;

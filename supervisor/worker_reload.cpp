@@ -38,6 +38,7 @@ void WorkerRegistry::apply(const std::vector<config::Computer>& computers) {
     });
     if (match == previous.end()) {
       next.push_back(make_worker(computer));
+      queued_.push_back(next.back());
       continue;
     }
     auto worker = std::move(*match);
@@ -68,9 +69,7 @@ void WorkerRegistry::apply(const std::vector<config::Computer>& computers) {
     }
     retire(removed, /*revoke=*/true);
   }
-  for (auto& worker : workers_) {
-    if (!worker->process && worker->state == Worker::State::kStarting) spawn(worker);
-  }
+  start_queued();
 }
 
 void WorkerRegistry::retire(const std::shared_ptr<Worker>& worker, bool revoke) {

@@ -133,9 +133,7 @@ std::vector<WorkerRow> WorkerRegistry::rows() const {
                   .detaches = worker->detaches,
                   .stalls = worker->stalls};
     row.messages_dropped = worker->messages_dropped_before;
-    if (worker->state == Worker::State::kRestarting && worker->restarts == 0) {
-      row.state = "starting";  // queued for its first spawn
-    } else if (worker->state == Worker::State::kRestarting || worker->expelled) {
+    if (worker->state == Worker::State::kRestarting || worker->expelled) {
       row.state = "restarting";
     } else if (worker->state != Worker::State::kRunning || !worker->status) {
       row.state = "starting";

@@ -146,6 +146,35 @@ INSTANTIATE_TEST_SUITE_P(
       return name;
     });
 
+// A worker that never says hello would hold its place among the workers starting at once
+// for ever: it is killed at the stall limit like a stalled one, and respawned.
+TEST_F(OwnBinDir, AWorkerSilentSinceItsSpawnIsKilledAtTheStallLimitAndRespawned) {
+  TestTimings timings("heartbeat=200,heartbeat_stale=1000,stall_kill=2000");
+  install(bin_dir() / "hostile_worker");
+  ConfigBuilder config;
+  config.computer("hostile-silent", hostile_)
+      .client("owner", owner_, R"({ "*" = ["*"] })", "hostile-silent");
+  SwitchboardProcess sb(config, program());
+  json row = sb.worker("hostile-silent");
+  EXPECT_EQ(row["state"], "starting") << row.dump();
+  ASSERT_TRUE(eventually(
+      [&] {
+        row = sb.worker("hostile-silent");
+        return row["restarts"] == 1 && row["state"] == "idle";
+      },
+      20s))
+      << row.dump() << "\n"
+      << sb.stderr_text();
+  EXPECT_NE(sb.stderr_text().find("worker did not say hello in time; killing it"),
+            std::string::npos)
+      << sb.stderr_text();
+  auto computer = attach_ready(sb, hostile_, "hostile-silent", owner_.secret);
+  ASSERT_TRUE(computer);
+  const json reply =
+      call_tool(sb.port(), "/mcp/hostile-silent", owner_.secret, "echo", json{{"c", 3}});
+  EXPECT_EQ(echoed(reply), (json{{"c", 3}})) << reply.dump();
+}
+
 TEST_F(OwnBinDir, WorkersRunWithNoNewPrivsAndASeccompFilter) {
   install(bin_dir() / "switchboard-worker");
   ConfigBuilder config;
