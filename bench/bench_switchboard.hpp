@@ -1,7 +1,8 @@
 // The real `switchboard serve`, started for a measurement through the harness
 // (harness/switchboard_process.hpp): N computers c0, c1, ..., one wildcard client, and
 // max_inflight 64 everywhere, metrics on a port of its own. Ready once it listens and every worker
-// has said hello, so that what is measured next is the attach, not the spawn.
+// has said hello (READY=1 on a notify socket the bench gives it, as systemd would), so that
+// what is measured next is the attach, not the spawn; how long each took is kept.
 #pragma once
 
 #include <sys/types.h>
@@ -33,7 +34,12 @@ class BenchSwitchboard {
   pid_t pid() const { return process_->pid(); }
   const std::vector<ComputerIdentity>& computers() const { return computers_; }
   const std::string& token() const { return token_; }  // the wildcard client's
+  // From the start of `switchboard serve` until /healthz answered, and until READY=1.
+  std::chrono::microseconds listening_after() const { return listening_after_; }
+  std::chrono::microseconds all_up_after() const { return all_up_after_; }
 
+  // `switchboard <args...> -c FILE`.
+  harness::CommandResult cli(std::vector<std::string> args) const;
   // `switchboard workers --json`: the "workers" rows, or nothing on failure.
   std::optional<nlohmann::json> workers() const;
   // Worker pids in config order (0 where a worker has none right now).
@@ -55,6 +61,8 @@ class BenchSwitchboard {
   harness::Secret client_;
   std::string token_;
   int metrics_port_ = harness::free_port();
+  std::chrono::microseconds listening_after_{0};
+  std::chrono::microseconds all_up_after_{0};
   std::optional<harness::SwitchboardProcess> process_;
 };
 
