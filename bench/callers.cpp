@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 
+#include <array>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/executor_work_guard.hpp>
@@ -105,13 +106,16 @@ class Caller {
 
 class HttpCaller final : public Caller {
  public:
-  HttpCaller(net::io_context& io, int index, int port, std::string target, const std::string& token)
+  // `fixed_reply`: every reply must be exactly this (a yardstick's); else the relay's check.
+  HttpCaller(net::io_context& io, int index, int port, std::string target, const std::string& token,
+             std::shared_ptr<const std::string> fixed_reply = nullptr)
       : Caller(index),
         stream_(io),
         port_(port),
         target_(std::move(target)),
         authorization_("Bearer " + token),
-        host_("127.0.0.1:" + std::to_string(port)) {}
+        host_("127.0.0.1:" + std::to_string(port)),
+        fixed_reply_(std::move(fixed_reply)) {}
 
   net::awaitable<std::optional<std::string>> connect() {
     const auto [error] = co_await stream_.async_connect(
@@ -165,6 +169,10 @@ class HttpCaller final : public Caller {
     const int status = parser.get().result_int();
     if (status != 200)
       co_return "HTTP " + std::to_string(status) + ": " + std::string(body.substr(0, 160));
+    if (fixed_reply_) {
+      if (body == *fixed_reply_) co_return std::nullopt;
+      co_return "not the fixed reply: " + std::string(body.substr(0, 160));
+    }
     co_return check_reply(body, index_, id, spec);
   }
 
@@ -177,6 +185,7 @@ class HttpCaller final : public Caller {
   std::string target_;
   std::string authorization_;
   std::string host_;
+  std::shared_ptr<const std::string> fixed_reply_;
 };
 
 class DirectCaller final : public Caller {
@@ -255,8 +264,7 @@ struct CallerPool::Impl {
   net::io_context io{1};
   net::executor_work_guard<net::io_context::executor_type> work{io.get_executor()};
   std::thread thread;
-  std::vector<std::unique_ptr<Caller>> relay;
-  std::vector<std::unique_ptr<Caller>> direct;
+  std::array<std::vector<std::unique_ptr<Caller>>, 5> by_path;  // indexed by Path
   int next_index = 0;
   long relayed_ok = 0;  // only the thread that asks for runs and waits for them touches it
 
@@ -266,7 +274,27 @@ struct CallerPool::Impl {
   }
 
   std::vector<std::unique_ptr<Caller>>& callers(Path path) {
-    return path == Path::kRelay ? relay : direct;
+    return by_path.at(static_cast<std::size_t>(path));
+  }
+
+  // Replaces the callers of `path` with `count` HTTP callers made by `make(i)`.
+  template <typename Make>
+  std::optional<std::string> connect_http(Path path, int count, Make make) {
+    on_thread([&] { callers(path).clear(); });
+    auto future = net::co_spawn(
+        io,
+        [&]() -> net::awaitable<std::optional<std::string>> {
+          for (int i = 0; i < count; ++i) {
+            std::unique_ptr<HttpCaller> caller = make(i);
+            if (auto error = co_await caller->connect()) co_return error;
+            callers(path).push_back(std::move(caller));
+          }
+          co_return std::nullopt;
+        },
+        net::use_future);
+    if (future.wait_for(kSetupTimeout) != std::future_status::ready)
+      return "connecting the HTTP callers timed out";
+    return future.get();
   }
 
   // Runs `f` on the callers' thread and waits for it.
@@ -288,8 +316,7 @@ CallerPool::CallerPool() : impl_(std::make_unique<Impl>()) {
 
 CallerPool::~CallerPool() {
   impl_->on_thread([&] {
-    impl_->relay.clear();
-    impl_->direct.clear();
+    for (auto& callers : impl_->by_path) callers.clear();
   });
   impl_->work.reset();
   impl_->io.stop();
@@ -299,27 +326,24 @@ CallerPool::~CallerPool() {
 std::optional<std::string> CallerPool::connect_relay(int port, const std::string& token,
                                                      const std::vector<std::string>& computers,
                                                      int count) {
-  impl_->on_thread([&] { impl_->relay.clear(); });
-  auto future = net::co_spawn(
-      impl_->io,
-      [&]() -> net::awaitable<std::optional<std::string>> {
-        for (int i = 0; i < count; ++i) {
-          const auto& computer = computers[static_cast<std::size_t>(i) % computers.size()];
-          auto caller = std::make_unique<HttpCaller>(impl_->io, impl_->next_index++, port,
-                                                     "/mcp/" + computer, token);
-          if (auto error = co_await caller->connect()) co_return error;
-          impl_->relay.push_back(std::move(caller));
-        }
-        co_return std::nullopt;
-      },
-      net::use_future);
-  if (future.wait_for(kSetupTimeout) != std::future_status::ready)
-    return "connecting the relay callers timed out";
-  return future.get();
+  return impl_->connect_http(Path::kRelay, count, [&](int i) {
+    const auto& computer = computers[static_cast<std::size_t>(i) % computers.size()];
+    return std::make_unique<HttpCaller>(impl_->io, impl_->next_index++, port, "/mcp/" + computer,
+                                        token);
+  });
+}
+
+std::optional<std::string> CallerPool::connect_fixed(Path path, int port, std::string reply,
+                                                     int count) {
+  const auto expected = std::make_shared<const std::string>(std::move(reply));
+  return impl_->connect_http(path, count, [&](int) {
+    return std::make_unique<HttpCaller>(impl_->io, impl_->next_index++, port, "/mcp/c0",
+                                        "yardstick", expected);
+  });
 }
 
 std::optional<std::string> CallerPool::connect_direct(ComputerFleet& fleet, int count) {
-  impl_->on_thread([&] { impl_->direct.clear(); });
+  impl_->on_thread([&] { impl_->callers(Path::kDirect).clear(); });
   tcp::acceptor acceptor(impl_->io, tcp::endpoint(net::ip::address_v4::loopback(), 0));
   const int port = acceptor.local_endpoint().port();
   auto future = net::co_spawn(
@@ -330,7 +354,7 @@ std::optional<std::string> CallerPool::connect_direct(ComputerFleet& fleet, int 
           if (error) co_return "accept: " + error.message();
           auto caller = std::make_unique<DirectCaller>(impl_->next_index++, std::move(socket));
           if (auto failure = co_await caller->accept()) co_return failure;
-          impl_->direct.push_back(std::move(caller));
+          impl_->callers(Path::kDirect).push_back(std::move(caller));
         }
         co_return std::nullopt;
       },

@@ -5,7 +5,11 @@
 //            code (the bench listens; a fake computer dials it as it dials /vm/attach,
 //            and the caller runs the MCP handshake the way the switchboard does).
 // Both build the same request and check the same reply (id, nonce, image length and
-// bytes), so the difference between the two is what the relay costs.
+// bytes), so the difference between the two is what the relay costs. A yardstick too:
+//   nginx, nginx proxy, nginx inner proxy — the relay's very HTTP request to nginx
+//            answering a fixed reply of the same size itself, and through one nginx
+//            reverse-proxy hop from another process or inside its own (nginx_peer.hpp);
+//            the reply is checked byte for byte.
 #pragma once
 
 #include <chrono>
@@ -20,7 +24,7 @@
 
 namespace sbbench {
 
-enum class Path { kRelay, kDirect };
+enum class Path { kRelay, kDirect, kNginx, kNginxProxy, kNginxInnerProxy };
 
 struct CallSpec {
   std::size_t result_bytes = 0;  // 0: a small text result; else the image data's length
@@ -46,6 +50,9 @@ class CallerPool {
   // caller i posts to /mcp/<computers[i % computers.size()]>. An error text on failure.
   std::optional<std::string> connect_relay(int port, const std::string& token,
                                            const std::vector<std::string>& computers, int count);
+  // Replaces the callers of `path` (one of nginx's) with `count` keep-alive
+  // connections to `port` that post the relay's request and expect `reply` exactly.
+  std::optional<std::string> connect_fixed(Path path, int port, std::string reply, int count);
   // Replaces the direct callers with `count` WebSockets that `fleet` dials in to the bench,
   // each past its MCP handshake. An error text on failure.
   std::optional<std::string> connect_direct(ComputerFleet& fleet, int count);

@@ -24,6 +24,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -36,6 +37,7 @@
 #include "bench/bench_switchboard.hpp"
 #include "bench/callers.hpp"
 #include "bench/fake_computer.hpp"
+#include "bench/nginx_peer.hpp"
 #include "bench/proc_stats.hpp"
 #include "bench/process_hop.hpp"
 #include "bench/report.hpp"
@@ -348,27 +350,29 @@ class Bench {
 
   void latency(BenchSwitchboard& switchboard, ComputerFleet& fleet, CallerPool& pool) {
     connect(pool, switchboard, fleet, {switchboard.computers()[0].name}, 1);
+    std::vector<Path> paths{Path::kRelay, Path::kDirect};
+    const auto nginx = start_nginx(pool);
+    if (nginx) paths.insert(paths.end(), {Path::kNginx, Path::kNginxProxy, Path::kNginxInnerProxy});
     const CallSpec small;
-    failures_.add("latency warm-up (relay)",
-                  pool.sequential(Path::kRelay, small, plan_.latency_warmup));
-    failures_.add("latency warm-up (direct)",
-                  pool.sequential(Path::kDirect, small, plan_.latency_warmup));
-    std::vector<std::int64_t> relay_ns, direct_ns;
-    // Blocks alternate so that a neighbour's build slows both paths alike.
+    for (const Path path : paths) {
+      failures_.add("latency warm-up (" + name_of(path) + ")",
+                    pool.sequential(path, small, plan_.latency_warmup));
+    }
+    std::map<Path, std::vector<std::int64_t>> samples;
+    // The blocks' order rotates so that a neighbour's build slows every path alike.
     for (int round = 0; round < plan_.latency_rounds; ++round) {
       progress("latency round " + std::to_string(round + 1) + "/" +
                std::to_string(plan_.latency_rounds));
-      for (int half = 0; half < 2; ++half) {
-        const bool relay_turn = (round + half) % 2 == 0;
-        auto tally = pool.sequential(relay_turn ? Path::kRelay : Path::kDirect, small,
-                                     plan_.latency_calls_per_round);
-        failures_.add(relay_turn ? "latency (relay)" : "latency (direct)", tally);
-        auto& into = relay_turn ? relay_ns : direct_ns;
+      for (std::size_t k = 0; k < paths.size(); ++k) {
+        const Path path = paths[(std::size_t(round) + k) % paths.size()];
+        auto tally = pool.sequential(path, small, plan_.latency_calls_per_round);
+        failures_.add("latency (" + name_of(path) + ")", tally);
+        auto& into = samples[path];
         into.insert(into.end(), tally.latencies_ns.begin(), tally.latencies_ns.end());
       }
     }
-    const auto relay = latency_of(relay_ns);
-    const auto direct = latency_of(direct_ns);
+    const auto relay = latency_of(samples[Path::kRelay]);
+    const auto direct = latency_of(samples[Path::kDirect]);
     // What the relay is built from: a bare hop between two processes, same-sized message.
     const auto hop = latency_of(
         unix_round_trips(plan_.latency_rounds * plan_.latency_calls_per_round, kSmallCallBytes));
@@ -399,6 +403,93 @@ class Bench {
                     relay.p50 <= 2 * direct.p50);
       verdicts_.add("latency p99 ≤ 3× direct", ratio(relay.p99, direct.p99),
                     relay.p99 <= 3 * direct.p99);
+    }
+    if (nginx) {
+      print_nginx_hops(relay, direct, latency_of(samples[Path::kNginx]),
+                       latency_of(samples[Path::kNginxProxy]),
+                       latency_of(samples[Path::kNginxInnerProxy]));
+    } else {
+      std::cout << "nginx is not installed (Debian: nginx-light): its rows were skipped.\n\n";
+    }
+  }
+
+  static std::string name_of(Path path) {
+    switch (path) {
+      case Path::kRelay:
+        return "relay";
+      case Path::kDirect:
+        return "direct";
+      case Path::kNginx:
+        return "nginx";
+      case Path::kNginxProxy:
+        return "nginx proxy";
+      case Path::kNginxInnerProxy:
+        return "nginx inner proxy";
+    }
+    return "?";
+  }
+
+  // nginx as a yardstick (nginx_peer.hpp) when it is installed, its callers connected.
+  static std::unique_ptr<NginxPeer> start_nginx(CallerPool& pool) {
+    const auto program = NginxPeer::find();
+    if (!program && std::getenv("SWITCHBOARD_REQUIRE_NGINX"))
+      throw std::runtime_error("nginx is not installed and SWITCHBOARD_REQUIRE_NGINX is set");
+    if (!program) return nullptr;
+    // The shape and size of the relay's small reply.
+    const std::string reply =
+        R"({"jsonrpc":"2.0","id":1000,"result":{"content":[{"type":"text","text":"c0-1000"}],)"
+        R"("isError":false}})";
+    auto nginx = std::make_unique<NginxPeer>(*program, reply);
+    for (const auto& [path, port] :
+         {std::pair{Path::kNginx, nginx->direct_port()},
+          std::pair{Path::kNginxProxy, nginx->proxy_port()},
+          std::pair{Path::kNginxInnerProxy, nginx->inner_proxy_port()}}) {
+      if (auto error = pool.connect_fixed(path, port, reply, 1))
+        throw std::runtime_error(name_of(path) + " callers: " + *error);
+    }
+    return nginx;
+  }
+
+  void print_nginx_hops(const Latency& relay, const Latency& direct, const Latency& origin,
+                        const Latency& proxied, const Latency& inner) {
+    auto line = [](const std::string& name, const Latency& l) {
+      return row({name, fixed(l.p50, 1), fixed(l.p99, 1), fixed(l.p999, 1), fixed(l.mean, 1),
+                  fixed(l.min, 1)});
+    };
+    auto difference = [](const std::string& name, const Latency& a, const Latency& b) {
+      return row({name, fixed(a.p50 - b.p50, 1), fixed(a.p99 - b.p99, 1), fixed(a.p999 - b.p999, 1),
+                  fixed(a.mean - b.mean, 1), fixed(a.min - b.min, 1)});
+    };
+    const double overhead = relay.p50 - direct.p50;
+    const double hop = proxied.p50 - origin.p50;
+    const double inner_hop = inner.p50 - origin.p50;
+    auto in_hops = [&](double one) {
+      return one > 0 ? fixed(overhead / one, 1) : std::string("-");
+    };
+    std::cout << "### nginx as a yardstick\n\n"
+              << "The relay's caller and request, in the same rotating blocks, to an nginx "
+                 "process that answers a fixed reply of the same size itself (the origin), "
+                 "through another nginx process that reverse-proxies to it (keep-alive "
+                 "upstream: a hop between two processes, as each of the relay's is), and "
+                 "through a second server block of the origin's own process that does the "
+                 "same (a hop that never leaves the process). Microseconds.\n\n"
+              << row({"path", "p50", "p99", "p99.9", "mean", "min"}) << separator(6)
+              << line("nginx answering", origin) << line("nginx, proxy in another process", proxied)
+              << line("nginx, proxy in the same process", inner)
+              << difference("one nginx hop between processes", proxied, origin)
+              << difference("one nginx hop inside a process", inner, origin)
+              << "\nThe relay's overhead (relay − direct, p50) is " << fixed(overhead, 1)
+              << " µs: " << in_hops(hop) << " nginx hops between processes, " << in_hops(inner_hop)
+              << " inside one (the relay adds two hops between processes by design: the "
+                 "supervisor and the worker).\n\n";
+    if (origin.samples && proxied.samples && inner.samples && hop > 0 && inner_hop > 0) {
+      verdicts_.add("relay overhead ≤ 3 nginx hops between processes (p50)",
+                    fixed(overhead, 1) + " µs = " + in_hops(hop) + " × " + fixed(hop, 1) + " µs",
+                    overhead <= 3 * hop);
+      verdicts_.add(
+          "relay overhead ≤ 3 nginx hops inside a process (p50)",
+          fixed(overhead, 1) + " µs = " + in_hops(inner_hop) + " × " + fixed(inner_hop, 1) + " µs",
+          overhead <= 3 * inner_hop);
     }
   }
 
