@@ -3,6 +3,7 @@
 #include <pthread.h>
 
 #include <array>
+#include <atomic>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/executor_work_guard.hpp>
@@ -39,10 +40,58 @@ std::string nonce_of(int caller, std::uint64_t id) {
 
 // The caller's work before a call: the request, built the same way on both paths.
 std::string request_body(int caller, std::uint64_t id, const CallSpec& spec) {
+  const std::string progress =
+      spec.progress ? R"(,"progress":)" + std::to_string(spec.progress) : std::string();
+  const std::string meta = spec.progress
+                               ? R"("_meta":{"progressToken":"p)" + std::to_string(id) + R"("},)"
+                               : std::string();
+  return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"method":"tools/call","params":{)" +
+         meta + R"("name":")" + (spec.result_bytes ? "screenshot" : "echo") +
+         R"(","arguments":{"nonce":")" + nonce_of(caller, id) + R"(","bytes":)" +
+         std::to_string(spec.result_bytes) + progress + "}}}";
+}
+
+std::string held_call_body(std::uint64_t id) {
   return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) +
-         R"(,"method":"tools/call","params":{"name":")" +
-         (spec.result_bytes ? "screenshot" : "echo") + R"(","arguments":{"nonce":")" +
-         nonce_of(caller, id) + R"(","bytes":)" + std::to_string(spec.result_bytes) + "}}}";
+         R"(,"method":"tools/call","params":{"name":"echo","arguments":{"hold":true}}})";
+}
+
+std::string cancel_body(std::uint64_t id) {
+  return R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":)" +
+         std::to_string(id) + R"(,"reason":"bench"}})";
+}
+
+// Whether `text` is a notifications/progress for the progress token of call `id`.
+bool is_progress_of(std::string_view text, std::uint64_t id) {
+  const json message = json::parse(text, nullptr, false);
+  return message.is_object() && message.value("method", "") == "notifications/progress" &&
+         message.contains("params") && message["params"].is_object() &&
+         message["params"].value("progressToken", json()) == json("p" + std::to_string(id));
+}
+
+// The `data` of each event of an event stream, in order.
+std::vector<std::string> event_data(std::string_view stream) {
+  std::vector<std::string> events;
+  std::string data;
+  std::size_t at = 0;
+  while (at < stream.size()) {
+    auto end = stream.find('\n', at);
+    if (end == std::string_view::npos) end = stream.size();
+    std::string_view line = stream.substr(at, end - at);
+    at = end + 1;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty()) {
+      if (!data.empty()) events.push_back(std::move(data));
+      data.clear();
+    } else if (line.starts_with("data:")) {
+      line.remove_prefix(5);
+      if (line.starts_with(' ')) line.remove_prefix(1);
+      if (!data.empty()) data += '\n';
+      data.append(line);
+    }
+  }
+  if (!data.empty()) events.push_back(std::move(data));
+  return events;
 }
 
 // The caller's work after a call: is this the answer to that request? A small reply is
@@ -91,6 +140,12 @@ class Caller {
   virtual ~Caller() = default;
   // One tools/call, checked: an error text when it failed.
   virtual net::awaitable<std::optional<std::string>> call(const CallSpec& spec) = 0;
+  // A call the computer holds, under a fresh id stored in `id` before it is sent; done when
+  // it is over for this caller (HTTP: answered -32800 once cancelled; WebSocket: written).
+  virtual net::awaitable<std::optional<std::string>> hold(std::atomic<std::uint64_t>& id) = 0;
+  // notifications/cancelled for call `id`; `sent` is when its write began.
+  virtual net::awaitable<std::optional<std::string>> cancel(std::uint64_t id,
+                                                            Clock::time_point& sent) = 0;
   // The connection is unusable (a transport error): stop calling on it.
   bool broken() const { return broken_; }
 
@@ -131,6 +186,7 @@ class HttpCaller final : public Caller {
   // keeps its read buffer; a fresh buffer would charge the caller's page faults to the
   // relay). The switchboard always sends Content-Length.
   net::awaitable<std::optional<std::string>> call(const CallSpec& spec) override {
+    if (spec.progress) co_return co_await call_with_progress(spec);
     const std::uint64_t id = next_id_++;
     http::request<http::string_body> request{http::verb::post, target_, 11};
     request.set(http::field::host, host_);
@@ -176,7 +232,69 @@ class HttpCaller final : public Caller {
     co_return check_reply(body, index_, id, spec);
   }
 
+  net::awaitable<std::optional<std::string>> hold(std::atomic<std::uint64_t>& id) override {
+    id = next_id_++;
+    http::response<http::string_body> response;
+    if (auto error = co_await exchange(held_call_body(id), response)) co_return error;
+    const json reply = json::parse(response.body(), nullptr, false);
+    if (response.result_int() != 200 || !reply.is_object() || !reply.contains("error") ||
+        reply["error"].value("code", 0) != -32800)
+      co_return "a cancelled call was answered otherwise: " + response.body().substr(0, 160);
+    co_return std::nullopt;
+  }
+
+  net::awaitable<std::optional<std::string>> cancel(std::uint64_t id,
+                                                    Clock::time_point& sent) override {
+    sent = Clock::now();
+    http::response<http::string_body> response;
+    if (auto error = co_await exchange(cancel_body(id), response)) co_return error;
+    if (response.result_int() != 202)
+      co_return "a cancel was answered " + std::to_string(response.result_int());
+    co_return std::nullopt;
+  }
+
  private:
+  // One POST of `body` and its whole response, however it is framed (a stream is chunked).
+  net::awaitable<std::optional<std::string>> exchange(std::string body,
+                                                      http::response<http::string_body>& out) {
+    http::request<http::string_body> request{http::verb::post, target_, 11};
+    request.set(http::field::host, host_);
+    request.set(http::field::authorization, authorization_);
+    request.set(http::field::content_type, "application/json");
+    request.set(http::field::accept, "application/json, text/event-stream");
+    request.keep_alive(true);
+    request.body() = std::move(body);
+    request.prepare_payload();
+    const auto [write_error, written] = co_await http::async_write(stream_, request, kAwait);
+    if (write_error) co_return transport_error("HTTP write", write_error);
+    http::response_parser<http::string_body> parser;
+    parser.body_limit(kMaxResponseBytes);
+    const auto [read_error, read] = co_await http::async_read(stream_, buffer_, parser, kAwait);
+    if (read_error) co_return transport_error("HTTP read", read_error);
+    out = parser.release();
+    co_return std::nullopt;
+  }
+
+  // The reply becomes an event stream: `spec.progress` progress events with the caller's
+  // own token, then the response as the last event.
+  net::awaitable<std::optional<std::string>> call_with_progress(const CallSpec& spec) {
+    const std::uint64_t id = next_id_++;
+    http::response<http::string_body> response;
+    if (auto error = co_await exchange(request_body(index_, id, spec), response)) co_return error;
+    if (response.result_int() != 200)
+      co_return "HTTP " + std::to_string(response.result_int()) + ": " +
+          response.body().substr(0, 160);
+    if (!response[http::field::content_type].starts_with("text/event-stream"))
+      co_return "no event stream: " + response.body().substr(0, 160);
+    const auto events = event_data(response.body());
+    if (events.size() != static_cast<std::size_t>(spec.progress) + 1)
+      co_return std::to_string(events.size()) + " events: " + response.body().substr(0, 160);
+    for (std::size_t i = 0; i + 1 < events.size(); ++i) {
+      if (!is_progress_of(events[i], id)) co_return "not this call's progress: " + events[i];
+    }
+    co_return check_reply(events.back(), index_, id, spec);
+  }
+
   beast::tcp_stream stream_;
   beast::flat_buffer buffer_;
   std::unique_ptr<char[]> storage_;  // the body, kept between calls: reused, never zeroed
@@ -223,6 +341,15 @@ class DirectCaller final : public Caller {
     const std::string body = request_body(index_, id, spec);
     if (const auto [error, n] = co_await ws_.async_write(net::buffer(body), kAwait); error)
       co_return transport_error("WebSocket write", error);
+    for (int i = 0; i < spec.progress; ++i) {
+      if (const auto [error, n] = co_await ws_.async_read(buffer_, kAwait); error)
+        co_return transport_error("WebSocket read", error);
+      const auto data = buffer_.cdata();
+      const bool progress =
+          is_progress_of(std::string_view(static_cast<const char*>(data.data()), data.size()), id);
+      buffer_.consume(buffer_.size());
+      if (!progress) co_return "not this call's progress";
+    }
     if (const auto [error, n] = co_await ws_.async_read(buffer_, kAwait); error)
       co_return transport_error("WebSocket read", error);
     const auto data = buffer_.cdata();
@@ -230,6 +357,23 @@ class DirectCaller final : public Caller {
                                index_, id, spec);
     buffer_.consume(buffer_.size());
     co_return verdict;
+  }
+
+  net::awaitable<std::optional<std::string>> hold(std::atomic<std::uint64_t>& id) override {
+    id = next_id_++;
+    const std::string body = held_call_body(id);
+    if (const auto [error, n] = co_await ws_.async_write(net::buffer(body), kAwait); error)
+      co_return transport_error("WebSocket write", error);
+    co_return std::nullopt;
+  }
+
+  net::awaitable<std::optional<std::string>> cancel(std::uint64_t id,
+                                                    Clock::time_point& sent) override {
+    const std::string body = cancel_body(id);
+    sent = Clock::now();
+    if (const auto [error, n] = co_await ws_.async_write(net::buffer(body), kAwait); error)
+      co_return transport_error("WebSocket write", error);
+    co_return std::nullopt;
   }
 
  private:
@@ -438,6 +582,57 @@ Tally CallerPool::concurrent(Path path, const CallSpec& spec, int count,
       },
       net::use_future);
   return impl_->counted(path, future.get());
+}
+
+Tally CallerPool::cancels(Path path, const ComputerFleet& fleet, int samples) {
+  auto& callers = impl_->callers(path);
+  const std::size_t needed = path == Path::kRelay ? 2 : 1;
+  if (callers.size() < needed)
+    return Tally{.failed = samples, .first_error = "not enough callers connected"};
+  Caller& holder = *callers.front();
+  Caller& canceller = *callers[needed - 1];
+  // Polled from this thread, so that the callers' and the computers' threads do nothing
+  // but their own work while a cancel travels.
+  auto wait_until = [](auto condition) {
+    const auto deadline = Clock::now() + 10s;
+    while (!condition()) {
+      if (Clock::now() > deadline) return false;
+      std::this_thread::sleep_for(100us);
+    }
+    return true;
+  };
+  Tally tally;
+  const auto begin = Clock::now();
+  for (int i = 0; i < samples; ++i) {
+    const int held_before = fleet.held();
+    const int cancels_before = fleet.cancels();
+    std::atomic<std::uint64_t> id{0};
+    auto held = net::co_spawn(impl_->io, holder.hold(id), net::use_future);
+    if (!wait_until([&] { return fleet.held() > held_before; })) {
+      record(tally, std::string("the computer never received the call to hold"));
+      break;
+    }
+    Clock::time_point sent;
+    auto cancel = net::co_spawn(impl_->io, canceller.cancel(id.load(), sent), net::use_future);
+    if (auto error = cancel.get()) {
+      record(tally, error);
+      break;
+    }
+    if (!wait_until([&] { return fleet.cancels() > cancels_before; })) {
+      record(tally, std::string("the computer never received the cancel"));
+      break;
+    }
+    const auto latency = fleet.last_cancel() - sent;
+    if (auto error = held.get()) {
+      record(tally, error);
+      break;
+    }
+    record(tally, std::nullopt);
+    tally.latencies_ns.push_back(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(latency).count());
+  }
+  tally.seconds = std::chrono::duration<double>(Clock::now() - begin).count();
+  return tally;
 }
 
 long CallerPool::relayed_ok() const {

@@ -28,6 +28,7 @@ enum class Path { kRelay, kDirect, kNginx, kNginxProxy, kNginxInnerProxy };
 
 struct CallSpec {
   std::size_t result_bytes = 0;  // 0: a small text result; else the image data's length
+  int progress = 0;  // notifications/progress the computer sends first (a stream for HTTP)
 };
 
 // What a run of calls did.
@@ -63,6 +64,10 @@ class CallerPool {
   // or `max_calls` calls have been started in all.
   Tally concurrent(Path path, const CallSpec& spec, int callers, std::chrono::milliseconds duration,
                    long max_calls);
+  // `samples` times, one after another: a call the computer holds, then its
+  // notifications/cancelled; each latency is from the cancel's write by the caller to its
+  // arrival at `fleet` (the relay needs two callers: the cancel is a request of its own).
+  Tally cancels(Path path, const ComputerFleet& fleet, int samples);
   // Relayed calls answered as they should be, over every run so far.
   long relayed_ok() const;
 

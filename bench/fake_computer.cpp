@@ -14,12 +14,14 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
 #include <thread>
+#include <vector>
 
 #include "harness/outbox.hpp"
 #include "ipc/asio_names.hpp"
@@ -77,72 +79,92 @@ struct ComputerFleet::Impl {
   net::io_context io{1};
   net::executor_work_guard<net::io_context::executor_type> work{io.get_executor()};
   std::thread thread;
+
+  // The notifications the bench times.
+  static void notified(ComputerFleet& fleet, const std::string& method) {
+    if (method == "notifications/initialized") {
+      fleet.last_initialized_ns_.store(now_ns());
+      fleet.initialized_.fetch_add(1);
+    } else if (method == "notifications/cancelled") {
+      fleet.last_cancel_ns_.store(now_ns());
+      fleet.cancels_.fetch_add(1);
+    }
+  }
+
+  // A tools/call's answer, as its arguments ask (fake_computer.hpp).
+  static std::vector<Reply> call(ComputerFleet& fleet, const json& message,
+                                 const std::string& head) {
+    const json empty = json::object();
+    const auto params = message.find("params");
+    const bool has_params = params != message.end() && params->is_object();
+    const json& arguments = has_params ? params->value("arguments", empty) : empty;
+    if (!arguments.is_object())
+      return {Reply{head + R"("error":{"code":-32602,"message":"no arguments"}})"}};
+    if (arguments.value("hold", false)) {
+      fleet.held_.fetch_add(1);
+      return {};
+    }
+    const long number = fleet.calls_.fetch_add(1) + 1;
+    const bool fault = fleet.fault_every_ > 0 && number % fleet.fault_every_ == 0;
+    const std::size_t bytes = arguments.value("bytes", std::size_t{0});
+    std::vector<Reply> replies;
+    const int progress = arguments.value("progress", 0);
+    if (progress > 0 && has_params) {
+      const json token = params->value("_meta", empty).value("progressToken", json());
+      for (int i = 1; i <= progress; ++i) {
+        replies.push_back(
+            Reply{json{{"jsonrpc", "2.0"},
+                       {"method", "notifications/progress"},
+                       {"params", {{"progressToken", token}, {"progress", i}, {"total", progress}}}}
+                      .dump()});
+      }
+    }
+    if (bytes == 0) {
+      const std::string nonce = arguments.value("nonce", "");
+      replies.push_back(Reply{head + R"("result":{"content":[{"type":"text","text":)" +
+                              json(fault ? "corrupted" : nonce).dump() +
+                              R"(}],"isError":false}})"});
+      return replies;
+    }
+    auto data = image_data(bytes);
+    if (fault) data = std::make_shared<const std::string>(data->substr(0, bytes / 2));
+    replies.push_back(
+        Reply{head + R"("result":{"content":[{"type":"image","mimeType":"image/png","data":")",
+              std::move(data), R"("}],"isError":false}})"});
+    return replies;
+  }
+
+  // MCP as a computer serves it: a pure function of one message (and the fleet's counters).
+  static std::vector<Reply> answer(ComputerFleet& fleet, std::string_view text) {
+    const json message = json::parse(text, nullptr, false);
+    if (!message.is_object()) return {};
+    const auto method = message.find("method");
+    if (method == message.end() || !method->is_string()) return {};  // a response
+    const auto& name = method->get_ref<const std::string&>();
+    const auto id = message.find("id");
+    if (id == message.end()) {
+      notified(fleet, name);
+      return {};
+    }
+    const std::string head = R"({"id":)" + id->dump() + R"(,"jsonrpc":"2.0",)";
+    if (name == "initialize") {
+      return {Reply{head + R"("result":{"capabilities":{"tools":{"listChanged":false}},)"
+                           R"("protocolVersion":"2025-06-18",)"
+                           R"("serverInfo":{"name":"bench-computer","version":"1"}}})"}};
+    }
+    if (name == "ping") return {Reply{head + R"("result":{}})"}};
+    if (name != "tools/call")
+      return {Reply{head + R"("error":{"code":-32601,"message":"method not found"}})"}};
+    return call(fleet, message, head);
+  }
 };
 
 namespace {
 
-// MCP as a computer serves it: a pure function of one message (and the fleet's counters).
-class McpServer {
- public:
-  McpServer(int fault_every, std::atomic<long>& calls, std::atomic<int>& initialized,
-            std::atomic<std::int64_t>& last_initialized_ns)
-      : fault_every_(fault_every),
-        calls_(calls),
-        initialized_(initialized),
-        last_initialized_ns_(last_initialized_ns) {}
-
-  std::optional<Reply> answer(std::string_view text) {
-    const json message = json::parse(text, nullptr, false);
-    if (!message.is_object()) return std::nullopt;
-    const auto method = message.find("method");
-    if (method == message.end() || !method->is_string()) return std::nullopt;  // a response
-    const auto& name = method->get_ref<const std::string&>();
-    const auto id = message.find("id");
-    if (id == message.end()) {
-      if (name == "notifications/initialized") {
-        last_initialized_ns_.store(now_ns());
-        initialized_.fetch_add(1);
-      }
-      return std::nullopt;
-    }
-    const std::string head = R"({"id":)" + id->dump() + R"(,"jsonrpc":"2.0",)";
-    if (name == "initialize") {
-      return Reply{head + R"("result":{"capabilities":{"tools":{"listChanged":false}},)"
-                          R"("protocolVersion":"2025-06-18",)"
-                          R"("serverInfo":{"name":"bench-computer","version":"1"}}})"};
-    }
-    if (name == "ping") return Reply{head + R"("result":{}})"};
-    if (name != "tools/call") {
-      return Reply{head + R"("error":{"code":-32601,"message":"method not found"}})"};
-    }
-    const long number = calls_.fetch_add(1) + 1;
-    const bool fault = fault_every_ > 0 && number % fault_every_ == 0;
-    const json empty = json::object();
-    const auto params = message.find("params");
-    const json& arguments =
-        params != message.end() && params->is_object() ? params->value("arguments", empty) : empty;
-    const std::size_t bytes = arguments.is_object() ? arguments.value("bytes", std::size_t{0}) : 0;
-    if (bytes == 0) {
-      const std::string nonce = arguments.is_object() ? arguments.value("nonce", "") : "";
-      return Reply{head + R"("result":{"content":[{"type":"text","text":)" +
-                   json(fault ? "corrupted" : nonce).dump() + R"(}],"isError":false}})"};
-    }
-    auto data = image_data(bytes);
-    if (fault) data = std::make_shared<const std::string>(data->substr(0, bytes / 2));
-    return Reply{head + R"("result":{"content":[{"type":"image","mimeType":"image/png","data":")",
-                 std::move(data), R"("}],"isError":false}})"};
-  }
-
- private:
-  int fault_every_;
-  std::atomic<long>& calls_;
-  std::atomic<int>& initialized_;
-  std::atomic<std::int64_t>& last_initialized_ns_;
-};
-
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(net::io_context& io, McpServer server) : ws_(io), server_(std::move(server)) {}
+  using Answer = std::function<std::vector<Reply>(std::string_view)>;
+  Session(net::io_context& io, Answer answer) : ws_(io), answer_(std::move(answer)) {}
 
   net::awaitable<bool> dial(int port, std::string secret, std::string target) {
     auto& layer = beast::get_lowest_layer(ws_);
@@ -167,10 +189,9 @@ class Session : public std::enable_shared_from_this<Session> {
       const auto [error, size] = co_await ws_.async_read(buffer_, kAwait);
       if (error) break;
       const auto data = buffer_.cdata();
-      auto reply =
-          server_.answer(std::string_view(static_cast<const char*>(data.data()), data.size()));
+      auto replies = answer_(std::string_view(static_cast<const char*>(data.data()), data.size()));
       buffer_.consume(buffer_.size());
-      if (reply) send(std::move(*reply));
+      for (auto& reply : replies) send(std::move(reply));
     }
     outbox_.end();
   }
@@ -192,7 +213,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   websocket::stream<beast::tcp_stream> ws_;
-  McpServer server_;
+  Answer answer_;
   beast::flat_buffer buffer_;
   harness::Outbox<Reply> outbox_;
 };
@@ -215,7 +236,7 @@ ComputerFleet::~ComputerFleet() {
 void ComputerFleet::dial(int port, const std::string& secret, const std::string& target) {
   net::post(impl_->io, [this, port, secret, target] {
     auto session = std::make_shared<Session>(
-        impl_->io, McpServer(fault_every_, calls_, initialized_, last_initialized_ns_));
+        impl_->io, [this](std::string_view text) { return Impl::answer(*this, text); });
     net::co_spawn(
         impl_->io,
         [this, session, port, secret, target]() -> net::awaitable<void> {
@@ -233,6 +254,10 @@ void ComputerFleet::dial(int port, const std::string& secret, const std::string&
 
 std::chrono::steady_clock::time_point ComputerFleet::last_upgraded() const {
   return Clock::time_point(std::chrono::nanoseconds(last_upgraded_ns_.load()));
+}
+
+std::chrono::steady_clock::time_point ComputerFleet::last_cancel() const {
+  return Clock::time_point(std::chrono::nanoseconds(last_cancel_ns_.load()));
 }
 
 std::chrono::steady_clock::time_point ComputerFleet::last_initialized() const {

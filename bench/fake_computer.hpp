@@ -7,7 +7,10 @@
 //
 // A tools/call's arguments choose the answer: {"nonce": N, "bytes": 0} is a small text
 // result echoing the nonce; {"bytes": B} with B > 0 is an image content item whose base64
-// `data` is B characters long, like a screenshot.
+// `data` is B characters long, like a screenshot; {"progress": K} sends K
+// notifications/progress with the request's progress token before the result;
+// {"hold": true} is never answered (it waits for its notifications/cancelled, whose
+// arrival is timed).
 #pragma once
 
 #include <atomic>
@@ -37,7 +40,10 @@ class ComputerFleet {
   int upgraded() const { return upgraded_.load(); }        // 101 received
   int initialized() const { return initialized_.load(); }  // notifications/initialized seen
   int dial_failures() const { return dial_failures_.load(); }
-  long calls() const { return calls_.load(); }  // tools/call answered
+  long calls() const { return calls_.load(); }     // tools/call answered
+  int held() const { return held_.load(); }        // tools/call held unanswered
+  int cancels() const { return cancels_.load(); }  // notifications/cancelled received
+  std::chrono::steady_clock::time_point last_cancel() const;
   std::chrono::steady_clock::time_point last_upgraded() const;
   std::chrono::steady_clock::time_point last_initialized() const;
 
@@ -52,6 +58,9 @@ class ComputerFleet {
   std::atomic<int> initialized_{0};
   std::atomic<int> dial_failures_{0};
   std::atomic<long> calls_{0};
+  std::atomic<int> held_{0};
+  std::atomic<int> cancels_{0};
+  std::atomic<std::int64_t> last_cancel_ns_{0};
   std::atomic<std::int64_t> last_upgraded_ns_{0};
   std::atomic<std::int64_t> last_initialized_ns_{0};
   int fault_every_;

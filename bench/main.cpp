@@ -12,7 +12,9 @@
 //   5. an attach storm: 100 computers (--computers N) dial at once; time until /computers
 //      shows all ready;
 //   6. the storm's start-up: until the switchboard listens, until every worker is up, and
-//      how long `switchboard workers` takes to list them all.
+//      how long `switchboard workers` takes to list them all;
+//   7. a call with progress (an event stream through the relay), and the time from a
+//      caller's notifications/cancelled to the computer receiving it.
 // Every call's reply is checked (id, nonce, image bytes); any failed call, failed setup or
 // worker restart makes the exit status non-zero. No timing is ever asserted.
 #include <sys/resource.h>
@@ -62,7 +64,7 @@ Usage: switchboard-bench [--smoke | --full] [--only PHASES] [--computers N] [--f
   (default)        a short run, under a minute
   --full           longer runs and more samples (the numbers in docs/benchmarks.md)
   --smoke          a few hundred calls in seconds, for CI: checks results, not timings
-  --only PHASES    comma-separated subset of: latency,throughput,large,memory,storm
+  --only PHASES    comma-separated subset of: latency,throughput,large,stream,memory,storm
   --computers N    how many computers the storm (and its start-up and memory rows) has;
                    default 100 (10 with --smoke)
   --fault-every N  the fake computers answer every Nth call wrongly (the run must fail)
@@ -86,6 +88,8 @@ struct Plan {
   long throughput_max_calls = 1L << 40;
   std::vector<int> large_mib{1, 4, 16};
   int large_repeats = 5;
+  int stream_calls = 1000;   // calls with progress per path, over the latency rounds
+  int cancel_samples = 200;  // cancels per path, likewise
   std::vector<int> rest_computers{1, 10};
   int storm_computers = 100;
   int storm_repeats = 1;
@@ -103,6 +107,8 @@ Plan plan_for(Mode mode) {
     plan.throughput_warmup = 500ms;
     plan.large_repeats = 20;
     plan.storm_repeats = 3;
+    plan.stream_calls = 10000;
+    plan.cancel_samples = 1000;
   } else if (mode == Mode::kSmoke) {
     plan.latency_warmup = 10;
     plan.latency_rounds = 1;
@@ -116,6 +122,8 @@ Plan plan_for(Mode mode) {
     plan.large_repeats = 2;
     plan.rest_computers = {1};
     plan.storm_computers = 10;
+    plan.stream_calls = 20;
+    plan.cancel_samples = 10;
   }
   return plan;
 }
@@ -259,7 +267,8 @@ class Bench {
 
   int run() {
     print_header();
-    const bool main_instance = wants("latency") || wants("throughput") || wants("large");
+    const bool main_instance =
+        wants("latency") || wants("throughput") || wants("large") || wants("stream");
     if (main_instance) guarded("relay", [&] { run_main_instance(); });
     if (wants("memory")) {
       for (int computers : plan_.rest_computers)
@@ -267,7 +276,7 @@ class Bench {
     }
     if (wants("storm")) guarded("storm", [&] { run_storm(); });
     if (!memory_.empty()) print_memory();
-    std::cout << storm_table_;
+    std::cout << storm_table_ << stream_table_;
     print_footer();
     return failures_.count == 0 ? 0 : 1;
   }
@@ -325,6 +334,7 @@ class Bench {
     if (wants("latency")) latency(switchboard, fleet, pool);
     if (wants("throughput")) throughput(switchboard, fleet, pool, workers);
     if (wants("large")) large(switchboard, fleet, pool, workers);
+    if (wants("stream")) stream(switchboard, fleet, pool);
     const int restarts = switchboard.worker_restarts();
     if (restarts > 0) failures_.add("workers", restarts, "a worker restarted during the run");
     compare_with_metrics(switchboard, pool);
@@ -491,6 +501,63 @@ class Bench {
           fixed(overhead, 1) + " µs = " + in_hops(inner_hop) + " × " + fixed(inner_hop, 1) + " µs",
           overhead <= 3 * inner_hop);
     }
+  }
+
+  // ---- progress and cancellation ----
+
+  void stream(BenchSwitchboard& switchboard, ComputerFleet& fleet, CallerPool& pool) {
+    connect(pool, switchboard, fleet, {switchboard.computers()[0].name}, 2);
+    constexpr int kProgress = 3;
+    const CallSpec with_progress{.progress = kProgress};
+    const int rounds = plan_.latency_rounds;
+    const std::vector<Path> paths{Path::kRelay, Path::kDirect};
+    for (const Path path : paths) {
+      failures_.add("progress warm-up (" + name_of(path) + ")",
+                    pool.sequential(path, with_progress, plan_.latency_warmup));
+    }
+    std::map<Path, std::vector<std::int64_t>> calls, cancels;
+    for (int round = 0; round < rounds; ++round) {
+      progress("progress and cancellation round " + std::to_string(round + 1) + "/" +
+               std::to_string(rounds));
+      for (std::size_t k = 0; k < paths.size(); ++k) {
+        const Path path = paths[(std::size_t(round) + k) % paths.size()];
+        auto tally = pool.sequential(path, with_progress, std::max(1, plan_.stream_calls / rounds));
+        failures_.add("progress (" + name_of(path) + ")", tally);
+        calls[path].insert(calls[path].end(), tally.latencies_ns.begin(), tally.latencies_ns.end());
+        tally = pool.cancels(path, fleet, std::max(1, plan_.cancel_samples / rounds));
+        failures_.add("cancel (" + name_of(path) + ")", tally);
+        cancels[path].insert(cancels[path].end(), tally.latencies_ns.begin(),
+                             tally.latencies_ns.end());
+      }
+    }
+    auto line = [](const std::string& name, const Latency& l) {
+      return row({name, fixed(l.p50, 1), fixed(l.p99, 1), fixed(l.p999, 1), fixed(l.mean, 1),
+                  fixed(l.min, 1)});
+    };
+    auto ratios = [](const Latency& a, const Latency& b) {
+      return row({"relay / direct", ratio(a.p50, b.p50), ratio(a.p99, b.p99), ratio(a.p999, b.p999),
+                  ratio(a.mean, b.mean), ratio(a.min, b.min)});
+    };
+    const auto relay_calls = latency_of(calls[Path::kRelay]);
+    const auto direct_calls = latency_of(calls[Path::kDirect]);
+    const auto relay_cancels = latency_of(cancels[Path::kRelay]);
+    const auto direct_cancels = latency_of(cancels[Path::kDirect]);
+    std::ostringstream out;
+    out << "## 7. Progress and cancellation\n\n"
+        << "In the same alternating blocks. A call with progress: the computer sends " << kProgress
+        << " notifications/progress before its result; through the relay the reply "
+           "becomes an event stream (every event checked: the caller's own token, then "
+           "the result), directly the same messages arrive on the WebSocket; time to "
+           "the result. A cancel: the computer holds a call, the caller sends "
+           "notifications/cancelled (through the relay, a POST of its own, answered 202; "
+           "the held call's request is answered -32800); time from the cancel's write "
+           "to its arrival at the computer. Microseconds.\n\n"
+        << row({"path", "p50", "p99", "p99.9", "mean", "min"}) << separator(6)
+        << line("call with progress, relay", relay_calls)
+        << line("call with progress, direct", direct_calls) << ratios(relay_calls, direct_calls)
+        << line("cancel, relay", relay_cancels) << line("cancel, direct", direct_cancels)
+        << ratios(relay_cancels, direct_cancels) << "\n";
+    stream_table_ = out.str();
   }
 
   void connect(CallerPool& pool, BenchSwitchboard& switchboard, ComputerFleet& fleet,
@@ -809,7 +876,8 @@ class Bench {
   Verdicts verdicts_;
   std::vector<Memory> memory_;
   std::string metrics_line_;
-  std::string storm_table_;  // printed after the memory table, whose last row it measures
+  std::string storm_table_;   // printed after the memory table, whose last row it measures
+  std::string stream_table_;  // section 7, measured with the main instance
 };
 
 }  // namespace
@@ -821,7 +889,7 @@ int main(int argc, char** argv) {
   std::set<std::string> phases;
   int fault_every = 0;
   int computers = 0;
-  const std::set<std::string> known{"latency", "throughput", "large", "memory", "storm"};
+  const std::set<std::string> known{"latency", "throughput", "large", "stream", "memory", "storm"};
   auto usage_error = [](const std::string& why) {
     std::cerr << "error: " << why << "\n\n" << kUsage;
     return 2;
