@@ -188,16 +188,7 @@ class HttpCaller final : public Caller {
   net::awaitable<std::optional<std::string>> call(const CallSpec& spec) override {
     if (spec.progress) co_return co_await call_with_progress(spec);
     const std::uint64_t id = next_id_++;
-    http::request<http::string_body> request{http::verb::post, target_, 11};
-    request.set(http::field::host, host_);
-    request.set(http::field::authorization, authorization_);
-    request.set(http::field::content_type, "application/json");
-    request.set(http::field::accept, "application/json, text/event-stream");
-    request.keep_alive(true);
-    request.body() = request_body(index_, id, spec);
-    request.prepare_payload();
-    const auto [write_error, written] = co_await http::async_write(stream_, request, kAwait);
-    if (write_error) co_return transport_error("HTTP write", write_error);
+    if (auto error = co_await post(request_body(index_, id, spec))) co_return error;
     http::response_parser<http::empty_body> parser;
     parser.body_limit(kMaxResponseBytes);  // the body is read below, not by the parser
     const auto [read_error, read] =
@@ -254,9 +245,8 @@ class HttpCaller final : public Caller {
   }
 
  private:
-  // One POST of `body` and its whole response, however it is framed (a stream is chunked).
-  net::awaitable<std::optional<std::string>> exchange(std::string body,
-                                                      http::response<http::string_body>& out) {
+  // The relay's request with `body`, a JSON-RPC message, as every caller sends it.
+  net::awaitable<std::optional<std::string>> post(std::string body) {
     http::request<http::string_body> request{http::verb::post, target_, 11};
     request.set(http::field::host, host_);
     request.set(http::field::authorization, authorization_);
@@ -265,8 +255,15 @@ class HttpCaller final : public Caller {
     request.keep_alive(true);
     request.body() = std::move(body);
     request.prepare_payload();
-    const auto [write_error, written] = co_await http::async_write(stream_, request, kAwait);
-    if (write_error) co_return transport_error("HTTP write", write_error);
+    const auto [error, written] = co_await http::async_write(stream_, request, kAwait);
+    if (error) co_return transport_error("HTTP write", error);
+    co_return std::nullopt;
+  }
+
+  // One POST of `body` and its whole response, however it is framed (a stream is chunked).
+  net::awaitable<std::optional<std::string>> exchange(std::string body,
+                                                      http::response<http::string_body>& out) {
+    if (auto error = co_await post(std::move(body))) co_return error;
     http::response_parser<http::string_body> parser;
     parser.body_limit(kMaxResponseBytes);
     const auto [read_error, read] = co_await http::async_read(stream_, buffer_, parser, kAwait);
