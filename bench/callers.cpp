@@ -148,6 +148,8 @@ class Caller {
                                                             Clock::time_point& sent) = 0;
   // The connection is unusable (a transport error): stop calling on it.
   bool broken() const { return broken_; }
+  // Closes the connection, so that what waits on it ends (on the callers' thread).
+  virtual void abort() = 0;
 
  protected:
   std::optional<std::string> transport_error(const char* what, const beast::error_code& error) {
@@ -242,6 +244,12 @@ class HttpCaller final : public Caller {
     if (response.result_int() != 202)
       co_return "a cancel was answered " + std::to_string(response.result_int());
     co_return std::nullopt;
+  }
+
+  void abort() override {
+    broken_ = true;
+    beast::error_code ignored;
+    stream_.socket().close(ignored);
   }
 
  private:
@@ -371,6 +379,12 @@ class DirectCaller final : public Caller {
     if (const auto [error, n] = co_await ws_.async_write(net::buffer(body), kAwait); error)
       co_return transport_error("WebSocket write", error);
     co_return std::nullopt;
+  }
+
+  void abort() override {
+    broken_ = true;
+    beast::error_code ignored;
+    beast::get_lowest_layer(ws_).socket().close(ignored);
   }
 
  private:
@@ -598,35 +612,47 @@ Tally CallerPool::cancels(Path path, const ComputerFleet& fleet, int samples) {
     }
     return true;
   };
+  using Outcome = std::future<std::optional<std::string>>;
+  // What an exchange came to, waited for with a bound; one that never ends has its
+  // connections closed, so that nothing it refers to is left behind.
+  auto settle = [&](Outcome& outcome, const std::string& never) -> std::optional<std::string> {
+    if (!outcome.valid()) return std::nullopt;
+    if (outcome.wait_for(10s) == std::future_status::ready) return outcome.get();
+    impl_->on_thread([&] {
+      holder.abort();
+      canceller.abort();
+    });
+    outcome.wait();
+    return never;
+  };
   Tally tally;
   const auto begin = Clock::now();
-  for (int i = 0; i < samples; ++i) {
+  for (int i = 0; i < samples && !holder.broken() && !canceller.broken(); ++i) {
     const int held_before = fleet.held();
     const int cancels_before = fleet.cancels();
     std::atomic<std::uint64_t> id{0};
-    auto held = net::co_spawn(impl_->io, holder.hold(id), net::use_future);
-    if (!wait_until([&] { return fleet.held() > held_before; })) {
-      record(tally, std::string("the computer never received the call to hold"));
-      break;
-    }
     Clock::time_point sent;
-    auto cancel = net::co_spawn(impl_->io, canceller.cancel(id.load(), sent), net::use_future);
-    if (auto error = cancel.get()) {
-      record(tally, error);
-      break;
+    Outcome held = net::co_spawn(impl_->io, holder.hold(id), net::use_future);
+    Outcome cancel;
+    std::optional<std::string> error;
+    if (!wait_until([&] { return fleet.held() > held_before; })) {
+      error = "the computer never received the call to hold";
+    } else {
+      // One WebSocket takes one write at a time: there the cancel waits for the call's.
+      if (&holder == &canceller) error = settle(held, "the held call was never sent");
+      if (!error) {
+        cancel = net::co_spawn(impl_->io, canceller.cancel(id.load(), sent), net::use_future);
+        error = settle(cancel, "the cancel was never answered");
+      }
+      if (!error && !wait_until([&] { return fleet.cancels() > cancels_before; }))
+        error = "the computer never received the cancel";
     }
-    if (!wait_until([&] { return fleet.cancels() > cancels_before; })) {
-      record(tally, std::string("the computer never received the cancel"));
-      break;
-    }
-    const auto latency = fleet.last_cancel() - sent;
-    if (auto error = held.get()) {
-      record(tally, error);
-      break;
-    }
-    record(tally, std::nullopt);
+    const auto held_error = settle(held, "the cancelled call was never answered");
+    if (!error) error = held_error;
+    record(tally, error);
+    if (error) break;
     tally.latencies_ns.push_back(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(latency).count());
+        std::chrono::duration_cast<std::chrono::nanoseconds>(fleet.last_cancel() - sent).count());
   }
   tally.seconds = std::chrono::duration<double>(Clock::now() - begin).count();
   return tally;
