@@ -28,6 +28,20 @@ constexpr bool plain_ascii(std::uint64_t word) {
          !has_byte(word, '\\');
 }
 
+// The same test for sixteen bytes at once, in one vector register where the target has
+// them (SSE2 on every x86-64): a screenshot's base64 is megabytes of such bytes.
+using Bytes16 = unsigned char __attribute__((vector_size(16)));
+constexpr std::size_t kVectorBytes = sizeof(Bytes16);
+
+bool plain_ascii16(const char* at) {
+  Bytes16 bytes;
+  std::memcpy(&bytes, at, sizeof bytes);
+  const auto special = (bytes < 0x20) | (bytes >= 0x80) | (bytes == '"') | (bytes == '\\');
+  std::uint64_t halves[2];
+  std::memcpy(halves, &special, sizeof halves);
+  return (halves[0] | halves[1]) == 0;
+}
+
 bool is_digit(char c) {
   return c >= '0' && c <= '9';
 }
@@ -210,6 +224,8 @@ class Scanner {
     const std::size_t begin = position_;
     bool escaped = false;
     for (;;) {
+      while (position_ + kVectorBytes <= text_.size() && plain_ascii16(text_.data() + position_))
+        position_ += kVectorBytes;
       while (position_ + 8 <= text_.size()) {
         std::uint64_t word;
         std::memcpy(&word, text_.data() + position_, sizeof word);
