@@ -1,64 +1,17 @@
 #include "bench/bench_switchboard.hpp"
 
-#include <poll.h>
 #include <signal.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 
-#include <cerrno>
-#include <cstring>
 #include <stdexcept>
-#include <string_view>
 
 #include "harness/exposition.hpp"
 #include "harness/http_client.hpp"
-#include "ipc/unique_fd.hpp"
+#include "harness/notify_socket.hpp"
 
 namespace sbbench {
 
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
-
-namespace {
-
-// The service manager's end of the readiness protocol: a datagram socket the switchboard
-// is told about in NOTIFY_SOCKET.
-class NotifySocket {
- public:
-  NotifySocket() : socket_(::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0)) {
-    sockaddr_un address{};
-    address.sun_family = AF_UNIX;
-    const std::string where = path();
-    if (!socket_.valid() || where.size() >= sizeof address.sun_path)
-      throw std::runtime_error("cannot make a notify socket at " + where);
-    std::memcpy(address.sun_path, where.c_str(), where.size() + 1);
-    if (::bind(socket_.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0)
-      throw std::runtime_error("cannot bind " + where + ": " + std::strerror(errno));
-  }
-  std::string path() const { return (dir_.path() / "notify.sock").string(); }
-
-  // Whether READY=1 arrived before `deadline`.
-  bool wait_ready(Clock::time_point deadline) const {
-    for (;;) {
-      const auto left =
-          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-      if (left <= 0ms) return false;
-      pollfd readable{socket_.get(), POLLIN, 0};
-      if (::poll(&readable, 1, static_cast<int>(left.count())) <= 0) continue;
-      char datagram[4096];
-      const auto got = ::recv(socket_.get(), datagram, sizeof datagram, 0);
-      if (got > 0 &&
-          std::string_view(datagram, std::size_t(got)).find("READY=1") != std::string_view::npos)
-        return true;
-    }
-  }
-
- private:
-  harness::TempDir dir_{"sb-bench-notify"};
-  sb::ipc::UniqueFd socket_;
-};
-
-}  // namespace
 
 BenchSwitchboard::BenchSwitchboard(int computers, std::chrono::milliseconds start_timeout)
     : client_(harness::new_secret()), token_(client_.secret) {
@@ -67,14 +20,21 @@ BenchSwitchboard::BenchSwitchboard(int computers, std::chrono::milliseconds star
     computers_.push_back(
         {std::string("c").append(std::to_string(i)), computer_secrets_.back().secret});
   }
-  const NotifySocket notify;
+  const harness::TempDir notify_dir("sb-bench-notify");
+  const harness::NotifySocket notify(notify_dir.path() / "notify.sock");
   const auto begin = Clock::now();
   {
-    const harness::ScopedEnv notify_env("NOTIFY_SOCKET", notify.path());
+    const harness::ScopedEnv notify_env("NOTIFY_SOCKET", notify.path().string());
     process_.emplace(config(64), harness::bin_dir() / "switchboard", start_timeout);
   }
   listening_after_ = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - begin);
-  if (!notify.wait_ready(begin + start_timeout))
+  bool ready = false;
+  for (auto left = start_timeout - (Clock::now() - begin); !ready && left > 0ms;
+       left = start_timeout - (Clock::now() - begin)) {
+    const auto message = notify.next(std::chrono::duration_cast<std::chrono::milliseconds>(left));
+    ready = message && message->find("READY=1") != std::string::npos;
+  }
+  if (!ready)
     throw std::runtime_error("the workers did not all start in time\n--- switchboard log ---\n" +
                              log_tail());
   all_up_after_ = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - begin);

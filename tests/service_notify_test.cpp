@@ -4,11 +4,9 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,11 +17,14 @@
 #include <string>
 #include <vector>
 
+#include "harness/notify_socket.hpp"
+
 extern char** environ;
 
 namespace {
 
 using namespace std::chrono_literals;
+using harness::NotifySocket;
 
 std::string temp_dir() {
   char pattern[] = "/tmp/switchboard-notify-XXXXXX";
@@ -60,32 +61,6 @@ bool healthz_answers(int port) {
   ::close(fd);
   return ok;
 }
-
-// A datagram socket standing in for systemd's notify socket.
-class NotifySocket {
- public:
-  explicit NotifySocket(const std::string& path) : path_(path) {
-    fd_ = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    sockaddr_un address{};
-    address.sun_family = AF_UNIX;
-    std::strncpy(address.sun_path, path.c_str(), sizeof address.sun_path - 1);
-    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-  }
-  ~NotifySocket() { ::close(fd_); }
-
-  std::optional<std::string> next(std::chrono::milliseconds within) {
-    pollfd ready{fd_, POLLIN, 0};
-    if (::poll(&ready, 1, static_cast<int>(within.count())) <= 0) return std::nullopt;
-    char buffer[512];
-    const long got = ::recv(fd_, buffer, sizeof buffer, 0);
-    if (got <= 0) return std::nullopt;
-    return std::string(buffer, static_cast<std::size_t>(got));
-  }
-
- private:
-  std::string path_;
-  int fd_;
-};
 
 // A one-computer config listening on `port`, everything it writes inside `dir`.
 std::string write_config(const std::string& dir, int port) {
