@@ -217,6 +217,23 @@ Latency latency_of(std::vector<std::int64_t> ns) {
   return out;
 }
 
+// Table rows over the columns p50, p99, p99.9, mean, min: one latency, the difference of
+// two, their ratio.
+std::string latency_row(const std::string& name, const Latency& l) {
+  return row({name, fixed(l.p50, 1), fixed(l.p99, 1), fixed(l.p999, 1), fixed(l.mean, 1),
+              fixed(l.min, 1)});
+}
+
+std::string difference_row(const std::string& name, const Latency& a, const Latency& b) {
+  return row({name, fixed(a.p50 - b.p50, 1), fixed(a.p99 - b.p99, 1), fixed(a.p999 - b.p999, 1),
+              fixed(a.mean - b.mean, 1), fixed(a.min - b.min, 1)});
+}
+
+std::string ratio_row(const std::string& name, const Latency& a, const Latency& b) {
+  return row({name, ratio(a.p50, b.p50), ratio(a.p99, b.p99), ratio(a.p999, b.p999),
+              ratio(a.mean, b.mean), ratio(a.min, b.min)});
+}
+
 // Targets from the issue, filled in as the phases run, printed at the end.
 struct Verdicts {
   std::vector<std::vector<std::string>> rows;
@@ -392,19 +409,10 @@ class Bench {
                  "computer and back, against the same request over one WebSocket to the same "
                  "fake computer. Microseconds.\n\n"
               << row({"path", "p50", "p99", "p99.9", "mean", "min"}) << separator(6)
-              << row({"relay", fixed(relay.p50, 1), fixed(relay.p99, 1), fixed(relay.p999, 1),
-                      fixed(relay.mean, 1), fixed(relay.min, 1)})
-              << row({"direct", fixed(direct.p50, 1), fixed(direct.p99, 1), fixed(direct.p999, 1),
-                      fixed(direct.mean, 1), fixed(direct.min, 1)})
-              << row({"relay / direct", ratio(relay.p50, direct.p50), ratio(relay.p99, direct.p99),
-                      ratio(relay.p999, direct.p999), ratio(relay.mean, direct.mean),
-                      ratio(relay.min, direct.min)})
-              << row({"relay − direct", fixed(relay.p50 - direct.p50, 1),
-                      fixed(relay.p99 - direct.p99, 1), fixed(relay.p999 - direct.p999, 1),
-                      fixed(relay.mean - direct.mean, 1), fixed(relay.min - direct.min, 1)})
-              << row({"bare process hop", fixed(hop.p50, 1), fixed(hop.p99, 1), fixed(hop.p999, 1),
-                      fixed(hop.mean, 1), fixed(hop.min, 1)})
-              << "\nBare process hop: a " << kSmallCallBytes
+              << latency_row("relay", relay) << latency_row("direct", direct)
+              << ratio_row("relay / direct", relay, direct)
+              << difference_row("relay − direct", relay, direct)
+              << latency_row("bare process hop", hop) << "\nBare process hop: a " << kSmallCallBytes
               << "-byte message to a forked child over a Unix socket pair and back, blocking "
                  "reads, nothing else: the floor of each hop the relay adds (caller → "
                  "supervisor → worker → computer has three where direct has one).\n\n";
@@ -462,14 +470,6 @@ class Bench {
 
   void print_nginx_hops(const Latency& relay, const Latency& direct, const Latency& origin,
                         const Latency& proxied, const Latency& inner) {
-    auto line = [](const std::string& name, const Latency& l) {
-      return row({name, fixed(l.p50, 1), fixed(l.p99, 1), fixed(l.p999, 1), fixed(l.mean, 1),
-                  fixed(l.min, 1)});
-    };
-    auto difference = [](const std::string& name, const Latency& a, const Latency& b) {
-      return row({name, fixed(a.p50 - b.p50, 1), fixed(a.p99 - b.p99, 1), fixed(a.p999 - b.p999, 1),
-                  fixed(a.mean - b.mean, 1), fixed(a.min - b.min, 1)});
-    };
     const double overhead = relay.p50 - direct.p50;
     const double hop = proxied.p50 - origin.p50;
     const double inner_hop = inner.p50 - origin.p50;
@@ -484,10 +484,11 @@ class Bench {
                  "through a second server block of the origin's own process that does the "
                  "same (a hop that never leaves the process). Microseconds.\n\n"
               << row({"path", "p50", "p99", "p99.9", "mean", "min"}) << separator(6)
-              << line("nginx answering", origin) << line("nginx, proxy in another process", proxied)
-              << line("nginx, proxy in the same process", inner)
-              << difference("one nginx hop between processes", proxied, origin)
-              << difference("one nginx hop inside a process", inner, origin)
+              << latency_row("nginx answering", origin)
+              << latency_row("nginx, proxy in another process", proxied)
+              << latency_row("nginx, proxy in the same process", inner)
+              << difference_row("one nginx hop between processes", proxied, origin)
+              << difference_row("one nginx hop inside a process", inner, origin)
               << "\nThe relay's overhead (relay − direct, p50) is " << fixed(overhead, 1)
               << " µs: " << in_hops(hop) << " nginx hops between processes, " << in_hops(inner_hop)
               << " inside one (the relay adds two hops between processes by design: the "
@@ -530,14 +531,6 @@ class Bench {
                              tally.latencies_ns.end());
       }
     }
-    auto line = [](const std::string& name, const Latency& l) {
-      return row({name, fixed(l.p50, 1), fixed(l.p99, 1), fixed(l.p999, 1), fixed(l.mean, 1),
-                  fixed(l.min, 1)});
-    };
-    auto ratios = [](const Latency& a, const Latency& b) {
-      return row({"relay / direct", ratio(a.p50, b.p50), ratio(a.p99, b.p99), ratio(a.p999, b.p999),
-                  ratio(a.mean, b.mean), ratio(a.min, b.min)});
-    };
     const auto relay_calls = latency_of(calls[Path::kRelay]);
     const auto direct_calls = latency_of(calls[Path::kDirect]);
     const auto relay_cancels = latency_of(cancels[Path::kRelay]);
@@ -553,10 +546,12 @@ class Bench {
            "the held call's request is answered -32800); time from the cancel's write "
            "to its arrival at the computer. Microseconds.\n\n"
         << row({"path", "p50", "p99", "p99.9", "mean", "min"}) << separator(6)
-        << line("call with progress, relay", relay_calls)
-        << line("call with progress, direct", direct_calls) << ratios(relay_calls, direct_calls)
-        << line("cancel, relay", relay_cancels) << line("cancel, direct", direct_cancels)
-        << ratios(relay_cancels, direct_cancels) << "\n";
+        << latency_row("call with progress, relay", relay_calls)
+        << latency_row("call with progress, direct", direct_calls)
+        << ratio_row("relay / direct", relay_calls, direct_calls)
+        << latency_row("cancel, relay", relay_cancels)
+        << latency_row("cancel, direct", direct_cancels)
+        << ratio_row("relay / direct", relay_cancels, direct_cancels) << "\n";
     stream_table_ = out.str();
   }
 

@@ -17,25 +17,15 @@ namespace {
 // worth of connections, keep-alive both ways, no logging, every temporary file in `dir`
 // (the Debian defaults need root).
 std::string nginx_config(const std::filesystem::path& dir, const std::string& server) {
-  const std::string d = dir.string();
-  return "daemon off;\nmaster_process off;\nworker_processes 1;\n"
-         "pid " +
-         d + "/nginx.pid;\nerror_log " + d +
-         "/error.log warn;\n"
-         "events { worker_connections 1024; }\n"
-         "http {\n"
-         "  access_log off;\n"
-         "  client_body_temp_path " +
-         d + "/body;\n  proxy_temp_path " + d +
-         "/proxy;\n"
-         "  fastcgi_temp_path " +
-         d + "/fastcgi;\n  uwsgi_temp_path " + d +
-         "/uwsgi;\n"
-         "  scgi_temp_path " +
-         d +
-         "/scgi;\n"
-         "  keepalive_requests 1000000;\n" +
-         server + "}\n";
+  const auto in_dir = [&](const char* name) { return (dir / name).string(); };
+  std::string config = "daemon off;\nmaster_process off;\nworker_processes 1;\n";
+  config += "pid " + in_dir("nginx.pid") + ";\n";
+  config += "error_log " + in_dir("error.log") + " warn;\n";
+  config += "events { worker_connections 1024; }\n";
+  config += "http {\n  access_log off;\n  keepalive_requests 1000000;\n";
+  for (const char* kind : {"client_body", "proxy", "fastcgi", "uwsgi", "scgi"})
+    config += "  " + std::string(kind) + "_temp_path " + in_dir(kind) + ";\n";
+  return config + server + "}\n";
 }
 
 std::string origin_server(int port, const std::string& reply) {
