@@ -217,8 +217,12 @@ Latency latency_of(std::vector<std::int64_t> ns) {
   return out;
 }
 
-// Table rows over the columns p50, p99, p99.9, mean, min: one latency, the difference of
-// two, their ratio.
+// Tables of latencies: the header, then rows over its columns for one latency, the
+// difference of two, their ratio.
+std::string latency_header() {
+  return row({"path", "p50", "p99", "p99.9", "mean", "min"}) + separator(6);
+}
+
 std::string latency_row(const std::string& name, const Latency& l) {
   return row({name, fixed(l.p50, 1), fixed(l.p99, 1), fixed(l.p999, 1), fixed(l.mean, 1),
               fixed(l.min, 1)});
@@ -408,8 +412,7 @@ class Bench {
               << " alternating blocks; keep-alive HTTP/1.1 caller → supervisor → worker → "
                  "computer and back, against the same request over one WebSocket to the same "
                  "fake computer. Microseconds.\n\n"
-              << row({"path", "p50", "p99", "p99.9", "mean", "min"}) << separator(6)
-              << latency_row("relay", relay) << latency_row("direct", direct)
+              << latency_header() << latency_row("relay", relay) << latency_row("direct", direct)
               << ratio_row("relay / direct", relay, direct)
               << difference_row("relay − direct", relay, direct)
               << latency_row("bare process hop", hop) << "\nBare process hop: a " << kSmallCallBytes
@@ -483,8 +486,7 @@ class Bench {
                  "upstream: a hop between two processes, as each of the relay's is), and "
                  "through a second server block of the origin's own process that does the "
                  "same (a hop that never leaves the process). Microseconds.\n\n"
-              << row({"path", "p50", "p99", "p99.9", "mean", "min"}) << separator(6)
-              << latency_row("nginx answering", origin)
+              << latency_header() << latency_row("nginx answering", origin)
               << latency_row("nginx, proxy in another process", proxied)
               << latency_row("nginx, proxy in the same process", inner)
               << difference_row("one nginx hop between processes", proxied, origin)
@@ -545,8 +547,7 @@ class Bench {
            "notifications/cancelled (through the relay, a POST of its own, answered 202; "
            "the held call's request is answered -32800); time from the cancel's write "
            "to its arrival at the computer. Microseconds.\n\n"
-        << row({"path", "p50", "p99", "p99.9", "mean", "min"}) << separator(6)
-        << latency_row("call with progress, relay", relay_calls)
+        << latency_header() << latency_row("call with progress, relay", relay_calls)
         << latency_row("call with progress, direct", direct_calls)
         << ratio_row("relay / direct", relay_calls, direct_calls)
         << latency_row("cancel, relay", relay_cancels)
