@@ -116,7 +116,7 @@ std::string describe_exit(int wait_status) {
 }
 
 ChildProcess::ChildProcess(boost::asio::io_context& io, Spawned spawned)
-    : pid_(spawned.pid), pidfd_(io, spawned.pidfd.release()) {}
+    : pid_(spawned.pid), pidfd_(io, spawned.pidfd.release()), reap_retry_(io) {}
 
 ChildProcess::~ChildProcess() {
   if (reaped_) return;
@@ -129,15 +129,31 @@ void ChildProcess::kill() {
   if (!reaped_) ::kill(pid_, SIGKILL);
 }
 
+// The wait never blocks the event loop: a pidfd can turn readable before the exit can be
+// collected (seen once under the sanitizers: the supervisor hung in waitpid on a worker
+// shown as a zombie). Then the wait is tried again a moment later.
 void ChildProcess::async_wait(std::function<void(int wait_status)> exited) {
   pidfd_.async_wait(boost::asio::posix::stream_descriptor::wait_read,
                     [this, exited = std::move(exited)](const boost::system::error_code& error) {
                       if (error) return;  // cancelled: this object is going away
-                      int status = 0;
-                      if (::waitpid(pid_, &status, 0) != pid_) return;
-                      reaped_ = true;
-                      exited(status);
+                      reap(std::move(exited));
                     });
+}
+
+void ChildProcess::reap(std::function<void(int wait_status)> exited) {
+  int status = 0;
+  const pid_t done = ::waitpid(pid_, &status, WNOHANG);
+  if (done == 0) {
+    reap_retry_.expires_after(std::chrono::milliseconds(10));
+    reap_retry_.async_wait(
+        [this, exited = std::move(exited)](const boost::system::error_code& error) mutable {
+          if (!error) reap(std::move(exited));
+        });
+    return;
+  }
+  if (done != pid_) return;
+  reaped_ = true;
+  exited(status);
 }
 
 }  // namespace sb::ipc

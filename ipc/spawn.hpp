@@ -11,6 +11,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -62,9 +63,12 @@ class ChildProcess {
   void kill();
 
  private:
+  void reap(std::function<void(int wait_status)> exited);
+
   pid_t pid_;
   bool reaped_ = false;
   boost::asio::posix::stream_descriptor pidfd_;
+  boost::asio::steady_timer reap_retry_;  // the pidfd said exited, the wait not yet
 };
 
 }  // namespace sb::ipc
