@@ -29,7 +29,8 @@ std::pair<UniqueFd, UniqueFd> make_socket_pair() {
 Channel::Channel(boost::asio::io_context& io, UniqueFd socket, Descriptors descriptors)
     : socket_(io, boost::asio::local::stream_protocol(), socket.release()),
       descriptors_(descriptors),
-      staging_(kStagingSize) {
+      staging_(kStagingSize),
+      deferred_timer_(io) {
   socket_.non_blocking(true);
 }
 
@@ -59,6 +60,7 @@ void Channel::fail() {
   closed_ = true;
   boost::system::error_code ignored;
   socket_.close(ignored);
+  deferred_timer_.cancel();
   outbox_.clear();
   auto waiters = std::move(flush_waiters_);
   for (auto& waiter : waiters) boost::asio::post(socket_.get_executor(), std::move(waiter));
@@ -234,6 +236,17 @@ void Channel::finish_frame() {
 
 void Channel::send(Frame frame) {
   if (closed_ || write_stopped_) return;
+  queue(std::move(frame));
+  schedule_write();
+}
+
+void Channel::send_deferred(Frame frame) {
+  if (closed_ || write_stopped_) return;
+  queue(std::move(frame));
+  arm_deferred_write();
+}
+
+void Channel::queue(Frame frame) {
   Outgoing outgoing;
   outgoing.header.meta_size = static_cast<std::uint32_t>(frame.meta.size());
   outgoing.header.body_size = static_cast<std::uint32_t>(frame.body.size());
@@ -242,7 +255,19 @@ void Channel::send(Frame frame) {
   outgoing.header.has_fd = frame.fd.valid() ? 1 : 0;
   outgoing.frame = std::move(frame);
   outbox_.push_back(std::move(outgoing));
-  schedule_write();
+}
+
+// At most one wait at a time: under load a send() carries the deferred frames long before
+// it ends, and its end then finds nothing left to write.
+void Channel::arm_deferred_write() {
+  if (deferred_armed_) return;
+  deferred_armed_ = true;
+  deferred_timer_.expires_after(kDeferLimit);
+  deferred_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& error) {
+    self->deferred_armed_ = false;
+    if (error || self->closed_ || self->write_stopped_ || self->outbox_.empty()) return;
+    self->schedule_write();
+  });
 }
 
 // Frames sent by the handlers that are ready now go out together, after them: under load
@@ -262,6 +287,7 @@ void Channel::flush(std::function<void()> then) {
     return;
   }
   flush_waiters_.push_back(std::move(then));
+  schedule_write();  // deferred frames included: whoever flushes is waiting for them
 }
 
 void Channel::write_pending() {

@@ -13,6 +13,8 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -40,6 +42,11 @@ class Channel : public std::enable_shared_from_this<Channel> {
   // after close(), which is the owner's own doing.
   void start(FrameHandler on_frame, ClosedHandler on_closed);
   void send(Frame frame);
+  // Queues a frame that may wait up to kDeferLimit for the next send() to carry it, in
+  // order: a notice the peer needs soon but not at once costs no wake-up of its own while
+  // other frames are flowing (docs/architecture.md, "The channel").
+  void send_deferred(Frame frame);
+  static constexpr std::chrono::milliseconds kDeferLimit{2};
   // Runs `then` once every frame queued so far has been written, or the channel is closed.
   void flush(std::function<void()> then);
   void close();
@@ -66,7 +73,9 @@ class Channel : public std::enable_shared_from_this<Channel> {
   bool begin_frame();
   void finish_frame();
   long receive(char* destination, std::size_t size);
+  void queue(Frame frame);
   void schedule_write();
+  void arm_deferred_write();
   void write_pending();
   long send_some();
   void mark_sent(std::size_t sent);
@@ -97,6 +106,8 @@ class Channel : public std::enable_shared_from_this<Channel> {
   std::deque<Outgoing> outbox_;
   bool write_scheduled_ = false;
   bool waiting_writable_ = false;
+  boost::asio::steady_timer deferred_timer_;
+  bool deferred_armed_ = false;
   std::vector<std::function<void()>> flush_waiters_;
 };
 

@@ -110,14 +110,15 @@ void WorkerRegistry::answer(std::uint64_t call_id, std::uint64_t key,
 }
 
 // Tells the worker a reply has left the supervisor (kDelivered) when its last holder lets
-// go of it; a worker that is gone by then needs telling nothing.
+// go of it; a worker that is gone by then needs telling nothing. The notice rides with the
+// next frame to the worker when one follows soon (docs/architecture.md, "The channel").
 struct DeliveryNotice {
   std::weak_ptr<ipc::Channel> channel;
   std::uint64_t call_id = 0;
   ~DeliveryNotice() {
     const auto open = channel.lock();
     if (open && open->is_open())
-      open->send(ipc::Frame{.type = ipc::FrameType::kDelivered, .call_id = call_id});
+      open->send_deferred(ipc::Frame{.type = ipc::FrameType::kDelivered, .call_id = call_id});
   }
 };
 

@@ -67,6 +67,52 @@ TEST(Channel, DeliversFramesInOrderWithMetaAndBody) {
   EXPECT_EQ(received[2].body, large);
 }
 
+// A deferred frame keeps its place: the frame sent after it does not overtake it, so a
+// worker always learns a place was freed before the call that may need it.
+TEST(Channel, ADeferredFrameGoesAheadOfTheFramesSentAfterIt) {
+  boost::asio::io_context io;
+  std::vector<Frame> received;
+  auto [left, right] =
+      started_pair(io, [&](Frame&& frame) { received.push_back(std::move(frame)); });
+
+  left->send_deferred(Frame{.type = FrameType::kDelivered, .call_id = 3});
+  left->send(Frame{.type = FrameType::kCall, .call_id = 4, .body = "{}"});
+  run_until(io, [&] { return received.size() == 2; });
+
+  EXPECT_EQ(received[0].type, FrameType::kDelivered);
+  EXPECT_EQ(received[0].call_id, 3u);
+  EXPECT_EQ(received[1].type, FrameType::kCall);
+}
+
+// With nothing sent after it, a deferred frame still leaves, on its own; a flush takes it
+// too.
+TEST(Channel, ADeferredFrameLeavesAloneAndWithAFlush) {
+  boost::asio::io_context io;
+  std::vector<std::uint64_t> received;
+  auto [left, right] = started_pair(io, [&](Frame&& frame) { received.push_back(frame.call_id); });
+
+  left->send_deferred(Frame{.type = FrameType::kDelivered, .call_id = 5});
+  run_until(io, [&] { return received.size() == 1; });
+  left->send_deferred(Frame{.type = FrameType::kDelivered, .call_id = 6});
+  bool flushed = false;
+  left->flush([&] { flushed = true; });
+  run_until(io, [&] { return flushed && received.size() == 2; });
+  EXPECT_EQ(received, (std::vector<std::uint64_t>{5, 6}));
+}
+
+// Closing with a deferred frame queued drops it with the rest of the queue.
+TEST(Channel, ClosingDropsADeferredFrame) {
+  boost::asio::io_context io;
+  auto [left_fd, right_fd] = make_socket_pair();
+  auto left = std::make_shared<Channel>(io, std::move(left_fd));
+  left->send_deferred(Frame{.type = FrameType::kDelivered, .call_id = 7});
+  left->close();
+  left.reset();
+  io.run_for(10s);  // returns once no wait is left
+  char byte;
+  EXPECT_EQ(::read(right_fd.get(), &byte, 1), 0) << "the closed channel wrote a frame";
+}
+
 TEST(Channel, PassesADescriptorWithItsFrame) {
   boost::asio::io_context io;
   std::optional<Frame> received;
