@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "harness/http_client.hpp"
 #include "ipc/asio_names.hpp"
 
 namespace sbbench {
@@ -67,31 +68,6 @@ bool is_progress_of(std::string_view text, std::uint64_t id) {
   return message.is_object() && message.value("method", "") == "notifications/progress" &&
          message.contains("params") && message["params"].is_object() &&
          message["params"].value("progressToken", json()) == json("p" + std::to_string(id));
-}
-
-// The `data` of each event of an event stream, in order.
-std::vector<std::string> event_data(std::string_view stream) {
-  std::vector<std::string> events;
-  std::string data;
-  std::size_t at = 0;
-  while (at < stream.size()) {
-    auto end = stream.find('\n', at);
-    if (end == std::string_view::npos) end = stream.size();
-    std::string_view line = stream.substr(at, end - at);
-    at = end + 1;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.empty()) {
-      if (!data.empty()) events.push_back(std::move(data));
-      data.clear();
-    } else if (line.starts_with("data:")) {
-      line.remove_prefix(5);
-      if (line.starts_with(' ')) line.remove_prefix(1);
-      if (!data.empty()) data += '\n';
-      data.append(line);
-    }
-  }
-  if (!data.empty()) events.push_back(std::move(data));
-  return events;
 }
 
 // The caller's work after a call: is this the answer to that request? A small reply is
@@ -291,13 +267,14 @@ class HttpCaller final : public Caller {
           response.body().substr(0, 160);
     if (!response[http::field::content_type].starts_with("text/event-stream"))
       co_return "no event stream: " + response.body().substr(0, 160);
-    const auto events = event_data(response.body());
+    const auto events = harness::parse_sse(response.body());
     if (events.size() != static_cast<std::size_t>(spec.progress) + 1)
       co_return std::to_string(events.size()) + " events: " + response.body().substr(0, 160);
     for (std::size_t i = 0; i + 1 < events.size(); ++i) {
-      if (!is_progress_of(events[i], id)) co_return "not this call's progress: " + events[i];
+      if (!is_progress_of(events[i].data, id))
+        co_return "not this call's progress: " + events[i].data;
     }
-    co_return check_reply(events.back(), index_, id, spec);
+    co_return check_reply(events.back().data, index_, id, spec);
   }
 
   beast::tcp_stream stream_;

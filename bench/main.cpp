@@ -495,14 +495,14 @@ class Bench {
               << " µs: " << in_hops(hop) << " nginx hops between processes, " << in_hops(inner_hop)
               << " inside one (the relay adds two hops between processes by design: the "
                  "supervisor and the worker).\n\n";
+    auto hop_verdict = [&](const std::string& where, double one) {
+      verdicts_.add("relay overhead ≤ 3 nginx hops " + where + " (p50)",
+                    fixed(overhead, 1) + " µs = " + in_hops(one) + " × " + fixed(one, 1) + " µs",
+                    overhead <= 3 * one);
+    };
     if (origin.samples && proxied.samples && inner.samples && hop > 0 && inner_hop > 0) {
-      verdicts_.add("relay overhead ≤ 3 nginx hops between processes (p50)",
-                    fixed(overhead, 1) + " µs = " + in_hops(hop) + " × " + fixed(hop, 1) + " µs",
-                    overhead <= 3 * hop);
-      verdicts_.add(
-          "relay overhead ≤ 3 nginx hops inside a process (p50)",
-          fixed(overhead, 1) + " µs = " + in_hops(inner_hop) + " × " + fixed(inner_hop, 1) + " µs",
-          overhead <= 3 * inner_hop);
+      hop_verdict("between processes", hop);
+      hop_verdict("inside a process", inner_hop);
     }
   }
 
