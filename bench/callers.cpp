@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "harness/http_client.hpp"
+#include "harness/wait.hpp"
 #include "ipc/asio_names.hpp"
 
 namespace sbbench {
@@ -581,14 +582,7 @@ Tally CallerPool::cancels(Path path, const ComputerFleet& fleet, int samples) {
   Caller& canceller = *callers[needed - 1];
   // Polled from this thread, so that the callers' and the computers' threads do nothing
   // but their own work while a cancel travels.
-  auto wait_until = [](auto condition) {
-    const auto deadline = Clock::now() + 10s;
-    while (!condition()) {
-      if (Clock::now() > deadline) return false;
-      std::this_thread::sleep_for(100us);
-    }
-    return true;
-  };
+  auto wait_until = [](auto condition) { return harness::eventually(condition, 10s, 100us); };
   using Outcome = std::future<std::optional<std::string>>;
   // What an exchange came to, waited for with a bound; one that never ends has its
   // connections closed, so that nothing it refers to is left behind.
