@@ -13,6 +13,7 @@
 #include "ipc/spawn.hpp"
 #include "ipc/status_board.hpp"
 #include "shared/config.hpp"
+#include "shared/deadline_queue.hpp"
 #include "supervisor/worker_registry.hpp"
 
 namespace sb::supervisor {
@@ -24,7 +25,7 @@ struct InFlightCall {
   MessageCallback on_message;
   std::chrono::milliseconds timeout{0};
   std::chrono::steady_clock::time_point last_moment;  // start + max_total
-  std::unique_ptr<boost::asio::steady_timer> backstop;
+  DeadlineQueue::Deadline backstop;
 };
 
 // A computer's socket the supervisor handed over, by generation. The supervisor's own

@@ -28,8 +28,7 @@ std::uint64_t WorkerRegistry::forward(std::string_view computer, CallRequest req
   InFlightCall call{.done = std::move(done),
                     .on_message = std::move(request.on_message),
                     .timeout = request.timeout,
-                    .last_moment = now + request.max_total,
-                    .backstop = std::make_unique<boost::asio::steady_timer>(io_)};
+                    .last_moment = now + request.max_total};
   const bool stream = static_cast<bool>(call.on_message);
   worker->in_flight.emplace(call_id, std::move(call));
   arm_backstop(worker, call_id);
@@ -50,23 +49,23 @@ std::uint64_t WorkerRegistry::forward(std::string_view computer, CallRequest req
 // fires a grace period after the worker's own deadline would have.
 void WorkerRegistry::arm_backstop(const std::shared_ptr<Worker>& worker, std::uint64_t call_id) {
   InFlightCall& call = worker->in_flight.at(call_id);
-  const auto at = std::min(std::chrono::steady_clock::now() + call.timeout, call.last_moment);
-  call.backstop->expires_at(at + kBackstopGrace);
-  call.backstop->async_wait(
-      [this, weak = std::weak_ptr<Worker>(worker), call_id](boost::system::error_code error) {
-        auto alive = weak.lock();
-        if (error || !alive) return;
-        const auto found = alive->in_flight.find(call_id);
-        if (found == alive->in_flight.end()) return;
-        CallCallback late = std::move(found->second.done);
-        alive->in_flight.erase(found);
-        if (alive->channel) {
-          alive->channel->send(ipc::Frame{.type = ipc::FrameType::kCancel,
-                                          .call_id = call_id,
-                                          .meta = json{{"reason", "timed out"}}.dump()});
-        }
-        late(CallResult{ipc::CallStatus::kTimeout, 0, {}});
-      });
+  const auto at =
+      std::min(std::chrono::steady_clock::now() + call.timeout, call.last_moment) + kBackstopGrace;
+  if (call.backstop.pending()) return call.backstop.move_to(at);
+  call.backstop = backstops_.add(at, [weak = std::weak_ptr<Worker>(worker), call_id] {
+    const auto alive = weak.lock();
+    if (!alive) return;
+    const auto found = alive->in_flight.find(call_id);
+    if (found == alive->in_flight.end()) return;
+    CallCallback late = std::move(found->second.done);
+    alive->in_flight.erase(found);
+    if (alive->channel) {
+      alive->channel->send(ipc::Frame{.type = ipc::FrameType::kCancel,
+                                      .call_id = call_id,
+                                      .meta = json{{"reason", "timed out"}}.dump()});
+    }
+    late(CallResult{ipc::CallStatus::kTimeout, 0, {}});
+  });
 }
 
 std::shared_ptr<Worker> WorkerRegistry::owner_of(std::uint64_t call_id) const {

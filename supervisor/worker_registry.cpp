@@ -66,6 +66,7 @@ WorkerRegistry::WorkerRegistry(boost::asio::io_context& io,
       worker_program_(open_program(worker_binary)),
       audit_(audit),
       stall_timer_(io),
+      backstops_(io),
       start_window_(start_window()) {}
 
 WorkerRegistry::~WorkerRegistry() {

@@ -26,6 +26,7 @@
 #include "ipc/timings.hpp"
 #include "ipc/unique_fd.hpp"
 #include "shared/config.hpp"
+#include "shared/deadline_queue.hpp"
 
 namespace sb::supervisor {
 
@@ -178,6 +179,7 @@ class WorkerRegistry {
   std::uint64_t next_call_id_ = 1;
   std::uint64_t next_segment_ = 1;
   boost::asio::steady_timer stall_timer_;
+  DeadlineQueue backstops_;         // one per call in flight, on one timer
   const std::size_t start_window_;  // workers starting at once, at most
   std::function<void()> shutdown_done_;
   std::function<void()> all_up_;

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "ipc/asio_names.hpp"
+#include "shared/deadline_queue.hpp"
 #include "shared/jsonrpc.hpp"
 #include "shared/log.hpp"
 #include "worker/pending_calls.hpp"
@@ -91,7 +92,8 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
         hooks_(std::move(hooks)),
         pending_(settings_.max_inflight),
         tick_timer_(io),
-        flush_timer_(io) {}
+        flush_timer_(io),
+        deadlines_(io) {}
 
   void begin(std::function<void(std::shared_ptr<ComputerSession>)> installed) {
     ws_.read_message_max(kMaxMessageBytes);
@@ -373,7 +375,7 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
     if (token != params->end() && token->is_number_unsigned()) {
       const auto id = token->get<std::uint64_t>();
       call = pending_.find(id);
-      if (call && !call->progress_token.empty()) restart_deadline(id, *call);
+      if (call && !call->progress_token.empty()) restart_deadline(*call);
     }
     if (!call || call->progress_token.empty()) return drop_message("notifications/progress");
     // Sent even when the caller cannot take it: the supervisor's backstop restarts too.
@@ -471,21 +473,17 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
     const auto first =
         call->handshake ? std::chrono::steady_clock::now() + timeout
                         : std::min(std::chrono::steady_clock::now() + timeout, call->last_moment);
-    // The timer lives in the table: taking the entry destroys it, which cancels the wait.
-    call->deadline = std::make_unique<net::steady_timer>(tick_timer_.get_executor(), first);
-    call->deadline->async_wait([self = shared_from_this(), id](beast::error_code error) {
-      if (!error) self->on_deadline(id);
+    // The deadline lives in the table: taking the entry withdraws it.
+    call->deadline = deadlines_.add(first, [weak = weak_from_this(), id] {
+      if (const auto self = weak.lock()) self->on_deadline(id);
     });
   }
 
   // Progress shows the computer is still at work: the call gets its whole timeout again,
   // but never past the moment its max_total allows.
-  void restart_deadline(std::uint64_t id, PendingCall& call) {
-    const auto next = std::min(std::chrono::steady_clock::now() + call.timeout, call.last_moment);
-    call.deadline->expires_at(next);
-    call.deadline->async_wait([self = shared_from_this(), id](beast::error_code error) {
-      if (!error) self->on_deadline(id);
-    });
+  void restart_deadline(PendingCall& call) {
+    call.deadline.move_to(
+        std::min(std::chrono::steady_clock::now() + call.timeout, call.last_moment));
   }
 
   void on_deadline(std::uint64_t id) {
@@ -584,6 +582,7 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
   bool writing_ = false;
   net::steady_timer tick_timer_;
   net::steady_timer flush_timer_;
+  DeadlineQueue deadlines_;  // of the calls in pending_, on one timer
   int silent_ticks_ = 0;
   std::optional<std::uint16_t> close_code_;
   std::chrono::steady_clock::time_point attached_at_{};

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include <boost/asio/steady_timer.hpp>
+#include "shared/deadline_queue.hpp"
 
 namespace sb::worker {
 
@@ -22,7 +22,7 @@ struct PendingCall {
   std::string progress_token;  // the caller's own token as JSON text; empty: none
   std::chrono::milliseconds timeout{0};
   std::chrono::steady_clock::time_point last_moment{};  // started + max_total: never later
-  std::unique_ptr<boost::asio::steady_timer> deadline;
+  DeadlineQueue::Deadline deadline;
 };
 
 class PendingCalls {
