@@ -87,20 +87,13 @@ void settle(boost::asio::io_context& io) {
   }
 }
 
-// Every meta decoder on the meta of a frame; what decodes must encode back to itself.
+// Every meta decoder on the meta of a frame. The binary metas have one encoding each: what
+// decodes must encode back to the very same bytes.
 void decode_meta(const std::string& meta) {
-  if (const auto outcome = decode_outcome(meta)) {
-    const auto again = decode_outcome(encode_outcome(*outcome));
-    FUZZ_CHECK(again && again->status == outcome->status &&
-               again->response_bytes == outcome->response_bytes && again->kind == outcome->kind &&
-               again->error_code == outcome->error_code);
-    FUZZ_CHECK(call_status_from(to_string(outcome->status)) == outcome->status);
-  }
-  if (const auto message = decode_message_meta(meta)) {
-    const auto again = decode_message_meta(encode_message_meta(*message));
-    FUZZ_CHECK(again && again->kind == message->kind && again->key == message->key);
-  }
-  if (const auto status = call_status_from(meta)) FUZZ_CHECK(to_string(*status) == meta);
+  if (const auto outcome = decode_outcome(meta)) FUZZ_CHECK(encode_outcome(*outcome) == meta);
+  if (const auto message = decode_message_meta(meta))
+    FUZZ_CHECK(encode_message_meta(*message) == meta);
+  if (const auto call = decode_call_meta(meta)) FUZZ_CHECK(encode_call_meta(*call) == meta);
 }
 
 }  // namespace

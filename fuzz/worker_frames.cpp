@@ -1,8 +1,8 @@
 // Fuzz target: the supervisor's check of every frame a worker sends
 // (supervisor/worker_frames.hpp), compiled from the very file the supervisor uses.
 //
-// Input: a type selector byte, a call id selector byte, then the meta, a NUL byte and the
-// body. Checked: a frame is a violation with a reason, or exactly what its type allows.
+// Input: a type selector byte, a call id selector byte, the meta's size (one byte), the meta,
+// then the body. Checked: a frame is a violation with a reason, or exactly what its type allows.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -36,14 +36,14 @@ void check_event(const SessionEvent& event) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  if (size < 2) return 0;
-  const std::string_view bytes(reinterpret_cast<const char*>(data) + 2, size - 2);
-  const std::size_t split = bytes.find('\0');
+  if (size < 3) return 0;
+  const std::string_view bytes(reinterpret_cast<const char*>(data) + 3, size - 3);
+  const std::size_t meta_size = std::min<std::size_t>(data[2], bytes.size());
   sb::ipc::Frame frame;
   frame.type = kTypes[data[0] % std::size(kTypes)];
   frame.call_id = kCallIds[data[1] % std::size(kCallIds)];
-  frame.meta = std::string(bytes.substr(0, split));
-  if (split != std::string_view::npos) frame.body = std::string(bytes.substr(split + 1));
+  frame.meta = std::string(bytes.substr(0, meta_size));
+  frame.body = std::string(bytes.substr(meta_size));
   const FrameType type = frame.type;
   const std::uint64_t call_id = frame.call_id;
   const std::size_t body_size = frame.body.size();

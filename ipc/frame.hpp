@@ -1,4 +1,4 @@
-// One IPC frame: a fixed header, a small JSON "meta" part and a raw body. Bodies (call
+// One IPC frame: a fixed header, a small "meta" part and a raw body. Bodies (call
 // parameters, a computer's reply) cross as bytes and are never re-serialised on the way.
 // The supervisor checks every frame a worker sends against the set below and kills a
 // worker that sends anything else (supervisor/worker_frames.hpp).
@@ -14,7 +14,7 @@ namespace sb::ipc {
 
 // Raised whenever a frame, a meta field or the status record changes meaning. A worker's
 // kHello carries it and the build's id; the supervisor refuses a worker of another.
-inline constexpr int kProtocolVersion = 2;
+inline constexpr int kProtocolVersion = 3;
 // Unique to one configured build of the project: both programs of one build share it.
 std::string_view build_id();
 
@@ -25,8 +25,7 @@ enum class FrameType : std::uint16_t {
   // attach, whether exactly one client can reach the computer, and the timers (timings.hpp)
   kConfigure = 1,
   kAttach = 2,  // fd + meta: {"peer", "generation", "max_inflight"}; body: upgrade bytes
-  // call_id; meta: {"caller", "caller_cap", "timeout_ms", "max_total_ms", "method", "stream"};
-  // body: params. "stream": the caller can take messages during the call
+  // call_id; meta: a CallMeta (binary, ipc/messages.hpp); body: params
   kCall = 3,
   kCancel = 4,    // call_id; meta: {"reason"}: the call ended early; free it, tell the computer
   kRevoke = 5,    // close the computer with 4003 and exit
@@ -39,11 +38,11 @@ enum class FrameType : std::uint16_t {
   // worker -> supervisor
   // meta: {"pid", "protocol", "build"}: the worker is up and has mapped its status record
   kHello = 101,
-  kReply = 102,  // call_id; meta: CallOutcome fields; body: the reply without its "id"
+  kReply = 102,  // call_id; meta: a CallOutcome (binary); body: the reply without its "id"
   // body: a JSON object {"event", ...fields} about the worker's own sessions; the supervisor
   // checks it and adds the computer's name and the time (supervisor/worker_frames.hpp)
   kEvent = 103,
-  // call_id; meta: MessageMeta fields; body: a message from the computer for that call's
+  // call_id; meta: a MessageMeta (binary); body: a message from the computer for that call's
   // caller (a progress notification with the caller's token, a request without its "id",
   // or a notification). call_id 0: a task's status, for whichever client owns the task
   kMessage = 104,
@@ -52,7 +51,7 @@ enum class FrameType : std::uint16_t {
 struct Frame {
   FrameType type{};
   std::uint64_t call_id = 0;
-  std::string meta;  // JSON text or empty
+  std::string meta;  // JSON text, a binary meta of ipc/messages.hpp, or empty
   std::string body;  // raw bytes
   UniqueFd fd;       // passed with SCM_RIGHTS when valid
 };

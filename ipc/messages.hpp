@@ -1,7 +1,15 @@
-// What the frames between supervisor and worker mean, beyond their type: the outcome of
-// a forwarded call, shared by the worker that produces it and the supervisor that reads it.
+// What the frames between supervisor and worker mean, beyond their type: the metas of the
+// frames every call makes (kCall, kReply, kMessage), shared by the side that writes them
+// and the side that reads them.
+//
+// These metas are binary, in host byte order like the wire header (both ends are on one
+// machine): fixed-width fields and length-prefixed text, decoded strictly (every byte
+// accounted for, every enum and flag in range), because the supervisor reads a worker's
+// kReply and kMessage as the less trusted side's words (docs/architecture.md, "The
+// channel"). The rarer frames keep JSON metas (ipc/frame.hpp).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -18,8 +26,20 @@ enum class CallStatus {
   kDisconnected,  // sent, then the socket closed
 };
 
+// The "meta" part of a kCall frame.
+struct CallMeta {
+  std::string caller;
+  int caller_cap = 0;  // 0: the default share
+  std::chrono::milliseconds timeout{0};
+  std::chrono::milliseconds max_total{0};
+  std::string method;
+  bool stream = false;  // the caller can take messages during the call
+};
+
+std::string encode_call_meta(const CallMeta& meta);
+std::optional<CallMeta> decode_call_meta(std::string_view meta);
+
 std::string_view to_string(CallStatus status);
-std::optional<CallStatus> call_status_from(std::string_view text);
 
 // How a computer's reply reads, for the audit line (docs/protocol.md, "Calls"): the worker
 // scans every reply anyway, so the supervisor never has to parse a large one.

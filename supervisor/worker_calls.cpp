@@ -34,13 +34,12 @@ std::uint64_t WorkerRegistry::forward(std::string_view computer, CallRequest req
   arm_backstop(worker, call_id);
   worker->channel->send(ipc::Frame{.type = ipc::FrameType::kCall,
                                    .call_id = call_id,
-                                   .meta = json{{"caller", request.caller},
-                                                {"caller_cap", request.caller_cap},
-                                                {"timeout_ms", request.timeout.count()},
-                                                {"max_total_ms", request.max_total.count()},
-                                                {"method", request.method},
-                                                {"stream", stream}}
-                                               .dump(),
+                                   .meta = ipc::encode_call_meta({.caller = request.caller,
+                                                                  .caller_cap = request.caller_cap,
+                                                                  .timeout = request.timeout,
+                                                                  .max_total = request.max_total,
+                                                                  .method = request.method,
+                                                                  .stream = stream}),
                                    .body = std::move(request.params_json)});
   return call_id;
 }

@@ -182,20 +182,24 @@ void WorkerApp::on_session_ended(const ComputerSession* session) {
 }
 
 void WorkerApp::on_call(ipc::Frame&& frame) {
-  const json meta = parse_meta(frame);
+  auto meta = ipc::decode_call_meta(frame.meta);
+  if (!meta) {
+    // Only another build's supervisor could send this, and kHello rules that out.
+    log_error("a call from the supervisor with a malformed meta", {});
+    return send_reply(frame.call_id, ipc::CallOutcome{ipc::CallStatus::kDisconnected, 0}, {});
+  }
   if (!current_ || leaving_) {
     return send_reply(frame.call_id, ipc::CallOutcome{ipc::CallStatus::kNotAttached, 0}, {});
   }
   current_->forward(ForwardedCall{
       .call_id = frame.call_id,
-      .caller = meta_value<std::string>(meta, "caller", ""),
-      .caller_cap = meta_value<int>(meta, "caller_cap", 0),
-      .timeout = std::chrono::milliseconds(meta_value<std::int64_t>(meta, "timeout_ms", 60'000)),
-      .max_total =
-          std::chrono::milliseconds(meta_value<std::int64_t>(meta, "max_total_ms", 600'000)),
-      .method = meta_value<std::string>(meta, "method", ""),
+      .caller = std::move(meta->caller),
+      .caller_cap = meta->caller_cap,
+      .timeout = meta->timeout,
+      .max_total = meta->max_total,
+      .method = std::move(meta->method),
       .params_json = frame.body.empty() ? "{}" : std::move(frame.body),
-      .stream = meta_value<bool>(meta, "stream", false),
+      .stream = meta->stream,
   });
 }
 

@@ -26,6 +26,7 @@
 
 #include "ipc/channel.hpp"
 #include "ipc/frame.hpp"
+#include "ipc/messages.hpp"
 #include "ipc/status_board.hpp"
 
 namespace {
@@ -152,7 +153,8 @@ void misbehave(const std::string& how, char* status_record) {
                 {"attached_for_secs", 1}});
   } else if (how == "unmade-call") {
     // A well-formed reply, to a call id the supervisor has not issued yet.
-    send_frame(FrameType::kReply, 1'000'000'000, R"({"status":"timeout","response_bytes":0})", "");
+    send_frame(FrameType::kReply, 1'000'000'000,
+               sb::ipc::encode_outcome({sb::ipc::CallStatus::kTimeout, 0}), "");
   } else if (how == "second-hello") {
     say_hello();
   } else if (how == "torn") {
