@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <boost/asio/post.hpp>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -33,7 +34,8 @@ std::FILE* open_audit_file(const std::filesystem::path& path) {
 
 AuditLog::AuditLog(boost::asio::io_context& io, const std::optional<std::filesystem::path>& path,
                    std::chrono::milliseconds auth_window)
-    : file_(path ? open_audit_file(*path) : stdout),
+    : io_(io),
+      file_(path ? open_audit_file(*path) : stdout),
       owns_file_(path.has_value()),
       auth_window_(auth_window),
       window_timer_(io) {
@@ -41,11 +43,13 @@ AuditLog::AuditLog(boost::asio::io_context& io, const std::optional<std::filesys
 }
 
 AuditLog::~AuditLog() {
+  flush();  // a clean stop loses nothing
   if (owns_file_) std::fclose(file_);
 }
 
 void AuditLog::stop() {
   window_timer_.cancel();
+  flush();
 }
 
 void AuditLog::write(std::string_view event, nlohmann::json fields) {
@@ -64,10 +68,19 @@ void AuditLog::write_from_worker(std::string_view line) {
 }
 
 void AuditLog::write_line(const std::string& line) {
+  // The io_context outlives this log and never runs again once it is gone, so the posted
+  // flush cannot find it destroyed.
+  if (unwritten_.empty()) boost::asio::post(io_, [this] { flush(); });
+  unwritten_ += line;
+  unwritten_ += '\n';
+}
+
+void AuditLog::flush() {
+  if (unwritten_.empty()) return;
   // Write errors are ignored: the relay keeps working when the disk is full.
-  std::fwrite(line.data(), 1, line.size(), file_);
-  std::fputc('\n', file_);
+  std::fwrite(unwritten_.data(), 1, unwritten_.size(), file_);
   std::fflush(file_);
+  unwritten_.clear();
 }
 
 void AuditLog::auth_failure(std::string_view event, std::string_view peer) {

@@ -1,7 +1,9 @@
 // The audit log: JSON lines, one writer (this process), file mode 0600 at creation, or
 // stdout when no audit_path is set. Workers report their sessions' events over IPC and
-// the supervisor writes them, so lines never interleave. Also the rate cap on
-// auth-failure lines (docs/protocol.md, "Audit log").
+// the supervisor writes them, so lines never interleave. Lines are collected during one
+// turn of the event loop and written together at its end, in one write: under load one
+// write carries the lines of many calls. What a crash can lose is said in docs/protocol.md
+// ("Audit log"). Also the rate cap on auth-failure lines.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -37,9 +39,12 @@ class AuditLog {
 
  private:
   void write_line(const std::string& line);
+  void flush();
   void start_window();
 
+  boost::asio::io_context& io_;
   std::FILE* file_;
+  std::string unwritten_;  // this turn's lines; a flush is posted when the first arrives
   bool owns_file_;
   const std::chrono::milliseconds auth_window_;
   boost::asio::steady_timer window_timer_;

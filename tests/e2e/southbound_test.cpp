@@ -187,6 +187,25 @@ TEST_F(Southbound, AuditedArgumentsAreCutAt512Characters) {
   EXPECT_EQ(calls[1]["args"], "");
 }
 
+// Audit lines are collected during a loop turn and written at its end (docs/protocol.md,
+// "Audit log"), and a clean stop writes whatever is left: the file, read without waiting
+// once the supervisor has exited, has every answered call, whole and in order.
+TEST_F(Southbound, EveryAnsweredCallIsAuditedInOrderThroughACleanStop) {
+  SwitchboardProcess sb(config());
+  auto fake = attach_alpha(sb);
+  ASSERT_TRUE(fake);
+  constexpr int kCalls = 20;
+  for (int n = 0; n < kCalls; ++n) {
+    ASSERT_EQ(echoed(call_tool(sb.port(), "/mcp", alice_.secret, "echo", json{{"n", n}})),
+              (json{{"n", n}}));
+  }
+  sb.send_signal(SIGTERM);
+  ASSERT_EQ(sb.wait_exit(10s), 0);
+  const auto calls = sb.audit().events("call");
+  ASSERT_EQ(calls.size(), static_cast<std::size_t>(kCalls)) << sb.audit().text();
+  for (int n = 0; n < kCalls; ++n) EXPECT_EQ(calls[n]["args"], (json{{"n", n}}.dump()));
+}
+
 TEST_F(Southbound, LengthsAreCountedInCharactersNotBytes) {
   SwitchboardProcess sb(config());
   auto fake = attach_alpha(sb);
