@@ -13,7 +13,8 @@ namespace sbbench {
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
-BenchSwitchboard::BenchSwitchboard(int computers, std::chrono::milliseconds start_timeout)
+BenchSwitchboard::BenchSwitchboard(int computers, std::chrono::milliseconds start_timeout,
+                                   const std::filesystem::path& program)
     : client_(harness::new_secret()), token_(client_.secret) {
   for (int i = 0; i < computers; ++i) {
     computer_secrets_.push_back(harness::new_secret());
@@ -25,7 +26,7 @@ BenchSwitchboard::BenchSwitchboard(int computers, std::chrono::milliseconds star
   const auto begin = Clock::now();
   {
     const harness::ScopedEnv notify_env("NOTIFY_SOCKET", notify.path().string());
-    process_.emplace(config(64), harness::bin_dir() / "switchboard", start_timeout);
+    process_.emplace(config(64), program, start_timeout);
   }
   listening_after_ = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - begin);
   bool ready = false;

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -27,8 +28,10 @@ struct ComputerIdentity {
 
 class BenchSwitchboard {
  public:
-  // Throws with the log's tail when it does not come up within `start_timeout`.
-  BenchSwitchboard(int computers, std::chrono::milliseconds start_timeout);
+  // Throws with the log's tail when it does not come up within `start_timeout`. `program`:
+  // the switchboard to measure, its switchboard-worker beside it; this build's by default.
+  BenchSwitchboard(int computers, std::chrono::milliseconds start_timeout,
+                   const std::filesystem::path& program = harness::bin_dir() / "switchboard");
 
   int port() const { return process_->port(); }
   pid_t pid() const { return process_->pid(); }

@@ -24,6 +24,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -60,6 +61,7 @@ constexpr std::string_view kUsage =
     R"(switchboard-bench — what the relay costs, measured against a direct call
 
 Usage: switchboard-bench [--smoke | --full] [--only PHASES] [--computers N] [--fault-every N]
+                         [--program PATH]
 
   (default)        a short run, under a minute
   --full           longer runs and more samples (the numbers in docs/benchmarks.md)
@@ -68,6 +70,8 @@ Usage: switchboard-bench [--smoke | --full] [--only PHASES] [--computers N] [--f
   --computers N    how many computers the storm (and its start-up and memory rows) has;
                    default 100 (10 with --smoke)
   --fault-every N  the fake computers answer every Nth call wrongly (the run must fail)
+  --program PATH   the switchboard to measure, its switchboard-worker beside it (default:
+                   this build's); for A/B runs against a copy of another build
 
 Exit status: 0 when every call succeeded, 1 when a call or a setup step failed, 2 on a
 usage error. SB_KEEP_TEMP=1 keeps the temporary directories (config, audit, log).
@@ -283,8 +287,11 @@ void raise_descriptor_limit() {
 
 class Bench {
  public:
-  Bench(Plan plan, std::set<std::string> phases, int fault_every)
-      : plan_(std::move(plan)), phases_(std::move(phases)), fault_every_(fault_every) {}
+  Bench(Plan plan, std::set<std::string> phases, int fault_every, std::filesystem::path program)
+      : plan_(std::move(plan)),
+        phases_(std::move(phases)),
+        fault_every_(fault_every),
+        program_(std::move(program)) {}
 
   int run() {
     print_header();
@@ -323,7 +330,8 @@ class Bench {
     std::cout << "# switchboard-bench (" << mode << " run)\n\n"
               << "Machine: " << machine.cpus << " CPUs (" << machine.model << "), "
               << mib(double(machine.memory_kib)) << " MiB memory; load average at start "
-              << load_average() << ".\nBuild: " << build_kind() << ".\n\n";
+              << load_average() << ".\nBuild: " << build_kind()
+              << "; switchboard measured: " << program_.string() << ".\n\n";
   }
 
   static std::string build_kind() {
@@ -347,7 +355,7 @@ class Bench {
       computers =
           *std::max_element(plan_.throughput_computers.begin(), plan_.throughput_computers.end());
     progress("starting switchboard with " + std::to_string(computers) + " computers");
-    BenchSwitchboard switchboard(computers, kReadyTimeout);
+    BenchSwitchboard switchboard(computers, kReadyTimeout, program_);
     ComputerFleet fleet(fault_every_);
     CallerPool pool;
     attach_all(switchboard, fleet, computers);
@@ -729,7 +737,7 @@ class Bench {
 
   void run_memory_at_rest(int computers) {
     progress("memory at rest: " + std::to_string(computers) + " computers");
-    BenchSwitchboard switchboard(computers, kReadyTimeout);
+    BenchSwitchboard switchboard(computers, kReadyTimeout, program_);
     ComputerFleet fleet(fault_every_);
     attach_all(switchboard, fleet, computers);
     std::this_thread::sleep_for(1s);  // idle: a heartbeat or so, nothing else
@@ -788,7 +796,7 @@ class Bench {
       progress("attach storm " + std::to_string(repeat + 1) + "/" +
                std::to_string(plan_.storm_repeats) + ": starting switchboard with " +
                std::to_string(count) + " computers");
-      BenchSwitchboard switchboard(count, kReadyTimeout);
+      BenchSwitchboard switchboard(count, kReadyTimeout, program_);
       HttpPoller poller(switchboard.port(), switchboard.token());
       ComputerFleet fleet(fault_every_);
       if (ready_count(poller) != 0) throw std::runtime_error("/computers did not answer");
@@ -873,6 +881,7 @@ class Bench {
   Plan plan_;
   std::set<std::string> phases_;
   int fault_every_;
+  std::filesystem::path program_;
   Failures failures_;
   Verdicts verdicts_;
   std::vector<Memory> memory_;
@@ -890,6 +899,7 @@ int main(int argc, char** argv) {
   std::set<std::string> phases;
   int fault_every = 0;
   int computers = 0;
+  std::filesystem::path program = harness::bin_dir() / "switchboard";
   const std::set<std::string> known{"latency", "throughput", "large", "stream", "memory", "storm"};
   auto usage_error = [](const std::string& why) {
     std::cerr << "error: " << why << "\n\n" << kUsage;
@@ -916,6 +926,10 @@ int main(int argc, char** argv) {
     } else if (arg == "--fault-every" && i + 1 < argc) {
       fault_every = std::atoi(argv[++i]);
       if (fault_every <= 0) return usage_error("--fault-every needs a positive number");
+    } else if (arg == "--program" && i + 1 < argc) {
+      program = argv[++i];
+      if (!std::filesystem::is_regular_file(program))
+        return usage_error("--program: no such file `" + program.string() + "`");
     } else {
       return usage_error("unexpected argument `" + arg + "`");
     }
@@ -924,5 +938,5 @@ int main(int argc, char** argv) {
   raise_descriptor_limit();
   auto plan = plan_for(mode);
   if (computers > 0) plan.storm_computers = computers;
-  return Bench(std::move(plan), std::move(phases), fault_every).run();
+  return Bench(std::move(plan), std::move(phases), fault_every, std::move(program)).run();
 }
