@@ -58,6 +58,42 @@ void AuditLog::write(std::string_view event, nlohmann::json fields) {
   write_line(fields.dump());
 }
 
+namespace {
+
+// `"key":` and the value's JSON text, with the comma that follows every member but the last.
+void append_member(std::string& line, std::string_view key, std::string_view json_text) {
+  line += '"';
+  line += key;
+  line += "\":";
+  line += json_text;
+  line += ',';
+}
+
+std::string json_string(std::string_view text) {
+  return nlohmann::json(text).dump();
+}
+
+}  // namespace
+
+// Members in the order nlohmann::json's sorted objects give every other line.
+void AuditLog::write_call(const CallRecord& record) {
+  std::string line = "{";
+  line.reserve(256);
+  append_member(line, "args", record.args.dump());
+  append_member(line, "computer", json_string(record.computer));
+  append_member(line, "error_code",
+                record.error_code ? std::to_string(*record.error_code) : std::string("null"));
+  append_member(line, "event", "\"call\"");
+  append_member(line, "ms", std::to_string(record.ms));
+  append_member(line, "outcome", json_string(record.outcome));
+  append_member(line, "principal", json_string(record.principal));
+  append_member(line, "response_bytes", std::to_string(record.response_bytes));
+  append_member(line, "tool", json_string(record.tool));
+  append_member(line, "ts", json_string(utc_timestamp_now()));
+  line.back() = '}';
+  write_line(line);
+}
+
 void AuditLog::write_from_worker(std::string_view line) {
   const auto parsed = nlohmann::json::parse(line, nullptr, false);
   if (!parsed.is_object() || !parsed.contains("event")) {

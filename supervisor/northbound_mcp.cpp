@@ -516,11 +516,11 @@ class Handler {
       json result{{"content", json::array({{{"text", dump(status)}, {"type", "text"}}})},
                   {"isError", false},
                   {"structuredContent", status}};
-      audit.write("ok", nullptr, 0);
+      audit.write("ok", std::nullopt, 0);
       return finish(jsonrpc::result_response(id_, std::move(result)));
     }
     if (!context_.tools.allows(tool)) {
-      audit.write("denied", nullptr, 0);
+      audit.write("denied", std::nullopt, 0);
       return finish(jsonrpc::result_response(
           id_, jsonrpc::text_tool_result(
                    "the switchboard's policy does not allow " + backticked(tool) + " for " +
@@ -543,7 +543,9 @@ class Handler {
           if (record_task) record_task(result);
           return call_reply(id, std::move(result), *shared_audit);
         },
-        [shared_audit](std::string_view outcome) { shared_audit->write(outcome, nullptr, 0); });
+        [shared_audit](std::string_view outcome) {
+          shared_audit->write(outcome, std::nullopt, 0);
+        });
   }
 
   json audit_args(const json* arguments) const {
@@ -563,7 +565,8 @@ class Handler {
     bool forwarded = false;
 
     // The call's one record, in the audit log and the metrics alike.
-    void write(std::string_view outcome, json error_code, std::size_t response_bytes) const {
+    void write(std::string_view outcome, std::optional<std::int64_t> error_code,
+               std::size_t response_bytes) const {
       const auto elapsed = Clock::now() - started;
       services.metrics.call_ended(CallEnd{.computer = computer,
                                           .client = principal,
@@ -573,14 +576,14 @@ class Handler {
                                           .reply_bytes = response_bytes,
                                           .forwarded = forwarded});
       const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count();
-      services.audit.write("call", {{"principal", principal},
-                                    {"computer", computer},
-                                    {"tool", tool},
-                                    {"outcome", outcome},
-                                    {"error_code", std::move(error_code)},
-                                    {"ms", ms},
-                                    {"response_bytes", response_bytes},
-                                    {"args", args}});
+      services.audit.write_call(CallRecord{.principal = principal,
+                                           .computer = computer,
+                                           .tool = tool,
+                                           .outcome = outcome,
+                                           .error_code = error_code,
+                                           .ms = ms,
+                                           .response_bytes = response_bytes,
+                                           .args = args});
     }
   };
 
@@ -588,10 +591,9 @@ class Handler {
     switch (result.status) {
       case ipc::CallStatus::kReplied: {
         if (result.kind == ipc::ReplyKind::kRpcError) {
-          audit.write("rpc_error", result.error_code ? json(*result.error_code) : json(nullptr),
-                      result.response_bytes);
+          audit.write("rpc_error", result.error_code, result.response_bytes);
         } else {
-          audit.write(result.kind == ipc::ReplyKind::kToolError ? "tool_error" : "ok", nullptr,
+          audit.write(result.kind == ipc::ReplyKind::kToolError ? "tool_error" : "ok", std::nullopt,
                       result.response_bytes);
         }
         return with_caller_id(id, std::move(result.reply_without_id));
