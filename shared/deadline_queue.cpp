@@ -1,5 +1,9 @@
 #include "shared/deadline_queue.hpp"
 
+#include <boost/asio/steady_timer.hpp>
+#include <map>
+#include <optional>
+
 namespace sb {
 
 // Shared with the timer's handler by a weak pointer, so that a wake-up already on its way
