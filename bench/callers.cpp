@@ -397,7 +397,7 @@ struct CallerPool::Impl {
   net::io_context io{1};
   net::executor_work_guard<net::io_context::executor_type> work{io.get_executor()};
   std::thread thread;
-  std::array<std::vector<std::unique_ptr<Caller>>, 5> by_path;  // indexed by Path
+  std::array<std::vector<std::unique_ptr<Caller>>, 6> by_path;  // indexed by Path
   int next_index = 0;
   long relayed_ok = 0;  // only the thread that asks for runs and waits for them touches it
 
@@ -458,8 +458,8 @@ CallerPool::~CallerPool() {
 
 std::optional<std::string> CallerPool::connect_relay(int port, const std::string& token,
                                                      const std::vector<std::string>& computers,
-                                                     int count) {
-  return impl_->connect_http(Path::kRelay, count, [&](int i) {
+                                                     int count, Path path) {
+  return impl_->connect_http(path, count, [&](int i) {
     const auto& computer = computers[static_cast<std::size_t>(i) % computers.size()];
     return std::make_unique<HttpCaller>(impl_->io, impl_->next_index++, port, "/mcp/" + computer,
                                         token);

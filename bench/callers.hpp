@@ -6,6 +6,8 @@
 //            and the caller runs the MCP handshake the way the switchboard does).
 // Both build the same request and check the same reply (id, nonce, image length and
 // bytes), so the difference between the two is what the relay costs. A yardstick too:
+//   bare relay — the relay's request to the bare relay (bare_relay_peer.hpp): the same
+//            layout with none of the relay's work, the floor it is measured against;
 //   nginx, nginx proxy, nginx inner proxy — the relay's very HTTP request to nginx
 //            answering a fixed reply of the same size itself, and through one nginx
 //            reverse-proxy hop from another process or inside its own (nginx_peer.hpp);
@@ -24,7 +26,7 @@
 
 namespace sbbench {
 
-enum class Path { kRelay, kDirect, kNginx, kNginxProxy, kNginxInnerProxy };
+enum class Path { kRelay, kDirect, kBareRelay, kNginx, kNginxProxy, kNginxInnerProxy };
 
 struct CallSpec {
   std::size_t result_bytes = 0;  // 0: a small text result; else the image data's length
@@ -47,10 +49,12 @@ class CallerPool {
   CallerPool(const CallerPool&) = delete;
   CallerPool& operator=(const CallerPool&) = delete;
 
-  // Replaces the relay callers with `count` keep-alive connections to the switchboard;
-  // caller i posts to /mcp/<computers[i % computers.size()]>. An error text on failure.
+  // Replaces the callers of `path` (the relay's or the bare relay's) with `count` keep-alive
+  // connections to `port`; caller i posts to /mcp/<computers[i % computers.size()]>. An
+  // error text on failure.
   std::optional<std::string> connect_relay(int port, const std::string& token,
-                                           const std::vector<std::string>& computers, int count);
+                                           const std::vector<std::string>& computers, int count,
+                                           Path path = Path::kRelay);
   // Replaces the callers of `path` (one of nginx's) with `count` keep-alive
   // connections to `port` that post the relay's request and expect `reply` exactly.
   std::optional<std::string> connect_fixed(Path path, int port, std::string reply, int count);

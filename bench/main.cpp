@@ -37,6 +37,7 @@
 #include <variant>
 #include <vector>
 
+#include "bench/bare_relay_peer.hpp"
 #include "bench/bench_switchboard.hpp"
 #include "bench/callers.hpp"
 #include "bench/fake_computer.hpp"
@@ -56,6 +57,14 @@ constexpr std::size_t kMiB = 1024 * 1024;
 // About the size of a small tools/call request or reply on the wire.
 constexpr std::size_t kSmallCallBytes = 256;
 constexpr auto kReadyTimeout = 60s;
+
+constexpr std::string_view kBareRelayText =
+    "Bare relay: the same caller and request through the relay's layout with none of its work "
+    "(bench/bare_relay.cpp): an HTTP front process passes each request's body over a Unix "
+    "socket to a process per computer that writes it to the computer's WebSocket and passes "
+    "the answer back, in order; no authentication, policy, JSON, ids, deadlines, audit or "
+    "metrics. A correct relay does at least this much on this layout, so the bare relay is the "
+    "floor each target is missed against.";
 
 constexpr std::string_view kUsage =
     R"(switchboard-bench — what the relay costs, measured against a direct call
@@ -242,11 +251,13 @@ std::string ratio_row(const std::string& name, const Latency& a, const Latency& 
               ratio(a.mean, b.mean), ratio(a.min, b.min)});
 }
 
-// Targets from the issue, filled in as the phases run, printed at the end.
+// Targets from the issue, filled in as the phases run, printed at the end; `floor`: what
+// the bare relay measured for the same figure in the same run, when it has one.
 struct Verdicts {
   std::vector<std::vector<std::string>> rows;
-  void add(const std::string& target, const std::string& measured, bool met) {
-    rows.push_back({target, measured, met ? "met" : "**missed**"});
+  void add(const std::string& target, const std::string& measured, bool met,
+           const std::string& floor = "") {
+    rows.push_back({target, measured, met ? "met" : "**missed**", floor});
   }
 };
 
@@ -360,9 +371,11 @@ class Bench {
     CallerPool pool;
     attach_all(switchboard, fleet, computers);
     const auto workers = switchboard.worker_pids();
-    if (wants("latency")) latency(switchboard, fleet, pool);
-    if (wants("throughput")) throughput(switchboard, fleet, pool, workers);
-    if (wants("large")) large(switchboard, fleet, pool, workers);
+    progress("starting the bare relay with " + std::to_string(computers) + " computers");
+    BareRelay bare(computers, fleet);
+    if (wants("latency")) latency(switchboard, bare, fleet, pool);
+    if (wants("throughput")) throughput(switchboard, bare, fleet, pool, workers);
+    if (wants("large")) large(switchboard, bare, fleet, pool, workers);
     if (wants("stream")) stream(switchboard, fleet, pool);
     const int restarts = switchboard.worker_restarts();
     if (restarts > 0) failures_.add("workers", restarts, "a worker restarted during the run");
@@ -387,9 +400,11 @@ class Bench {
     }
   }
 
-  void latency(BenchSwitchboard& switchboard, ComputerFleet& fleet, CallerPool& pool) {
+  void latency(BenchSwitchboard& switchboard, const BareRelay& bare, ComputerFleet& fleet,
+               CallerPool& pool) {
     connect(pool, switchboard, fleet, {switchboard.computers()[0].name}, 1);
-    std::vector<Path> paths{Path::kRelay, Path::kDirect};
+    connect_bare(pool, bare, {switchboard.computers()[0].name}, 1);
+    std::vector<Path> paths{Path::kRelay, Path::kDirect, Path::kBareRelay};
     const auto nginx = start_nginx(pool);
     if (nginx) paths.insert(paths.end(), {Path::kNginx, Path::kNginxProxy, Path::kNginxInnerProxy});
     const CallSpec small;
@@ -412,6 +427,7 @@ class Bench {
     }
     const auto relay = latency_of(samples[Path::kRelay]);
     const auto direct = latency_of(samples[Path::kDirect]);
+    const auto floor = latency_of(samples[Path::kBareRelay]);
     // What the relay is built from: a bare hop between two processes, same-sized message.
     const auto hop = latency_of(
         unix_round_trips(plan_.latency_rounds * plan_.latency_calls_per_round, kSmallCallBytes));
@@ -422,16 +438,18 @@ class Bench {
                  "fake computer. Microseconds.\n\n"
               << latency_header() << latency_row("relay", relay) << latency_row("direct", direct)
               << ratio_row("relay / direct", relay, direct)
-              << difference_row("relay − direct", relay, direct)
-              << latency_row("bare process hop", hop) << "\nBare process hop: a " << kSmallCallBytes
+              << difference_row("relay − direct", relay, direct) << latency_row("bare relay", floor)
+              << ratio_row("bare relay / direct", floor, direct)
+              << ratio_row("relay / bare relay", relay, floor)
+              << latency_row("bare process hop", hop) << "\n"
+              << kBareRelayText << " Bare process hop: a " << kSmallCallBytes
               << "-byte message to a forked child over a Unix socket pair and back, blocking "
-                 "reads, nothing else: the floor of each hop the relay adds (caller → "
-                 "supervisor → worker → computer has three where direct has one).\n\n";
-    if (direct.samples && relay.samples) {
+                 "reads, nothing else.\n\n";
+    if (direct.samples && relay.samples && floor.samples) {
       verdicts_.add("latency p50 ≤ 2.3× direct", ratio(relay.p50, direct.p50),
-                    relay.p50 <= 2.3 * direct.p50);
+                    relay.p50 <= 2.3 * direct.p50, ratio(floor.p50, direct.p50));
       verdicts_.add("latency p99 ≤ 2.5× direct", ratio(relay.p99, direct.p99),
-                    relay.p99 <= 2.5 * direct.p99);
+                    relay.p99 <= 2.5 * direct.p99, ratio(floor.p99, direct.p99));
     }
     if (nginx) {
       print_nginx_hops(relay, direct, latency_of(samples[Path::kNginx]),
@@ -448,6 +466,8 @@ class Bench {
         return "relay";
       case Path::kDirect:
         return "direct";
+      case Path::kBareRelay:
+        return "bare relay";
       case Path::kNginx:
         return "nginx";
       case Path::kNginxProxy:
@@ -573,9 +593,15 @@ class Bench {
       throw std::runtime_error("direct callers: " + *error);
   }
 
-  void throughput(BenchSwitchboard& switchboard, ComputerFleet& fleet, CallerPool& pool,
-                  const std::vector<pid_t>& workers) {
-    std::ostringstream table;
+  static void connect_bare(CallerPool& pool, const BareRelay& bare,
+                           const std::vector<std::string>& computers, int callers) {
+    if (auto error = pool.connect_relay(bare.port(), "bare", computers, callers, Path::kBareRelay))
+      throw std::runtime_error("bare relay callers: " + *error);
+  }
+
+  void throughput(BenchSwitchboard& switchboard, const BareRelay& bare, ComputerFleet& fleet,
+                  CallerPool& pool, const std::vector<pid_t>& workers) {
+    std::ostringstream table, floor_table;
     table << "## 2. Throughput: small tools/call, concurrent callers\n\n"
           << "Each caller has one keep-alive connection and one call in flight; "
           << (plan_.mode == Mode::kSmoke
@@ -591,86 +617,111 @@ class Bench {
                   "supervisor CPU s", "workers CPU s", "supervisor CPU µs/call",
                   "workers CPU µs/call", "bench CPU µs/call (relay)", "bench CPU µs/call (direct)"})
           << separator(11);
+    floor_table << "### The floor: the bare relay\n\n"
+                << "In the same alternating blocks. " << kBareRelayText
+                << " CPU: its front and backs together per successful call.\n\n"
+                << row({"computers", "callers", "bare relay calls/s", "bare relay / direct",
+                        "relay / bare relay", "bare relay CPU µs/call",
+                        "relay CPU / bare relay CPU", "bench CPU µs/call (bare relay)"})
+                << separator(8);
     const CallSpec small;
+    const std::vector<Path> paths{Path::kRelay, Path::kDirect, Path::kBareRelay};
+    const auto bare_pids = bare.pids();
     for (int computers : plan_.throughput_computers) {
       for (int callers : plan_.throughput_callers) {
         progress("throughput: " + std::to_string(callers) + " callers over " +
                  std::to_string(computers) + " computers");
-        connect(pool, switchboard, fleet, names_of(switchboard, computers), callers);
+        const auto names = names_of(switchboard, computers);
+        connect(pool, switchboard, fleet, names, callers);
+        connect_bare(pool, bare, names, callers);
         const std::string label =
             std::to_string(callers) + " callers/" + std::to_string(computers) + " computers";
         if (plan_.throughput_warmup.count() > 0) {
-          failures_.add("throughput warm-up (relay) " + label,
-                        pool.concurrent(Path::kRelay, small, callers, plan_.throughput_warmup,
-                                        plan_.throughput_max_calls));
-          failures_.add("throughput warm-up (direct) " + label,
-                        pool.concurrent(Path::kDirect, small, callers, plan_.throughput_warmup,
-                                        plan_.throughput_max_calls));
-        }
-        // Relay and direct alternate in blocks, so that a neighbour's load hits both alike.
-        Tally relay, direct;
-        double supervisor_cpu = 0, workers_cpu = 0, bench_relay_cpu = 0, bench_direct_cpu = 0;
-        const auto block = plan_.throughput_duration / plan_.throughput_blocks;
-        for (int b = 0; b < plan_.throughput_blocks; ++b) {
-          for (int half = 0; half < 2; ++half) {
-            const double bench_before = cpu_seconds(::getpid()).value_or(0);
-            if ((b + half) % 2 == 1) {
-              accumulate(direct, pool.concurrent(Path::kDirect, small, callers, block,
-                                                 plan_.throughput_max_calls));
-              bench_direct_cpu += cpu_seconds(::getpid()).value_or(0) - bench_before;
-              continue;
-            }
-            const double supervisor_before = cpu_seconds(switchboard.pid()).value_or(0);
-            const double workers_before = cpu_of(workers);
-            accumulate(relay, pool.concurrent(Path::kRelay, small, callers, block,
-                                              plan_.throughput_max_calls));
-            supervisor_cpu += cpu_seconds(switchboard.pid()).value_or(0) - supervisor_before;
-            workers_cpu += cpu_of(workers) - workers_before;
-            bench_relay_cpu += cpu_seconds(::getpid()).value_or(0) - bench_before;
+          for (const Path path : paths) {
+            failures_.add("throughput warm-up (" + name_of(path) + ") " + label,
+                          pool.concurrent(path, small, callers, plan_.throughput_warmup,
+                                          plan_.throughput_max_calls));
           }
         }
-        failures_.add("throughput (relay) " + label, relay);
-        failures_.add("throughput (direct) " + label, direct);
-        const double relay_rate = relay.seconds > 0 ? double(relay.ok) / relay.seconds : 0;
-        const double direct_rate = direct.seconds > 0 ? double(direct.ok) / direct.seconds : 0;
-        const double calls = std::max(1.0, double(relay.ok));
-        const double direct_calls = std::max(1.0, double(direct.ok));
+        // The paths take turns in blocks, so that a neighbour's load hits them alike.
+        std::map<Path, Tally> tallies;
+        std::map<Path, double> bench_cpu;
+        double supervisor_cpu = 0, workers_cpu = 0, bare_cpu = 0;
+        const auto block = plan_.throughput_duration / plan_.throughput_blocks;
+        for (int b = 0; b < plan_.throughput_blocks; ++b) {
+          for (std::size_t k = 0; k < paths.size(); ++k) {
+            const Path path = paths[(std::size_t(b) + k) % paths.size()];
+            const double bench_before = cpu_seconds(::getpid()).value_or(0);
+            const double supervisor_before = cpu_seconds(switchboard.pid()).value_or(0);
+            const double workers_before = cpu_of(workers);
+            const double bare_before = cpu_of(bare_pids);
+            accumulate(tallies[path],
+                       pool.concurrent(path, small, callers, block, plan_.throughput_max_calls));
+            bench_cpu[path] += cpu_seconds(::getpid()).value_or(0) - bench_before;
+            if (path == Path::kRelay) {
+              supervisor_cpu += cpu_seconds(switchboard.pid()).value_or(0) - supervisor_before;
+              workers_cpu += cpu_of(workers) - workers_before;
+            } else if (path == Path::kBareRelay) {
+              bare_cpu += cpu_of(bare_pids) - bare_before;
+            }
+          }
+        }
+        for (const Path path : paths)
+          failures_.add("throughput (" + name_of(path) + ") " + label, tallies[path]);
+        auto rate = [&](Path path) {
+          const Tally& tally = tallies[path];
+          return tally.seconds > 0 ? double(tally.ok) / tally.seconds : 0.0;
+        };
+        auto per_call_us = [&](double seconds, Path path) {
+          return seconds / std::max(1.0, double(tallies[path].ok)) * 1e6;
+        };
+        const double relay_rate = rate(Path::kRelay);
+        const double direct_rate = rate(Path::kDirect);
+        const double bare_rate = rate(Path::kBareRelay);
+        const double relay_cpu = per_call_us(supervisor_cpu + workers_cpu, Path::kRelay);
+        const double floor_cpu = per_call_us(bare_cpu, Path::kBareRelay);
         table << row({std::to_string(computers), std::to_string(callers), fixed(relay_rate, 0),
                       fixed(direct_rate, 0), ratio(relay_rate, direct_rate),
                       fixed(supervisor_cpu, 2), fixed(workers_cpu, 2),
-                      fixed(supervisor_cpu / calls * 1e6, 1), fixed(workers_cpu / calls * 1e6, 1),
-                      fixed(bench_relay_cpu / calls * 1e6, 1),
-                      fixed(bench_direct_cpu / direct_calls * 1e6, 1)});
+                      fixed(per_call_us(supervisor_cpu, Path::kRelay), 1),
+                      fixed(per_call_us(workers_cpu, Path::kRelay), 1),
+                      fixed(per_call_us(bench_cpu[Path::kRelay], Path::kRelay), 1),
+                      fixed(per_call_us(bench_cpu[Path::kDirect], Path::kDirect), 1)});
+        floor_table << row({std::to_string(computers), std::to_string(callers), fixed(bare_rate, 0),
+                            ratio(bare_rate, direct_rate), ratio(relay_rate, bare_rate),
+                            fixed(floor_cpu, 1), ratio(relay_cpu, floor_cpu),
+                            fixed(per_call_us(bench_cpu[Path::kBareRelay], Path::kBareRelay), 1)});
         if (callers == 64) {
-          verdicts_.add("throughput at 64 callers, " + std::to_string(computers) +
-                            (computers == 1 ? " computer" : " computers") + " ≥ 50% of direct",
-                        fixed(100.0 * relay_rate / std::max(direct_rate, 1e-9), 0) + "%",
-                        relay_rate >= 0.5 * direct_rate);
-          const double cpu_per_call = (supervisor_cpu + workers_cpu) / calls * 1e6;
-          verdicts_.add("supervisor + workers CPU ≤ 28 µs per call at 64 callers, " +
-                            std::to_string(computers) +
-                            (computers == 1 ? " computer" : " computers"),
-                        fixed(cpu_per_call, 1) + " µs", cpu_per_call <= 28);
+          const std::string where =
+              std::to_string(computers) + (computers == 1 ? " computer" : " computers");
+          auto share = [&](double rate) {
+            return fixed(100.0 * rate / std::max(direct_rate, 1e-9), 0) + "%";
+          };
+          verdicts_.add("throughput at 64 callers, " + where + " ≥ 50% of direct",
+                        share(relay_rate), relay_rate >= 0.5 * direct_rate, share(bare_rate));
+          verdicts_.add("supervisor + workers CPU ≤ 28 µs per call at 64 callers, " + where,
+                        fixed(relay_cpu, 1) + " µs", relay_cpu <= 28, fixed(floor_cpu, 1) + " µs");
         }
       }
     }
-    std::cout << table.str() << "\n";
+    std::cout << table.str() << "\n" << floor_table.str() << "\n";
   }
 
-  void large(BenchSwitchboard& switchboard, ComputerFleet& fleet, CallerPool& pool,
-             const std::vector<pid_t>& workers) {
+  void large(BenchSwitchboard& switchboard, const BareRelay& bare, ComputerFleet& fleet,
+             CallerPool& pool, const std::vector<pid_t>& workers) {
     connect(pool, switchboard, fleet, {switchboard.computers()[0].name}, 1);
+    connect_bare(pool, bare, {switchboard.computers()[0].name}, 1);
     const pid_t supervisor = switchboard.pid();
     const pid_t worker = workers.empty() ? 0 : workers.front();
     std::ostringstream times, memory;
     times << "## 3. Large results: base64 image content, one call at a time\n\n"
           << plan_.large_repeats
           << " calls per size and path; median time. The image data is the size less 1 KiB, so "
-             "the whole reply fits the 16 MiB frame limit. CPU: utime+stime per relayed call."
-             "\n\n"
+             "the whole reply fits the 16 MiB frame limit. CPU: utime+stime per relayed call. "
+             "The bare relay (§2) is the floor.\n\n"
           << row({"result", "relay ms", "direct ms", "relay / direct", "supervisor CPU ms/call",
-                  "worker CPU ms/call"})
-          << separator(6);
+                  "worker CPU ms/call", "bare relay ms", "bare relay / direct"})
+          << separator(8);
     memory << "Memory of the relayed calls above (one in flight). Before: VmRSS before them; "
               "peak: VmHWM after them (reset to VmRSS first via /proc/<pid>/clear_refs); growth: "
               "peak less before, also as a multiple of the payload; retained: VmRSS after less "
@@ -687,6 +738,7 @@ class Bench {
       image_data(spec.result_bytes);  // made before any clock starts
       failures_.add("large warm-up (relay)", pool.sequential(Path::kRelay, spec, 1));
       failures_.add("large warm-up (direct)", pool.sequential(Path::kDirect, spec, 1));
+      failures_.add("large warm-up (bare relay)", pool.sequential(Path::kBareRelay, spec, 1));
       peaks_reset = reset_peak(supervisor) && reset_peak(worker) && peaks_reset;
       const long supervisor_before = status_kib(supervisor, "VmRSS").value_or(0);
       const long worker_before = status_kib(worker, "VmRSS").value_or(0);
@@ -703,15 +755,19 @@ class Bench {
       const long supervisor_after = status_kib(supervisor, "VmRSS").value_or(0);
       const long worker_after = status_kib(worker, "VmRSS").value_or(0);
       const auto direct = pool.sequential(Path::kDirect, spec, plan_.large_repeats);
+      const auto floor = pool.sequential(Path::kBareRelay, spec, plan_.large_repeats);
       failures_.add("large (relay) " + label, relay);
       failures_.add("large (direct) " + label, direct);
+      failures_.add("large (bare relay) " + label, floor);
       const double relay_ms = latency_of(relay.latencies_ns).p50 / 1000.0;
       const double direct_ms = latency_of(direct.latencies_ns).p50 / 1000.0;
+      const double floor_ms = latency_of(floor.latencies_ns).p50 / 1000.0;
       const double payload_kib = double(spec.result_bytes) / 1024.0;
       const double supervisor_growth = double(supervisor_peak - supervisor_before);
       const double worker_growth = double(worker_peak - worker_before);
       times << row({label, fixed(relay_ms, 2), fixed(direct_ms, 2), ratio(relay_ms, direct_ms),
-                    fixed(supervisor_cpu_ms, 1), fixed(worker_cpu_ms, 1)});
+                    fixed(supervisor_cpu_ms, 1), fixed(worker_cpu_ms, 1), fixed(floor_ms, 2),
+                    ratio(floor_ms, direct_ms)});
       memory << row({label, mib(double(supervisor_before)), mib(double(supervisor_peak)),
                      mib(supervisor_growth), fixed(supervisor_growth / payload_kib, 2),
                      mib(double(supervisor_after - supervisor_before)), mib(double(worker_before)),
@@ -720,7 +776,7 @@ class Bench {
                      mib(double(worker_after - worker_before))});
       if (size_mib == 16) {
         verdicts_.add("16 MiB result ≤ 1.5× direct time", ratio(relay_ms, direct_ms),
-                      relay_ms <= 1.5 * direct_ms);
+                      relay_ms <= 1.5 * direct_ms, ratio(floor_ms, direct_ms));
         verdicts_.add("16 MiB: supervisor peak growth ≤ ~2× payload",
                       fixed(supervisor_growth / payload_kib, 2) + "×",
                       supervisor_growth <= 2.2 * payload_kib);
@@ -865,7 +921,9 @@ class Bench {
 
   void print_footer() {
     if (!verdicts_.rows.empty() && plan_.mode != Mode::kSmoke) {
-      std::cout << "## Targets\n\n" << row({"target", "measured", "verdict"}) << separator(3);
+      std::cout << "## Targets\n\n"
+                << row({"target", "measured", "verdict", "floor: the bare relay, same run"})
+                << separator(4);
       for (const auto& verdict : verdicts_.rows) std::cout << row(verdict);
       std::cout << "\n";
     }
