@@ -14,10 +14,10 @@ std::string utc_timestamp_now() {
   const std::time_t seconds = system_clock::to_time_t(now);
   std::tm parts{};
   ::gmtime_r(&seconds, &parts);
-  char text[32];
-  const auto length = std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &parts);
-  char out[40];
-  std::snprintf(out, sizeof out, "%.*s.%03dZ", int(length), text, int(millis));
+  char out[64];  // room for any int in each field, though a date needs 24
+  std::snprintf(out, sizeof out, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", parts.tm_year + 1900,
+                parts.tm_mon + 1, parts.tm_mday, parts.tm_hour, parts.tm_min, parts.tm_sec,
+                int(millis));
   return out;
 }
 

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <cerrno>
 #include <cstring>
@@ -69,8 +70,18 @@ void append_member(std::string& line, std::string_view key, std::string_view jso
   line += ',';
 }
 
-std::string json_string(std::string_view text) {
-  return nlohmann::json(text).dump();
+// `"key":` and `text` as a JSON string. Names, outcomes and times are plain printable ASCII
+// as a rule, which JSON quotes as it is; any other text takes nlohmann's escaping.
+void append_string_member(std::string& line, std::string_view key, std::string_view text) {
+  const bool plain = std::all_of(text.begin(), text.end(), [](unsigned char c) {
+    return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
+  });
+  if (!plain) return append_member(line, key, nlohmann::json(text).dump());
+  line += '"';
+  line += key;
+  line += "\":\"";
+  line += text;
+  line += "\",";
 }
 
 }  // namespace
@@ -80,16 +91,16 @@ void AuditLog::write_call(const CallRecord& record) {
   std::string line = "{";
   line.reserve(256);
   append_member(line, "args", record.args.dump());
-  append_member(line, "computer", json_string(record.computer));
+  append_string_member(line, "computer", record.computer);
   append_member(line, "error_code",
                 record.error_code ? std::to_string(*record.error_code) : std::string("null"));
   append_member(line, "event", "\"call\"");
   append_member(line, "ms", std::to_string(record.ms));
-  append_member(line, "outcome", json_string(record.outcome));
-  append_member(line, "principal", json_string(record.principal));
+  append_string_member(line, "outcome", record.outcome);
+  append_string_member(line, "principal", record.principal);
   append_member(line, "response_bytes", std::to_string(record.response_bytes));
-  append_member(line, "tool", json_string(record.tool));
-  append_member(line, "ts", json_string(utc_timestamp_now()));
+  append_string_member(line, "tool", record.tool);
+  append_string_member(line, "ts", utc_timestamp_now());
   line.back() = '}';
   write_line(line);
 }

@@ -31,34 +31,38 @@ TEST(AuditLog, TheCallLineReadsAsTheGeneralPathWritesIt) {
   const auto path = dir.path() / "audit.jsonl";
   boost::asio::io_context io;
   AuditLog log(io, path);
-  const std::string principal = "a \"quoted\" caller\t\u00e9\x01";
+  // Plain ASCII is quoted as it is; every other byte takes the general path's escaping.
+  const std::vector<std::string> principals = {"a \"quoted\" caller\t\u00e9\x01", "back\\slash",
+                                               "del\x7f", " ~/plain!"};
   const nlohmann::json args = R"({"k":"v"})";
   const nlohmann::json no_args = nullptr;
   for (const auto* arguments : {&args, &no_args}) {
     for (const std::optional<std::int64_t> code :
          {std::optional<std::int64_t>(-32601), std::optional<std::int64_t>()}) {
-      log.write_call(CallRecord{.principal = principal,
-                                .computer = "alpha",
-                                .tool = "echo",
-                                .outcome = "rpc_error",
-                                .error_code = code,
-                                .ms = 12,
-                                .response_bytes = 345,
-                                .args = *arguments});
-      log.write("call", {{"principal", principal},
-                         {"computer", "alpha"},
-                         {"tool", "echo"},
-                         {"outcome", "rpc_error"},
-                         {"error_code", code ? nlohmann::json(*code) : nlohmann::json(nullptr)},
-                         {"ms", 12},
-                         {"response_bytes", 345},
-                         {"args", *arguments}});
+      for (const auto& principal : principals) {
+        log.write_call(CallRecord{.principal = principal,
+                                  .computer = "alpha",
+                                  .tool = "echo",
+                                  .outcome = "rpc_error",
+                                  .error_code = code,
+                                  .ms = 12,
+                                  .response_bytes = 345,
+                                  .args = *arguments});
+        log.write("call", {{"principal", principal},
+                           {"computer", "alpha"},
+                           {"tool", "echo"},
+                           {"outcome", "rpc_error"},
+                           {"error_code", code ? nlohmann::json(*code) : nlohmann::json(nullptr)},
+                           {"ms", 12},
+                           {"response_bytes", 345},
+                           {"args", *arguments}});
+      }
     }
   }
   EXPECT_TRUE(lines_of(path).empty()) << "nothing is written before the turn ends";
   io.poll();
   const auto lines = lines_of(path);
-  ASSERT_EQ(lines.size(), 8u);
+  ASSERT_EQ(lines.size(), 2 * 2 * 2 * principals.size());
   for (std::size_t i = 0; i < lines.size(); i += 2) {
     EXPECT_EQ(without_time(lines[i]), without_time(lines[i + 1]));
     EXPECT_TRUE(nlohmann::json::parse(lines[i], nullptr, false).is_object()) << lines[i];
