@@ -15,6 +15,8 @@
 //      how long `switchboard workers` takes to list them all;
 //   7. a call with progress (an event stream through the relay), and the time from a
 //      caller's notifications/cancelled to the computer receiving it.
+// Phases 1–3 also measure the bare relay (bare_relay_peer.hpp), the relay's layout with
+// none of its work, as the floor each target is missed against.
 // Every call's reply is checked (id, nonce, image bytes); any failed call, failed setup or
 // worker restart makes the exit status non-zero. No timing is ever asserted.
 #include <sys/resource.h>
