@@ -373,11 +373,13 @@ class Bench {
     CallerPool pool;
     attach_all(switchboard, fleet, computers);
     const auto workers = switchboard.worker_pids();
-    progress("starting the bare relay with " + std::to_string(computers) + " computers");
-    BareRelay bare(computers, fleet);
-    if (wants("latency")) latency(switchboard, bare, fleet, pool);
-    if (wants("throughput")) throughput(switchboard, bare, fleet, pool, workers);
-    if (wants("large")) large(switchboard, bare, fleet, pool, workers);
+    if (wants("latency") || wants("throughput") || wants("large")) {
+      progress("starting the bare relay with " + std::to_string(computers) + " computers");
+      const BareRelay bare(computers, fleet);
+      if (wants("latency")) latency(switchboard, bare, fleet, pool);
+      if (wants("throughput")) throughput(switchboard, bare, fleet, pool, workers);
+      if (wants("large")) large(switchboard, bare, fleet, pool, workers);
+    }
     if (wants("stream")) stream(switchboard, fleet, pool);
     const int restarts = switchboard.worker_restarts();
     if (restarts > 0) failures_.add("workers", restarts, "a worker restarted during the run");
