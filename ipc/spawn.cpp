@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -32,13 +33,14 @@ constexpr int kStepCount = 5;
 }
 
 // Runs in the child between fork and exec: async-signal-safe calls only.
-[[noreturn]] void exec_child(const SpawnRequest& request, char* const* argv, int error_pipe,
-                             pid_t parent) {
+[[noreturn]] void exec_child(const SpawnRequest& request,
+                             const std::vector<std::pair<int, int>>& descriptors, char* const* argv,
+                             int error_pipe, pid_t parent) {
   if (request.parent_death_signal != 0) {
     if (::prctl(PR_SET_PDEATHSIG, request.parent_death_signal) != 0) child_fail(error_pipe, 4);
     if (::getppid() != parent) ::_exit(127);  // the parent is already gone
   }
-  for (const auto& [from, to] : request.descriptors) {
+  for (const auto& [from, to] : descriptors) {
     if (from == to) {
       if (::fcntl(to, F_SETFD, 0) != 0) child_fail(error_pipe, 1);
     } else if (::dup2(from, to) < 0) {
@@ -51,7 +53,7 @@ constexpr int kStepCount = 5;
   struct sigaction default_action {};
   default_action.sa_handler = SIG_DFL;
   ::sigaction(SIGPIPE, &default_action, nullptr);
-  for (const auto& [from, to] : request.descriptors) {
+  for (const auto& [from, to] : descriptors) {
     if (to > 2 && ::fcntl(to, F_SETFD, 0) != 0) child_fail(error_pipe, 1);
   }
   if (request.executable >= 0) {
@@ -62,9 +64,36 @@ constexpr int kStepCount = 5;
   child_fail(error_pipe, 3);
 }
 
+// The child moves descriptors into place in order, so a source that is the target of an
+// earlier pair would be overwritten before its turn: such a source is copied out of the way
+// first (the copies live until the fork is done).
+std::variant<std::vector<std::pair<int, int>>, std::string> safe_descriptor_order(
+    const std::vector<std::pair<int, int>>& requested, std::vector<UniqueFd>& copies) {
+  std::vector<std::pair<int, int>> pairs = requested;
+  int highest_target = 2;
+  for (const auto& pair : pairs) highest_target = std::max(highest_target, pair.second);
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    const bool overwritten =
+        std::any_of(pairs.begin(), pairs.begin() + static_cast<long>(i), [&](const auto& earlier) {
+          return earlier.second == pairs[i].first && earlier.first != earlier.second;
+        });
+    if (!overwritten) continue;
+    const int copy = ::fcntl(pairs[i].first, F_DUPFD_CLOEXEC, highest_target + 1);
+    if (copy < 0) return std::string("fcntl: ") + std::strerror(errno);
+    copies.emplace_back(copy);
+    pairs[i].first = copy;
+  }
+  return pairs;
+}
+
 }  // namespace
 
 std::variant<Spawned, std::string> spawn(const SpawnRequest& request) {
+  std::vector<UniqueFd> copies;
+  auto ordered = safe_descriptor_order(request.descriptors, copies);
+  if (auto* failure = std::get_if<std::string>(&ordered)) return *failure;
+  const auto& descriptors = std::get<std::vector<std::pair<int, int>>>(ordered);
+
   std::vector<std::string> strings{request.program.filename().string()};
   strings.insert(strings.end(), request.args.begin(), request.args.end());
   std::vector<char*> argv;
@@ -78,7 +107,7 @@ std::variant<Spawned, std::string> spawn(const SpawnRequest& request) {
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) return std::string("fork: ") + std::strerror(errno);
-  if (pid == 0) exec_child(request, argv.data(), write_end.get(), parent);
+  if (pid == 0) exec_child(request, descriptors, argv.data(), write_end.get(), parent);
   write_end.reset();
 
   // The pipe closes at a successful exec (close-on-exec) and carries the failure otherwise.

@@ -30,7 +30,7 @@ struct SpawnRequest {
   int executable = -1;
   std::vector<std::string> args;  // after argv[0], which is the program's file name
   // {from, to}: the child has `from` as descriptor `to`; every other descriptor above
-  // stderr is closed at exec. A `from` must not be the `to` of an earlier pair.
+  // stderr is closed at exec.
   std::vector<std::pair<int, int>> descriptors;
   // Sent to the child when the thread that spawned it exits (PR_SET_PDEATHSIG); 0: none.
   // Only for a parent that spawns from the thread that lives as long as it does.
