@@ -1,13 +1,13 @@
 // Fuzz target: the IPC frame decoder. The header checks and the reassembly of frames live in
-// ipc::Channel's private read path, so the bytes go through a real Channel over a socket
-// pair, as a worker's or the supervisor's peer would write them; every meta of a delivered
-// frame then goes through the meta decoders of ipc/messages.hpp.
+// ipc::Channel's private read path, so the bytes go through a real Channel (a worker's end,
+// which takes descriptors) as its peer would write them; every meta of a delivered frame
+// then goes through the meta decoders of ipc/messages.hpp.
 //
-// Input: one control byte, then the bytes written to the channel's peer end.
+// Input: one control byte, then the bytes written to the channel's frame socket.
 //   control & 0x1f  how the bytes are written: 0 all at once, otherwise in writes of
 //                   varying sizes derived from it, the channel reading between them
-//   control >> 5    descriptors (0..7) sent with the first write, for frames that declare
-//                   one; more than the channel takes in one read (4) is a misbehaving peer
+//   control >> 5    descriptors (0..7) sent ahead on the descriptor socket, one per message,
+//                   for the frames that declare one
 //
 // The channel is held to the wire format (ipc/frame.hpp) as modelled here: it delivers
 // exactly the complete, well-formed frames at the start of the stream, byte for byte and in
@@ -35,8 +35,6 @@ namespace {
 
 using namespace sb::ipc;
 
-constexpr std::size_t kMaxFdsPerRead = 4;  // what the channel's control buffer holds
-
 struct Expected {
   FrameType type{};
   std::uint64_t call_id = 0;
@@ -48,7 +46,6 @@ struct Expected {
 // The frames a correct reader delivers from `bytes`, with `fds` descriptors at hand.
 std::vector<Expected> expected_frames(std::string_view bytes, std::size_t fds) {
   std::vector<Expected> frames;
-  if (fds > kMaxFdsPerRead) return frames;  // refused at the first read
   while (bytes.size() >= sizeof(WireHeader)) {
     WireHeader header;
     std::memcpy(&header, bytes.data(), sizeof header);
@@ -70,9 +67,9 @@ std::vector<Expected> expected_frames(std::string_view bytes, std::size_t fds) {
   return frames;
 }
 
-// Writes all of `bytes` to the non-blocking `fd`, with `fds` descriptors on the first byte.
-// Returns how many bytes went out before the reader closed.
-std::size_t write_some(int fd, std::string_view bytes, const std::vector<int>& fds) {
+// Writes `bytes` to the non-blocking `fd`, with `fds` descriptors if any. Returns how many
+// bytes went out.
+std::size_t write_some(int fd, std::string_view bytes, std::span<const int> fds = {}) {
   const iovec io{const_cast<char*>(bytes.data()), bytes.size()};
   const long sent = sb::ipc::send_with_descriptors(fd, std::span<const iovec>(&io, 1), fds,
                                                    MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -108,9 +105,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // The meta decoders see the raw bytes too: the supervisor decodes whatever a worker sent.
   decode_meta(std::string(bytes));
 
-  auto [reader_end, writer_end] = make_socket_pair();
+  auto [writer_end, reader_end] = make_channel();
   std::vector<int> fds;
-  for (std::size_t i = 0; i < fd_count; ++i) fds.push_back(::open("/dev/null", O_RDONLY));
+  for (std::size_t i = 0; i < fd_count; ++i) {
+    fds.push_back(::open("/dev/null", O_RDONLY));
+    write_some(writer_end.descriptors.get(), std::string_view("\0", 1),
+               std::span<const int>(&fds.back(), 1));
+  }
 
   std::vector<Frame> delivered;
   bool closed = false;
@@ -121,22 +122,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                    [&](const std::string&) { closed = true; });
 
     std::string_view rest = bytes;
-    bool first = true;
     int stalls = 0;  // a reader that stops reading without closing would hang the loop
     for (std::size_t writes = 0; !rest.empty() && !closed && stalls < 100; ++writes) {
       std::size_t piece = rest.size();
       if (pattern != 0) piece = std::min(piece, 1 + (pattern * 97 + writes * 31) % (pattern * 64));
-      const std::size_t sent =
-          write_some(writer_end.get(), rest.substr(0, piece), first ? fds : std::vector<int>{});
-      if (sent > 0) first = false;
+      const std::size_t sent = write_some(writer_end.frames.get(), rest.substr(0, piece));
       stalls = sent > 0 ? 0 : stalls + 1;
       rest.remove_prefix(sent);
       settle(io);
     }
-    if (first && !fds.empty()) {  // nothing to carry them: they go with one byte of padding
-      write_some(writer_end.get(), std::string_view("\0", 1), fds);
-    }
-    ::shutdown(writer_end.get(), SHUT_WR);
+    ::shutdown(writer_end.frames.get(), SHUT_WR);
     settle(io);
     // The stream ended, so the channel has closed: at a malformed frame or at the end.
     FUZZ_CHECK(closed);
@@ -145,9 +140,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (int fd : fds) ::close(fd);
 
   // Exactly the frames the wire format says, in order, byte for byte.
-  std::string stream(bytes);
-  if (bytes.empty() && !fds.empty()) stream.assign(1, '\0');
-  const auto expected = expected_frames(stream, fd_count);
+  const auto expected = expected_frames(bytes, fd_count);
   FUZZ_CHECK(delivered.size() == expected.size());
   for (std::size_t i = 0; i < delivered.size(); ++i) {
     const Frame& frame = delivered[i];

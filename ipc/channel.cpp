@@ -14,7 +14,8 @@ namespace {
 // Room for dozens of small frames per read; a body at least this large bypasses it. The
 // supervisor holds one per worker, so it stays small.
 constexpr std::size_t kStagingSize = 16 * 1024;
-constexpr std::size_t kMaxFdsPerRead = 4;
+// Room for more than the one a frame carries, so that a sender passing several is seen.
+constexpr std::size_t kMaxFdsPerMessage = 4;
 
 }  // namespace
 
@@ -26,18 +27,30 @@ std::pair<UniqueFd, UniqueFd> make_socket_pair() {
   return {UniqueFd(fds[0]), UniqueFd(fds[1])};
 }
 
-Channel::Channel(boost::asio::io_context& io, UniqueFd socket, Descriptors descriptors)
-    : socket_(io, boost::asio::local::stream_protocol(), socket.release()),
-      descriptors_(descriptors),
+ChannelEnds make_channel() {
+  auto [frames_sender, frames_receiver] = make_socket_pair();
+  auto [descriptors_sender, descriptors_receiver] = make_socket_pair();
+  if (::shutdown(descriptors_sender.get(), SHUT_RD) != 0) {
+    throw std::system_error(errno, std::generic_category(), "shutdown");
+  }
+  return {{std::move(frames_sender), std::move(descriptors_sender), Descriptors::kSent},
+          {std::move(frames_receiver), std::move(descriptors_receiver), Descriptors::kReceived}};
+}
+
+Channel::Channel(boost::asio::io_context& io, ChannelEnd end)
+    : frame_socket_(io, boost::asio::local::stream_protocol(), end.frames.release()),
+      descriptor_socket_(io, boost::asio::local::stream_protocol(), end.descriptors.release()),
+      role_(end.role),
       staging_(kStagingSize),
       deferred_timer_(io) {
-  socket_.non_blocking(true);
+  frame_socket_.non_blocking(true);
+  descriptor_socket_.non_blocking(true);
 }
 
 void Channel::start(FrameHandler on_frame, ClosedHandler on_closed) {
   on_frame_ = std::move(on_frame);
   on_closed_ = std::move(on_closed);
-  wait_readable();
+  read_next();
 }
 
 void Channel::close() {
@@ -52,20 +65,23 @@ void Channel::stop_writing() {
   write_stopped_ = true;
   outbox_.clear();
   auto waiters = std::move(flush_waiters_);
-  for (auto& waiter : waiters) boost::asio::post(socket_.get_executor(), std::move(waiter));
+  for (auto& waiter : waiters) boost::asio::post(frame_socket_.get_executor(), std::move(waiter));
 }
 
 void Channel::fail() {
   if (closed_) return;
   closed_ = true;
   boost::system::error_code ignored;
-  socket_.close(ignored);
+  frame_socket_.close(ignored);
+  descriptor_socket_.close(ignored);
   deferred_timer_.cancel();
   outbox_.clear();
   auto waiters = std::move(flush_waiters_);
-  for (auto& waiter : waiters) boost::asio::post(socket_.get_executor(), std::move(waiter));
+  for (auto& waiter : drain_waiters_) waiters.push_back(std::move(waiter));
+  drain_waiters_.clear();
+  for (auto& waiter : waiters) boost::asio::post(frame_socket_.get_executor(), std::move(waiter));
   if (on_closed_) {
-    boost::asio::post(socket_.get_executor(),
+    boost::asio::post(frame_socket_.get_executor(),
                       [handler = std::move(on_closed_), violation = std::move(violation_)] {
                         handler(violation);
                       });
@@ -79,85 +95,85 @@ void Channel::violate(std::string violation) {
 
 // ---- reading ----
 
-void Channel::wait_readable() {
-  socket_.async_wait(boost::asio::socket_base::wait_read,
-                     [self = shared_from_this()](const boost::system::error_code& error) {
-                       if (self->closed_) return;
-                       if (error) return self->fail();
-                       self->on_readable();
-                     });
+// A large body is read straight into place rather than through the staging buffer.
+Channel::ReadTarget Channel::read_target() {
+  const std::size_t meta_size = incoming_.meta.size();
+  if (in_frame_ && staged_begin_ == staged_end_ && payload_filled_ >= meta_size &&
+      incoming_.body.size() - (payload_filled_ - meta_size) >= kStagingSize) {
+    const std::size_t body_offset = payload_filled_ - meta_size;
+    return {incoming_.body.data() + body_offset, incoming_.body.size() - body_offset, true};
+  }
+  if (staged_begin_ == staged_end_) staged_begin_ = staged_end_ = 0;
+  return {staging_.data() + staged_end_, staging_.size() - staged_end_, false};
 }
 
-long Channel::receive(char* destination, std::size_t size) {
-  iovec io{destination, size};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxFdsPerRead)];
-  msghdr message{};
-  message.msg_iov = &io;
-  message.msg_iovlen = 1;
-  message.msg_control = control;
-  message.msg_controllen = sizeof control;
-  const long received =
-      ::recvmsg(socket_.native_handle(), &message, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-  if (received < 0) return received;
-  for (cmsghdr* header = CMSG_FIRSTHDR(&message); header; header = CMSG_NXTHDR(&message, header)) {
-    if (header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS) continue;
-    const std::size_t count = (header->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-    for (std::size_t i = 0; i < count; ++i) {
-      int fd;
-      std::memcpy(&fd, CMSG_DATA(header) + i * sizeof(int), sizeof fd);
-      received_fds_.emplace_back(fd);
+// Asio tries the socket at once and, when it is empty, waits on the registration it holds:
+// the channel is read without any system call beyond the reads themselves.
+void Channel::read_next() {
+  const ReadTarget target = read_target();
+  reading_ = true;
+  frame_socket_.async_read_some(boost::asio::buffer(target.data, target.size),
+                                [self = shared_from_this(), direct = target.direct](
+                                    const boost::system::error_code& error, std::size_t size) {
+                                  self->on_read(error, size, direct);
+                                });
+}
+
+void Channel::on_read(const boost::system::error_code& error, std::size_t size, bool direct) {
+  reading_ = false;
+  if (closed_) return;
+  // Aborted only by drain(), which wants what was read and then the rest.
+  if (error && error != boost::asio::error::operation_aborted) return fail();
+  take(size, direct);
+  if (closed_) return;
+  if (draining_) return drain_now();
+  read_next();
+}
+
+void Channel::drain(std::function<void()> then) {
+  if (closed_ || !reading_) {
+    boost::asio::post(frame_socket_.get_executor(), std::move(then));
+    return;
+  }
+  drain_waiters_.push_back(std::move(then));
+  if (draining_) return;
+  draining_ = true;
+  // The pending read completes now, with whatever it already read; on_read goes on from
+  // there. Reading beside it instead could deliver bytes ahead of the ones it holds.
+  boost::system::error_code ignored;
+  frame_socket_.cancel(ignored);
+}
+
+void Channel::drain_now() {
+  while (!closed_) {
+    const ReadTarget target = read_target();
+    boost::system::error_code error;
+    const std::size_t size =
+        frame_socket_.read_some(boost::asio::buffer(target.data, target.size), error);
+    if (error == boost::asio::error::would_block || error == boost::asio::error::try_again) break;
+    if (error) {
+      fail();  // end of stream included: everything was delivered
+      break;
     }
+    take(size, target.direct);
   }
-  if (descriptors_ == Descriptors::kRefused && !received_fds_.empty()) {
-    received_fds_.clear();  // closed now: a smuggled descriptor must not live a moment longer
-    violation_ = "passed a descriptor, which it may not";
-    errno = EPROTO;
-    return -1;
-  }
-  if (message.msg_flags & MSG_CTRUNC) {
-    violation_ = "passed more descriptors than a frame carries";
-    errno = EPROTO;
-    return -1;
-  }
-  return received;
+  draining_ = false;
+  auto waiters = std::move(drain_waiters_);
+  drain_waiters_.clear();
+  for (auto& waiter : waiters) boost::asio::post(frame_socket_.get_executor(), std::move(waiter));
+  if (!closed_) read_next();
 }
 
-void Channel::on_readable() {
-  if (read_some() == ReadResult::kClosed) return;
-  wait_readable();
-}
-
-void Channel::drain() {
-  while (!closed_ && read_some() == ReadResult::kRead) {
-  }
-}
-
-// One read from the socket, delivering the frames it completes.
-Channel::ReadResult Channel::read_some() {
-  // A large body is read straight into place rather than through the staging buffer.
-  const bool direct =
-      in_frame_ && staged_begin_ == staged_end_ && payload_filled_ >= incoming_.meta.size() &&
-      incoming_.body.size() - (payload_filled_ - incoming_.meta.size()) >= kStagingSize;
-  long received;
+// Accounts for `size` bytes just read into the read target, delivering the frames they
+// complete.
+void Channel::take(std::size_t size, bool direct) {
   if (direct) {
-    const std::size_t body_offset = payload_filled_ - incoming_.meta.size();
-    received = receive(incoming_.body.data() + body_offset, incoming_.body.size() - body_offset);
-    if (received > 0) payload_filled_ += static_cast<std::size_t>(received);
+    payload_filled_ += size;
+    if (payload_filled_ == incoming_.meta.size() + incoming_.body.size()) finish_frame();
   } else {
-    if (staged_begin_ == staged_end_) staged_begin_ = staged_end_ = 0;
-    received = receive(staging_.data() + staged_end_, staging_.size() - staged_end_);
-    if (received > 0) staged_end_ += static_cast<std::size_t>(received);
+    staged_end_ += size;
   }
-  if (received < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-    return ReadResult::kNothingYet;
-  }
-  if (received <= 0) {
-    fail();
-    return ReadResult::kClosed;
-  }
-  if (direct && payload_filled_ == incoming_.meta.size() + incoming_.body.size()) finish_frame();
   if (!closed_ && !consume_staged()) fail();
-  return closed_ ? ReadResult::kClosed : ReadResult::kRead;
 }
 
 // Moves staged bytes into the header, meta and body of the frame being read, delivering
@@ -204,7 +220,7 @@ bool Channel::begin_frame() {
     violation_ = "sent a frame header with its reserved field set";
     return false;
   }
-  if (header_.has_fd > 1 || (header_.has_fd && descriptors_ == Descriptors::kRefused)) {
+  if (header_.has_fd > 1 || (header_.has_fd && role_ == Descriptors::kSent)) {
     violation_ = "declared a descriptor on a frame, which it may not";
     return false;
   }
@@ -219,13 +235,44 @@ bool Channel::begin_frame() {
   return true;
 }
 
+// The descriptor of the frame just completed: its sender wrote it, one byte with one
+// SCM_RIGHTS, before the frame's first byte, so it is waiting.
+UniqueFd Channel::receive_descriptor() {
+  char byte;
+  iovec io{&byte, 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxFdsPerMessage)];
+  msghdr message{};
+  message.msg_iov = &io;
+  message.msg_iovlen = 1;
+  message.msg_control = control;
+  message.msg_controllen = sizeof control;
+  if (::recvmsg(descriptor_socket_.native_handle(), &message, MSG_CMSG_CLOEXEC | MSG_DONTWAIT) !=
+      1) {
+    return {};
+  }
+  std::vector<UniqueFd> received;  // each closed on return unless it is the one
+  for (cmsghdr* header = CMSG_FIRSTHDR(&message); header; header = CMSG_NXTHDR(&message, header)) {
+    if (header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS) continue;
+    const std::size_t count = (header->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (std::size_t i = 0; i < count; ++i) {
+      int fd;
+      std::memcpy(&fd, CMSG_DATA(header) + i * sizeof(int), sizeof fd);
+      received.emplace_back(fd);
+    }
+  }
+  if (received.size() > 1 || (message.msg_flags & MSG_CTRUNC)) {
+    violation_ = "passed more descriptors than a frame carries";
+    return {};
+  }
+  return received.empty() ? UniqueFd() : std::move(received.front());
+}
+
 void Channel::finish_frame() {
   in_frame_ = false;
   header_filled_ = 0;
   if (header_.has_fd) {
-    if (received_fds_.empty()) return violate("declared a descriptor it did not pass");
-    incoming_.fd = std::move(received_fds_.front());
-    received_fds_.pop_front();
+    incoming_.fd = receive_descriptor();
+    if (!incoming_.fd.valid()) return violate("declared a descriptor it did not pass");
   }
   Frame done = std::move(incoming_);
   incoming_ = Frame{};
@@ -275,7 +322,7 @@ void Channel::arm_deferred_write() {
 void Channel::schedule_write() {
   if (write_scheduled_ || waiting_writable_) return;
   write_scheduled_ = true;
-  boost::asio::post(socket_.get_executor(), [self = shared_from_this()] {
+  boost::asio::post(frame_socket_.get_executor(), [self = shared_from_this()] {
     self->write_scheduled_ = false;
     if (!self->waiting_writable_) self->write_pending();
   });
@@ -283,7 +330,7 @@ void Channel::schedule_write() {
 
 void Channel::flush(std::function<void()> then) {
   if (closed_ || write_stopped_ || outbox_.empty()) {
-    boost::asio::post(socket_.get_executor(), std::move(then));
+    boost::asio::post(frame_socket_.get_executor(), std::move(then));
     return;
   }
   flush_waiters_.push_back(std::move(then));
@@ -292,29 +339,37 @@ void Channel::flush(std::function<void()> then) {
 
 void Channel::write_pending() {
   while (!closed_ && !outbox_.empty()) {
-    const long sent = send_some();
+    bool descriptor_blocked = false;
+    const long sent = send_some(descriptor_blocked);
     if (sent < 0) {
       if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return stop_writing();
-      waiting_writable_ = true;
-      socket_.async_wait(boost::asio::socket_base::wait_write,
-                         [self = shared_from_this()](const boost::system::error_code& error) {
-                           self->waiting_writable_ = false;
-                           if (self->closed_) return;
-                           if (error) return self->fail();
-                           self->write_pending();
-                         });
-      return;
+      return wait_writable(descriptor_blocked ? descriptor_socket_ : frame_socket_);
     }
     mark_sent(static_cast<std::size_t>(sent));
   }
   if (closed_) return;
   auto waiters = std::move(flush_waiters_);
-  for (auto& waiter : waiters) boost::asio::post(socket_.get_executor(), std::move(waiter));
+  for (auto& waiter : waiters) boost::asio::post(frame_socket_.get_executor(), std::move(waiter));
 }
 
-// One sendmsg over as many queued frames as fit. A frame with a descriptor goes first in
-// its sendmsg and last, so that its SCM_RIGHTS message travels with its own bytes.
-long Channel::send_some() {
+void Channel::wait_writable(boost::asio::local::stream_protocol::socket& socket) {
+  waiting_writable_ = true;
+  socket.async_wait(boost::asio::socket_base::wait_write,
+                    [self = shared_from_this()](const boost::system::error_code& error) {
+                      self->waiting_writable_ = false;
+                      if (self->closed_) return;
+                      // drain() cancels every wait on the frame socket: this one tries again.
+                      if (error && error != boost::asio::error::operation_aborted) {
+                        return self->fail();
+                      }
+                      self->write_pending();
+                    });
+}
+
+// One sendmsg over as many queued frames as fit. A frame's descriptor goes ahead of its
+// bytes, on the descriptor socket; when it cannot go yet, the frames before it go alone
+// (or, first in line, it waits: `descriptor_blocked`).
+long Channel::send_some(bool& descriptor_blocked) {
   constexpr std::size_t kMaxFramesPerSend = 64;
   iovec parts[3 * kMaxFramesPerSend];
   std::size_t count = 0;
@@ -329,22 +384,30 @@ long Channel::send_some() {
   };
   for (std::size_t index = 0; index < outbox_.size() && index < kMaxFramesPerSend; ++index) {
     Outgoing& outgoing = outbox_[index];
-    if (index > 0 && outgoing.frame.fd.valid()) break;
+    if (outgoing.frame.fd.valid() && !send_descriptor(outgoing)) {
+      if (index > 0) break;
+      descriptor_blocked = true;
+      return -1;
+    }
     add(reinterpret_cast<const char*>(&outgoing.header), sizeof outgoing.header);
     add(outgoing.frame.meta.data(), outgoing.frame.meta.size());
     add(outgoing.frame.body.data(), outgoing.frame.body.size());
-    if (outgoing.frame.fd.valid()) break;
   }
+  return send_with_descriptors(frame_socket_.native_handle(), std::span<const iovec>(parts, count),
+                               {}, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
 
-  UniqueFd& fd = outbox_.front().frame.fd;
-  const int raw = fd.get();
-  const long sent =
-      send_with_descriptors(socket_.native_handle(), std::span<const iovec>(parts, count),
-                            fd.valid() ? std::span<const int>(&raw, 1) : std::span<const int>(),
-                            MSG_NOSIGNAL | MSG_DONTWAIT);
-  // The receiver has its own copy now; ours must not linger in this process.
-  if (sent > 0) fd.reset();
-  return sent;
+// A receiving end's descriptor socket is shut for writing: its own attempt fails (EPIPE).
+bool Channel::send_descriptor(Outgoing& outgoing) {
+  char byte = 0;
+  const iovec part{&byte, 1};
+  const int fd = outgoing.frame.fd.get();
+  if (send_with_descriptors(descriptor_socket_.native_handle(), std::span<const iovec>(&part, 1),
+                            std::span<const int>(&fd, 1), MSG_NOSIGNAL | MSG_DONTWAIT) != 1) {
+    return false;
+  }
+  outgoing.frame.fd.reset();  // the receiver has its own copy now; ours must not linger
+  return true;
 }
 
 long send_with_descriptors(int socket, std::span<const iovec> parts, std::span<const int> fds,

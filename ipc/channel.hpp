@@ -1,12 +1,15 @@
-// A framed, fd-capable stream Unix socket between the supervisor and one worker.
+// A framed channel between the supervisor and one worker, over two stream Unix sockets.
 //
-// Reads and writes go through recvmsg/sendmsg on the non-blocking descriptor, driven by
-// Asio readiness waits, because Asio's own socket operations cannot carry SCM_RIGHTS.
-// Received descriptors are queued and handed to the frame that declared one, in order.
+// Frames cross one socket both ways and are read with Asio's own reads, which try the
+// socket first and keep its registration with epoll: no re-arm per read. Asio's reads
+// cannot carry SCM_RIGHTS, so descriptors cross the other socket, one way only (supervisor
+// to worker), each as one byte with its SCM_RIGHTS, sent before the first byte of the frame
+// that declares it: when that frame is complete, its descriptor is already waiting.
 //
-// The supervisor's end of a worker's channel takes no descriptors at all: a worker has none
-// to give, and one it smuggles in (SCM_RIGHTS on any frame) is closed the moment it arrives
-// and ends the channel as a violation (docs/architecture.md, "Trust boundaries").
+// The supervisor's end takes no descriptors at all: it never reads the descriptor socket
+// (shut for reading), refuses a frame that declares one, and reads frames with no room for
+// SCM_RIGHTS, so the kernel closes anything a worker smuggles there before the supervisor
+// could hold it (docs/architecture.md, "Trust boundaries").
 #pragma once
 
 #include <sys/uio.h>
@@ -25,8 +28,23 @@
 
 namespace sb::ipc {
 
-// Whether the peer may pass descriptors on this channel.
-enum class Descriptors { kAccepted, kRefused };
+// What one end does with descriptors: the supervisor's end sends them, a worker's receives.
+enum class Descriptors { kSent, kReceived };
+
+// One end of a channel: its frame socket and its descriptor socket.
+struct ChannelEnd {
+  UniqueFd frames;
+  UniqueFd descriptors;
+  Descriptors role = Descriptors::kSent;
+};
+
+// A new channel's two ends: `sender` passes descriptors to `receiver`. The descriptor
+// socket is shut in the other direction, so the receiver's sends there fail (EPIPE).
+struct ChannelEnds {
+  ChannelEnd sender;
+  ChannelEnd receiver;
+};
+ChannelEnds make_channel();
 
 class Channel : public std::enable_shared_from_this<Channel> {
  public:
@@ -35,8 +53,7 @@ class Channel : public std::enable_shared_from_this<Channel> {
   // may not send or did not send); empty when the peer simply closed or failed.
   using ClosedHandler = std::function<void(const std::string& violation)>;
 
-  Channel(boost::asio::io_context& io, UniqueFd socket,
-          Descriptors descriptors = Descriptors::kAccepted);
+  Channel(boost::asio::io_context& io, ChannelEnd end);
 
   // Starts reading. `on_closed` runs once, after EOF, an error or a malformed frame; not
   // after close(), which is the owner's own doing.
@@ -51,10 +68,10 @@ class Channel : public std::enable_shared_from_this<Channel> {
   void flush(std::function<void()> then);
   void close();
   bool is_open() const { return !closed_; }
-  // Delivers every frame already in the socket, without waiting. For a peer that has
-  // exited: what it said last must not be lost to the order in which its exit and its
-  // bytes are noticed.
-  void drain();
+  // Delivers every frame already in the socket, then runs `then` (also when the channel
+  // is or gets closed). For a peer that has exited: what it said last must not be lost to
+  // the order in which its exit and its bytes are noticed.
+  void drain(std::function<void()> then);
 
  private:
   struct Outgoing {
@@ -64,34 +81,49 @@ class Channel : public std::enable_shared_from_this<Channel> {
     std::size_t total() const { return sizeof header + frame.meta.size() + frame.body.size(); }
   };
 
-  enum class ReadResult { kRead, kNothingYet, kClosed };
+  // Where the next read lands: straight into a large body, or into the staging buffer.
+  struct ReadTarget {
+    char* data;
+    std::size_t size;
+    bool direct;
+  };
 
-  void wait_readable();
-  void on_readable();
-  ReadResult read_some();
+  ReadTarget read_target();
+  void read_next();
+  void on_read(const boost::system::error_code& error, std::size_t size, bool direct);
+  void drain_now();
+  void take(std::size_t size, bool direct);
   bool consume_staged();
   bool begin_frame();
   void finish_frame();
-  long receive(char* destination, std::size_t size);
+  UniqueFd receive_descriptor();
   void queue(Frame frame);
   void schedule_write();
   void arm_deferred_write();
   void write_pending();
-  long send_some();
+  void wait_writable(boost::asio::local::stream_protocol::socket& socket);
+  long send_some(bool& descriptor_blocked);
+  bool send_descriptor(Outgoing& outgoing);
   void mark_sent(std::size_t sent);
   void fail();
   void violate(std::string violation);
   void stop_writing();
 
-  boost::asio::local::stream_protocol::socket socket_;
+  boost::asio::local::stream_protocol::socket frame_socket_;
+  // Written only by the sending end and read only by the receiving end, without waits but
+  // for a full buffer: an Asio socket for that one wait.
+  boost::asio::local::stream_protocol::socket descriptor_socket_;
   FrameHandler on_frame_;
   ClosedHandler on_closed_;
   bool closed_ = false;
   bool write_stopped_ = false;  // the peer takes no more frames; its own are still read
-  const Descriptors descriptors_;
+  const Descriptors role_;
   std::string violation_;
 
   // Reading state.
+  bool reading_ = false;  // an async read is pending: its target must not move
+  bool draining_ = false;
+  std::vector<std::function<void()>> drain_waiters_;
   std::vector<char> staging_;
   std::size_t staged_begin_ = 0;
   std::size_t staged_end_ = 0;
@@ -100,7 +132,6 @@ class Channel : public std::enable_shared_from_this<Channel> {
   bool in_frame_ = false;
   Frame incoming_;
   std::size_t payload_filled_ = 0;  // bytes of meta + body received so far
-  std::deque<UniqueFd> received_fds_;
 
   // Writing state.
   std::deque<Outgoing> outbox_;

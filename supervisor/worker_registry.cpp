@@ -124,25 +124,27 @@ void WorkerRegistry::report_when_all_up() {
   all_up();
 }
 
-// The socket pair, the status board and the process of a worker; what failed, if any.
+// The channel, the status board and the process of a worker; what failed, if any.
 // Failures are answers, not exceptions carried out of here: a spawn that fails must cost
 // nothing but a log line.
 std::optional<std::string> WorkerRegistry::launch(Worker& worker, const std::string& segment,
-                                                  ipc::UniqueFd& parent_end) {
-  std::pair<ipc::UniqueFd, ipc::UniqueFd> ends;
+                                                  ipc::ChannelEnd& parent_end) {
+  ipc::ChannelEnds ends;
   try {
-    ends = ipc::make_socket_pair();
+    ends = ipc::make_channel();
     worker.status = std::make_unique<ipc::StatusReader>(segment);
   } catch (const std::exception& error) {
     return std::string(error.what());  // names the call and the OS error already
   }
-  parent_end = std::move(ends.first);
+  parent_end = std::move(ends.sender);
   // A worker has nothing to say on stdout, which may be the audit stream.
   auto spawned = ipc::spawn(ipc::SpawnRequest{
       .program = worker_binary_,
       .executable = worker_program_.get(),
-      .args = {"--channel-fd", "3", "--status-segment", segment},
-      .descriptors = {{ends.second.get(), 3}, {STDERR_FILENO, STDOUT_FILENO}},
+      .args = {"--channel-fd", "3", "--descriptor-fd", "4", "--status-segment", segment},
+      .descriptors = {{ends.receiver.frames.get(), 3},
+                      {ends.receiver.descriptors.get(), 4},
+                      {STDERR_FILENO, STDOUT_FILENO}},
   });
   if (auto* failure = std::get_if<std::string>(&spawned)) return "launching: " + *failure;
   worker.process =
@@ -160,19 +162,18 @@ void WorkerRegistry::spawn(const std::shared_ptr<Worker>& worker) {
   // Each step takes descriptors or memory; out of either, this worker waits for its next
   // try (with the restart backoff, which also paces this log line) and the supervisor and
   // every other computer carry on.
-  ipc::UniqueFd parent_end;
+  ipc::ChannelEnd parent_end;
   const auto failure = launch(*worker, segment, parent_end);
   if (failure) {
     log_error("cannot start a worker", {{"computer", worker->name}, {"error", *failure}});
     worker->status.reset();
     worker->state = Worker::State::kExited;
-    on_exit(worker, -1);
+    mourn(worker, -1);
     return;
   }
   worker->pid = worker->process->pid();
   worker->state = Worker::State::kStarting;
-  worker->channel =
-      std::make_shared<ipc::Channel>(io_, std::move(parent_end), ipc::Descriptors::kRefused);
+  worker->channel = std::make_shared<ipc::Channel>(io_, std::move(parent_end));
   std::weak_ptr<Worker> weak = worker;
   worker->channel->start(
       [this, weak](ipc::Frame&& frame) {
@@ -298,10 +299,14 @@ void WorkerRegistry::on_event(const std::shared_ptr<Worker>& worker, SessionEven
   audit_.write(event.name, std::move(event.fields));
 }
 
+// Its last frames (its computer's vm_detach above all) are read before it is mourned.
 void WorkerRegistry::on_exit(const std::shared_ptr<Worker>& worker, int wait_status) {
+  if (!worker->channel || worker->expelled) return mourn(worker, wait_status);
+  worker->channel->drain([this, worker, wait_status] { mourn(worker, wait_status); });
+}
+
+void WorkerRegistry::mourn(const std::shared_ptr<Worker>& worker, int wait_status) {
   const bool was_retiring = worker->state == Worker::State::kRetiring;
-  // Its last frames (its computer's vm_detach above all) are read before it is mourned.
-  if (worker->channel && !worker->expelled) worker->channel->drain();
   audit_lost_sessions(*worker);
   if (worker->status) worker->messages_dropped_before += worker->status->read().messages_dropped;
   if (worker->channel) worker->channel->close();

@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ipc/channel.hpp"
 #include "ipc/frame.hpp"
 #include "ipc/messages.hpp"
 #include "ipc/status_board.hpp"
@@ -144,7 +145,7 @@ class WorkerRegistry {
   void start_queued();
   std::size_t starting_count() const;
   std::optional<std::string> launch(Worker& worker, const std::string& segment,
-                                    ipc::UniqueFd& parent_end);
+                                    ipc::ChannelEnd& parent_end);
   void on_frame(const std::shared_ptr<Worker>& worker, ipc::Frame&& frame);
   void on_hello(const std::shared_ptr<Worker>& worker, const HelloFrame& hello);
   void on_event(const std::shared_ptr<Worker>& worker, SessionEvent&& event);
@@ -155,6 +156,7 @@ class WorkerRegistry {
   void arm_backstop(const std::shared_ptr<Worker>& worker, std::uint64_t call_id);
   std::shared_ptr<Worker> owner_of(std::uint64_t call_id) const;
   void on_exit(const std::shared_ptr<Worker>& worker, int wait_status);
+  void mourn(const std::shared_ptr<Worker>& worker, int wait_status);
   void schedule_respawn(const std::shared_ptr<Worker>& worker);
   void fail_in_flight(Worker& worker, ipc::CallStatus status);
   void configure(Worker& worker);

@@ -1,7 +1,9 @@
-// The IPC channel over a real socket pair: framing, large bodies, descriptor passing, and
-// refusal of malformed frames. And the status board across two mappings.
+// The IPC channel over real sockets: framing, large bodies, descriptor passing, and
+// refusal of malformed frames. The status board across two mappings. Spawning with
+// descriptors moved into place.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
@@ -10,6 +12,7 @@
 
 #include "ipc/channel.hpp"
 #include "ipc/messages.hpp"
+#include "ipc/spawn.hpp"
 #include "ipc/status_board.hpp"
 #include "ipc/timings.hpp"
 
@@ -36,9 +39,9 @@ struct ChannelPair {
 };
 
 ChannelPair started_pair(boost::asio::io_context& io, std::function<void(Frame&&)> on_frame) {
-  auto [left_fd, right_fd] = make_socket_pair();
-  ChannelPair pair{std::make_shared<Channel>(io, std::move(left_fd)),
-                   std::make_shared<Channel>(io, std::move(right_fd))};
+  auto [sender, receiver] = make_channel();
+  ChannelPair pair{std::make_shared<Channel>(io, std::move(sender)),
+                   std::make_shared<Channel>(io, std::move(receiver))};
   pair.left->start([](Frame&&) {}, [](const std::string&) {});
   pair.right->start(std::move(on_frame), [](const std::string&) {});
   return pair;
@@ -103,14 +106,14 @@ TEST(Channel, ADeferredFrameLeavesAloneAndWithAFlush) {
 // Closing with a deferred frame queued drops it with the rest of the queue.
 TEST(Channel, ClosingDropsADeferredFrame) {
   boost::asio::io_context io;
-  auto [left_fd, right_fd] = make_socket_pair();
-  auto left = std::make_shared<Channel>(io, std::move(left_fd));
+  auto [sender, receiver] = make_channel();
+  auto left = std::make_shared<Channel>(io, std::move(sender));
   left->send_deferred(Frame{.type = FrameType::kDelivered, .call_id = 7});
   left->close();
   left.reset();
   io.run_for(10s);  // returns once no wait is left
   char byte;
-  EXPECT_EQ(::read(right_fd.get(), &byte, 1), 0) << "the closed channel wrote a frame";
+  EXPECT_EQ(::read(receiver.frames.get(), &byte, 1), 0) << "the closed channel wrote a frame";
 }
 
 TEST(Channel, PassesADescriptorWithItsFrame) {
@@ -137,8 +140,9 @@ TEST(Channel, PassesADescriptorWithItsFrame) {
 
 TEST(Channel, ClosesOnAnOversizedFrameHeader) {
   boost::asio::io_context io;
-  auto [left_fd, right_fd] = make_socket_pair();
-  auto right = std::make_shared<Channel>(io, std::move(right_fd));
+  auto [sender, receiver] = make_channel();
+  const int left_fd = sender.frames.get();
+  auto right = std::make_shared<Channel>(io, std::move(receiver));
   bool closed = false;
   int frames = 0;
   right->start([&](Frame&&) { ++frames; }, [&](const std::string&) { closed = true; });
@@ -148,27 +152,164 @@ TEST(Channel, ClosesOnAnOversizedFrameHeader) {
                     .type = 102,
                     .has_fd = 0,
                     .reserved = 0};
-  ASSERT_EQ(::write(left_fd.get(), &header, sizeof header), static_cast<long>(sizeof header));
+  ASSERT_EQ(::write(left_fd, &header, sizeof header), static_cast<long>(sizeof header));
   run_until(io, [&] { return closed; });
   EXPECT_EQ(frames, 0);
 }
 
 TEST(Channel, ReportsThePeerHangingUp) {
   boost::asio::io_context io;
-  auto [left_fd, right_fd] = make_socket_pair();
-  auto right = std::make_shared<Channel>(io, std::move(right_fd));
+  auto [sender, receiver] = make_channel();
+  auto right = std::make_shared<Channel>(io, std::move(receiver));
   bool closed = false;
   right->start([](Frame&&) {}, [&](const std::string&) { closed = true; });
-  left_fd.reset();
+  sender.frames.reset();
   run_until(io, [&] { return closed; });
+}
+
+WireHeader header_of(FrameType type, std::uint32_t body_size, std::uint16_t has_fd) {
+  return WireHeader{.meta_size = 0,
+                    .body_size = body_size,
+                    .call_id = 1,
+                    .type = static_cast<std::uint16_t>(type),
+                    .has_fd = has_fd,
+                    .reserved = 0};
+}
+
+// The supervisor's end: a descriptor smuggled on the frame socket is closed by the kernel
+// as the frame is read, never held, and the frame around it is delivered whole.
+TEST(Channel, TheSendingEndNeverHoldsADescriptorPassedToIt) {
+  boost::asio::io_context io;
+  auto [sender, receiver] = make_channel();
+  const int worker_side = receiver.frames.get();
+  auto supervisor = std::make_shared<Channel>(io, std::move(sender));
+  std::vector<std::string> bodies;
+  supervisor->start([&](Frame&& frame) { bodies.push_back(frame.body); },
+                    [](const std::string&) {});
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe2(pipe_fds, O_CLOEXEC), 0);
+  UniqueFd read_end(pipe_fds[0]);
+  UniqueFd write_end(pipe_fds[1]);
+  const WireHeader header = header_of(FrameType::kEvent, 2, 0);
+  const iovec head{const_cast<WireHeader*>(&header), sizeof header};
+  const iovec body{const_cast<char*>("{}"), 2};
+  const int smuggled = write_end.get();
+  ASSERT_EQ(send_with_descriptors(worker_side, std::span<const iovec>(&head, 1),
+                                  std::span<const int>(&smuggled, 1), 0),
+            static_cast<long>(sizeof header));
+  ASSERT_EQ(send_with_descriptors(worker_side, std::span<const iovec>(&body, 1),
+                                  std::span<const int>(&smuggled, 1), 0),
+            2);
+  write_end.reset();
+  run_until(io, [&] { return bodies.size() == 1; });
+  EXPECT_EQ(bodies[0], "{}");
+  // Ours closed and the kernel's copies dropped: the pipe's last writer is gone.
+  char byte;
+  EXPECT_EQ(::read(read_end.get(), &byte, 1), 0) << "a passed descriptor is still open";
+}
+
+TEST(Channel, TheSendingEndRefusesAFrameThatDeclaresADescriptor) {
+  boost::asio::io_context io;
+  auto [sender, receiver] = make_channel();
+  auto supervisor = std::make_shared<Channel>(io, std::move(sender));
+  std::string violation;
+  bool closed = false;
+  supervisor->start([](Frame&&) {},
+                    [&](const std::string& said) {
+                      violation = said;
+                      closed = true;
+                    });
+  const WireHeader header = header_of(FrameType::kReply, 0, 1);
+  ASSERT_EQ(::write(receiver.frames.get(), &header, sizeof header),
+            static_cast<long>(sizeof header));
+  run_until(io, [&] { return closed; });
+  EXPECT_EQ(violation, "declared a descriptor on a frame, which it may not");
+}
+
+// A worker's end: a frame that declares a descriptor its sender never passed ends the
+// channel rather than wait for one.
+TEST(Channel, TheReceivingEndRefusesADeclaredDescriptorThatNeverCame) {
+  boost::asio::io_context io;
+  auto [sender, receiver] = make_channel();
+  auto worker = std::make_shared<Channel>(io, std::move(receiver));
+  std::string violation;
+  bool closed = false;
+  int frames = 0;
+  worker->start([&](Frame&&) { ++frames; },
+                [&](const std::string& said) {
+                  violation = said;
+                  closed = true;
+                });
+  const WireHeader header = header_of(FrameType::kAttach, 0, 1);
+  ASSERT_EQ(::write(sender.frames.get(), &header, sizeof header), static_cast<long>(sizeof header));
+  run_until(io, [&] { return closed; });
+  EXPECT_EQ(violation, "declared a descriptor it did not pass");
+  EXPECT_EQ(frames, 0);
+}
+
+// Descriptors keep to their frames when several frames with and without them are queued
+// together. A drain delivers what is in the socket before it reports, even with the
+// channel's read already waiting: the worker's end runs on a loop of its own, idle while
+// the frames are sent.
+TEST(Channel, DescriptorsKeepToTheirFramesAndADrainDeliversWhatWasSent) {
+  boost::asio::io_context supervisor_io;
+  boost::asio::io_context worker_io;
+  std::vector<Frame> received;
+  auto [sender, receiver] = make_channel();
+  auto supervisor = std::make_shared<Channel>(supervisor_io, std::move(sender));
+  auto worker = std::make_shared<Channel>(worker_io, std::move(receiver));
+  supervisor->start([](Frame&&) {}, [](const std::string&) {});
+  worker->start([&](Frame&& frame) { received.push_back(std::move(frame)); },
+                [](const std::string&) {});
+  worker_io.poll();  // the read finds nothing and waits
+
+  std::vector<UniqueFd> read_ends;
+  for (std::uint64_t id = 1; id <= 6; ++id) {
+    Frame frame{.type = FrameType::kAttach, .call_id = id, .body = std::to_string(id)};
+    if (id % 2 == 0) {
+      int pipe_fds[2];
+      ASSERT_EQ(::pipe2(pipe_fds, O_CLOEXEC), 0);
+      read_ends.emplace_back(pipe_fds[0]);
+      frame.fd = UniqueFd(pipe_fds[1]);
+    }
+    supervisor->send(std::move(frame));
+  }
+  bool flushed = false;
+  supervisor->flush([&] { flushed = true; });
+  run_until(supervisor_io, [&] { return flushed; });
+  ASSERT_TRUE(received.empty());
+
+  bool drained = false;
+  worker->drain([&] { drained = true; });
+  run_until(worker_io, [&] { return drained; });
+  ASSERT_EQ(received.size(), 6u) << "the drain reported before delivering what was sent";
+  for (std::size_t i = 0; i < received.size(); ++i) {
+    EXPECT_EQ(received[i].call_id, i + 1);
+    EXPECT_EQ(received[i].fd.valid(), (i + 1) % 2 == 0) << i;
+  }
+  for (std::size_t pipe = 0; pipe < read_ends.size(); ++pipe) {
+    const std::string word = "pipe" + std::to_string(pipe);
+    const UniqueFd& fd = received[2 * pipe + 1].fd;
+    ASSERT_EQ(::write(fd.get(), word.data(), word.size()), static_cast<long>(word.size()));
+    char buffer[16] = {};
+    ASSERT_EQ(::read(read_ends[pipe].get(), buffer, sizeof buffer), static_cast<long>(word.size()));
+    EXPECT_EQ(std::string(buffer), word) << "a descriptor went with another frame";
+  }
+
+  // The channel reads on after a drain.
+  supervisor->send(Frame{.type = FrameType::kCancel, .call_id = 7});
+  flushed = false;
+  supervisor->flush([&] { flushed = true; });
+  run_until(supervisor_io, [&] { return flushed; });
+  run_until(worker_io, [&] { return received.size() == 7; });
 }
 
 // A peer that sent its last frames and closed: a frame sent to it fails, and what it sent
 // is read all the same (a worker's last audit line must survive a frame it never took).
 TEST(Channel, ReadsWhatThePeerSentAfterAWriteToItFailed) {
   boost::asio::io_context io;
-  auto [left_fd, right_fd] = make_socket_pair();
-  auto left = std::make_shared<Channel>(io, std::move(left_fd));
+  auto [sender, receiver] = make_channel();
+  auto left = std::make_shared<Channel>(io, std::move(receiver));
   bool left_done = false;
   left->send(Frame{.type = FrameType::kEvent, .body = "last words"});
   left->flush([&] {
@@ -177,7 +318,7 @@ TEST(Channel, ReadsWhatThePeerSentAfterAWriteToItFailed) {
   });
   run_until(io, [&] { return left_done; });
 
-  auto right = std::make_shared<Channel>(io, std::move(right_fd));
+  auto right = std::make_shared<Channel>(io, std::move(sender));
   right->send(Frame{.type = FrameType::kDelivered, .call_id = 7});  // to a closed peer
   std::vector<std::string> bodies;
   bool closed = false;
@@ -260,6 +401,37 @@ TEST(CallMeta, RoundTripsAndRefusesWhatIsMalformed) {
   std::string huge_cap = bytes;
   huge_cap[8 + 4 + 7] = 1;  // the cap's top byte: past what an int holds
   EXPECT_FALSE(decode_call_meta(huge_cap));
+}
+
+// A source descriptor that is also the target of an earlier pair is moved aside before
+// that pair overwrites it: each pipe gets its own word.
+TEST(Spawn, ASourceThatIsAnEarlierTargetReachesItsOwnTarget) {
+  int first[2];
+  int second[2];
+  // Non-blocking, so that a word gone astray fails the test instead of hanging it.
+  ASSERT_EQ(::pipe2(first, O_CLOEXEC | O_NONBLOCK), 0);
+  ASSERT_EQ(::pipe2(second, O_CLOEXEC | O_NONBLOCK), 0);
+  const UniqueFd first_read(first[0]);
+  const UniqueFd first_write(first[1]);
+  const UniqueFd second_read(second[0]);
+  const UniqueFd second_write(second[1]);
+  const int low = second_write.get();  // the first pair's target
+  const auto spawned = spawn(SpawnRequest{
+      .program = "/bin/bash",
+      .args = {"-c",
+               "echo one >&" + std::to_string(low) + "; echo two >&" + std::to_string(low + 1)},
+      .descriptors = {{first_write.get(), low}, {low, low + 1}},
+  });
+  ASSERT_TRUE(std::holds_alternative<Spawned>(spawned)) << std::get<std::string>(spawned);
+  int status = 0;
+  ASSERT_EQ(::waitpid(std::get<Spawned>(spawned).pid, &status, 0), std::get<Spawned>(spawned).pid);
+  auto read_word = [](const UniqueFd& fd) {
+    char buffer[16] = {};
+    const long got = ::read(fd.get(), buffer, sizeof buffer);
+    return std::string(buffer, got > 0 ? static_cast<std::size_t>(got) : 0);
+  };
+  EXPECT_EQ(read_word(first_read), "one\n");
+  EXPECT_EQ(read_word(second_read), "two\n");
 }
 
 TEST(StatusBoard, ReaderSeesWhatTheWriterPublished) {

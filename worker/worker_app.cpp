@@ -46,7 +46,7 @@ T meta_value(const json& meta, const char* key, T fallback) {
 
 }  // namespace
 
-WorkerApp::WorkerApp(boost::asio::io_context& io, ipc::UniqueFd channel,
+WorkerApp::WorkerApp(boost::asio::io_context& io, ipc::ChannelEnd channel,
                      const std::string& status_segment)
     : io_(io),
       channel_(std::make_shared<ipc::Channel>(io, std::move(channel))),

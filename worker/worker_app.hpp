@@ -18,7 +18,8 @@ namespace sb::worker {
 
 class WorkerApp {
  public:
-  WorkerApp(boost::asio::io_context& io, ipc::UniqueFd channel, const std::string& status_segment);
+  WorkerApp(boost::asio::io_context& io, ipc::ChannelEnd channel,
+            const std::string& status_segment);
   void start();
 
  private:

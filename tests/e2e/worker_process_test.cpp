@@ -534,7 +534,7 @@ TEST_F(WorkerProcess, AWorkerHoldsOnlyItsChannelAndItsOwnComputersSocket) {
     SCOPED_TRACE(computer);
     const pid_t pid = sb.worker(computer)["pid"].get<pid_t>();
     const WorkerSockets sockets = sockets_of(pid);
-    EXPECT_EQ(sockets.unix_sockets, 1) << "only the channel to the supervisor";
+    EXPECT_EQ(sockets.unix_sockets, 2) << "only the channel's frame and descriptor sockets";
     EXPECT_EQ(sockets.other, 0);
     for (const auto& socket : sockets.tcp) {
       EXPECT_FALSE(socket.listening) << "a listening socket (port " << socket.local_port << ")";

@@ -76,13 +76,33 @@ void send_frame(FrameType type, std::uint64_t call_id, const std::string& meta,
       passed_fd >= 0 ? std::span<const int>(&passed_fd, 1) : std::span<const int>(), MSG_NOSIGNAL);
 }
 
+std::string hello_meta(std::int64_t protocol = sb::ipc::kProtocolVersion) {
+  return nlohmann::json{
+      {"pid", ::getpid()}, {"protocol", protocol}, {"build", std::string(sb::ipc::build_id())}}
+      .dump();
+}
+
 void say_hello(std::int64_t protocol = sb::ipc::kProtocolVersion) {
-  send_frame(
-      FrameType::kHello, 0,
-      nlohmann::json{
-          {"pid", ::getpid()}, {"protocol", protocol}, {"build", std::string(sb::ipc::build_id())}}
-          .dump(),
-      "");
+  send_frame(FrameType::kHello, 0, hello_meta(protocol), "");
+}
+
+// A correct hello, each of its bytes sent alone with a descriptor the frame does not
+// declare: the supervisor must read the hello and hold none of them.
+void say_hello_smuggling_descriptors() {
+  const std::string meta = hello_meta();
+  const WireHeader header{static_cast<std::uint32_t>(meta.size()),       0, 0,
+                          static_cast<std::uint16_t>(FrameType::kHello), 0, 0};
+  std::string bytes(reinterpret_cast<const char*>(&header), sizeof header);
+  bytes += meta;
+  int flags = ::fcntl(kChannel, F_GETFL);
+  ::fcntl(kChannel, F_SETFL, flags & ~O_NONBLOCK);
+  for (char& byte : bytes) {
+    const int smuggled = ::open("/dev/null", O_RDONLY);
+    const iovec part{&byte, 1};
+    sb::ipc::send_with_descriptors(kChannel, std::span<const iovec>(&part, 1),
+                                   std::span<const int>(&smuggled, 1), MSG_NOSIGNAL);
+    ::close(smuggled);
+  }
 }
 
 void send_event(const nlohmann::json& event) {
@@ -123,14 +143,7 @@ void keep_beating(char* base) {
 }
 
 void misbehave(const std::string& how, char* status_record) {
-  if (how == "descriptors") {
-    // Descriptors on frames that declare none: the first one must end the worker.
-    for (int i = 0; i < 50; ++i) {
-      const int smuggled = ::open("/dev/null", O_RDONLY);
-      send_frame(FrameType::kEvent, 0, "", "{}", smuggled);
-      ::close(smuggled);
-    }
-  } else if (how == "declared-descriptor") {
+  if (how == "declared-descriptor") {
     send_frame(FrameType::kReply, 1, "", "", -1, 1);
   } else if (how == "unknown-type") {
     send_frame(static_cast<FrameType>(999), 0, "", "");
@@ -184,12 +197,15 @@ int main(int argc, char** argv) {
   // never says it: the test never lets it go).
   char* status_record = map_status_record(segment);
   keep_beating(status_record);
-  const bool hello_is_the_breach = how == "version" || how == "before-hello" || how == "silent";
+  const bool hello_is_the_breach =
+      how == "version" || how == "before-hello" || how == "silent" || how == "descriptors";
   if (!hello_is_the_breach) say_hello();
   while (!fs::exists(fs::path(state) / (name + ".go")))
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   if (how == "version") {
     say_hello(sb::ipc::kProtocolVersion + 1);
+  } else if (how == "descriptors") {
+    say_hello_smuggling_descriptors();
   } else {
     misbehave(how == "before-hello" ? "unmade-call" : how, status_record);
   }
