@@ -57,23 +57,29 @@ std::string peek_configure_name() {
   }
 }
 
-void send_frame(FrameType type, std::uint64_t call_id, const std::string& meta,
-                const std::string& body, int passed_fd = -1, std::uint16_t has_fd = 0,
-                std::uint32_t reserved = 0) {
-  WireHeader header{static_cast<std::uint32_t>(meta.size()),
-                    static_cast<std::uint32_t>(body.size()),
-                    call_id,
-                    static_cast<std::uint16_t>(type),
-                    has_fd,
-                    reserved};
-  iovec parts[3] = {{&header, sizeof header},
-                    {const_cast<char*>(meta.data()), meta.size()},
-                    {const_cast<char*>(body.data()), body.size()}};
-  int flags = ::fcntl(kChannel, F_GETFL);
+// A frame as the wire carries it, header fields as given.
+std::string frame_bytes(FrameType type, std::uint64_t call_id, const std::string& meta,
+                        const std::string& body, std::uint16_t has_fd, std::uint32_t reserved) {
+  const WireHeader header{static_cast<std::uint32_t>(meta.size()),
+                          static_cast<std::uint32_t>(body.size()),
+                          call_id,
+                          static_cast<std::uint16_t>(type),
+                          has_fd,
+                          reserved};
+  return std::string(reinterpret_cast<const char*>(&header), sizeof header) + meta + body;
+}
+
+// Each part of a misbehaviour goes out whole, in order.
+void make_channel_blocking() {
+  const int flags = ::fcntl(kChannel, F_GETFL);
   ::fcntl(kChannel, F_SETFL, flags & ~O_NONBLOCK);
-  sb::ipc::send_with_descriptors(
-      kChannel, parts,
-      passed_fd >= 0 ? std::span<const int>(&passed_fd, 1) : std::span<const int>(), MSG_NOSIGNAL);
+}
+
+void send_frame(FrameType type, std::uint64_t call_id, const std::string& meta,
+                const std::string& body, std::uint16_t has_fd = 0, std::uint32_t reserved = 0) {
+  const std::string bytes = frame_bytes(type, call_id, meta, body, has_fd, reserved);
+  make_channel_blocking();
+  [[maybe_unused]] const auto sent = ::send(kChannel, bytes.data(), bytes.size(), MSG_NOSIGNAL);
 }
 
 std::string hello_meta(std::int64_t protocol = sb::ipc::kProtocolVersion) {
@@ -89,13 +95,8 @@ void say_hello(std::int64_t protocol = sb::ipc::kProtocolVersion) {
 // A correct hello, each of its bytes sent alone with a descriptor the frame does not
 // declare: the supervisor must read the hello and hold none of them.
 void say_hello_smuggling_descriptors() {
-  const std::string meta = hello_meta();
-  const WireHeader header{static_cast<std::uint32_t>(meta.size()),       0, 0,
-                          static_cast<std::uint16_t>(FrameType::kHello), 0, 0};
-  std::string bytes(reinterpret_cast<const char*>(&header), sizeof header);
-  bytes += meta;
-  int flags = ::fcntl(kChannel, F_GETFL);
-  ::fcntl(kChannel, F_SETFL, flags & ~O_NONBLOCK);
+  std::string bytes = frame_bytes(FrameType::kHello, 0, hello_meta(), "", 0, 0);
+  make_channel_blocking();
   for (char& byte : bytes) {
     const int smuggled = ::open("/dev/null", O_RDONLY);
     const iovec part{&byte, 1};
@@ -144,13 +145,13 @@ void keep_beating(char* base) {
 
 void misbehave(const std::string& how, char* status_record) {
   if (how == "declared-descriptor") {
-    send_frame(FrameType::kReply, 1, "", "", -1, 1);
+    send_frame(FrameType::kReply, 1, "", "", 1);
   } else if (how == "unknown-type") {
     send_frame(static_cast<FrameType>(999), 0, "", "");
   } else if (how == "bad-meta") {
     send_frame(FrameType::kReply, 1, R"({"status":"replied"})", "{}");
   } else if (how == "reserved") {
-    send_frame(FrameType::kEvent, 0, "", "{}", -1, 0, 7);
+    send_frame(FrameType::kEvent, 0, "", "{}", 0, 7);
   } else if (how == "oversized-event") {
     send_event({{"event", "vm_attach"}, {"peer", std::string(8000, 'p')}, {"generation", 1}});
   } else if (how == "forged-event") {
