@@ -13,14 +13,9 @@
 #include <string_view>
 
 #include "ipc/messages.hpp"
+#include "shared/json_scan.hpp"
 
 namespace sb::worker {
-
-// A byte range [begin, end) of the scanned text.
-struct TextSpan {
-  std::size_t begin = 0;
-  std::size_t end = 0;
-};
 
 struct ScannedMessage {
   bool is_response = false;         // a top-level "result" or "error" member
