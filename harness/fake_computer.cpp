@@ -94,6 +94,7 @@ struct FakeComputer::Impl {
   std::optional<int> attach_status;  // guarded
   Refusal refusal;                   // guarded
   std::vector<json> frames;          // guarded
+  std::vector<std::string> texts;    // guarded: the frames as they arrived
   bool initialized = false;          // guarded
   std::size_t pings = 0;             // guarded
   std::optional<CloseInfo> ended;    // guarded
@@ -180,7 +181,10 @@ struct FakeComputer::Impl {
     const std::string text = beast::buffers_to_string(read_buffer.data());
     read_buffer.consume(read_buffer.size());
     json message = json::parse(text, nullptr, /*allow_exceptions=*/false);
-    notify([&] { frames.push_back(message.is_discarded() ? json(text) : message); });
+    notify([&] {
+      frames.push_back(message.is_discarded() ? json(text) : message);
+      texts.push_back(text);
+    });
     if (message.is_object()) handle(message);
     if (options.deaf_after_initialized && message.is_object() &&
         message.value("method", "") == "notifications/initialized")
@@ -345,6 +349,11 @@ FakeComputer::Refusal FakeComputer::refusal() const {
 std::vector<json> FakeComputer::frames() const {
   std::lock_guard lock(impl_->mutex);
   return impl_->frames;
+}
+
+std::vector<std::string> FakeComputer::frame_texts() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->texts;
 }
 
 std::vector<json> FakeComputer::requests(const std::string& method) const {

@@ -113,7 +113,8 @@ class FakeComputer {
   Refusal refusal() const;
 
   // ---- what it received ----
-  std::vector<nlohmann::json> frames() const;  // every text frame, parsed (or a string)
+  std::vector<nlohmann::json> frames() const;    // every text frame, parsed (or a string)
+  std::vector<std::string> frame_texts() const;  // every text frame, as it arrived
   std::vector<nlohmann::json> requests(const std::string& method) const;
   std::vector<nlohmann::json> calls() const { return requests("tools/call"); }
   // Waits until at least `count` requests of `method` have arrived.

@@ -155,6 +155,17 @@ class Handler {
         "method " + backticked(name) + " is not served by the switchboard"));
   }
 
+  // A plain tools/call, as the scanner read it: its id is a string or an integer, its
+  // params an object with a string name and, if any, object arguments.
+  Abandon scanned_tools_call(const ScannedToolCall& call) {
+    id_ = json::parse(call.id);
+    if (const auto refused = refused_tool_name(call.tool)) return finish(*refused);
+    return call_tool(ToolCallParts{.tool = call.tool,
+                                   .params_json = std::string(call.params),
+                                   .arguments_json = call.arguments,
+                                   .task = false});
+  }
+
  private:
   Abandon swallow() {
     done_(std::nullopt);
@@ -478,6 +489,14 @@ class Handler {
     return jsonrpc::error_response(id, code, jsonrpc::relay_error_message(code));
   }
 
+  // What a tools/call forwards and audits, from the tree or from the scanner.
+  struct ToolCallParts {
+    std::string tool;
+    std::string params_json;                         // to the computer, as it is
+    std::optional<std::string_view> arguments_json;  // for the audit
+    bool task = false;
+  };
+
   Abandon tools_call() {
     const auto params = message_.find("params");
     const auto name =
@@ -487,17 +506,36 @@ class Handler {
       return finish(
           jsonrpc::error_response(id_, jsonrpc::kInvalidParams, "tools/call needs params.name"));
     }
-    const std::string tool = name->get<std::string>();
-    const std::size_t length = utf8_length(tool);
-    if (length == 0 || length > kMaxToolNameChars) {
-      return finish(jsonrpc::error_response(id_, jsonrpc::kInvalidParams,
-                                            "params.name must be 1-128 characters"));
-    }
+    if (const auto refused = refused_tool_name(name->get_ref<const std::string&>()))
+      return finish(*refused);
     const auto arguments = params->find("arguments");
     if (arguments != params->end() && !arguments->is_object()) {
       return finish(jsonrpc::error_response(id_, jsonrpc::kInvalidParams,
                                             "params.arguments must be an object"));
     }
+    const std::string arguments_json = arguments == params->end() || !services_.config->audit_args
+                                           ? std::string()
+                                           : dump(*arguments);
+    return call_tool(
+        ToolCallParts{.tool = name->get<std::string>(),
+                      .params_json = dump(*params),
+                      .arguments_json = arguments == params->end()
+                                            ? std::nullopt
+                                            : std::optional<std::string_view>(arguments_json),
+                      .task = params->contains("task")});
+  }
+
+  std::optional<json> refused_tool_name(const std::string& tool) const {
+    const std::size_t length = utf8_length(tool);
+    if (length == 0 || length > kMaxToolNameChars) {
+      return jsonrpc::error_response(id_, jsonrpc::kInvalidParams,
+                                     "params.name must be 1-128 characters");
+    }
+    return std::nullopt;
+  }
+
+  Abandon call_tool(const ToolCallParts& parts) {
+    const std::string& tool = parts.tool;
     CallAudit audit{.services = services_,
                     .principal = context_.caller,
                     .computer = context_.computer,
@@ -505,7 +543,7 @@ class Handler {
                     .tool_label = tool == kStatusTool || context_.tools.names.contains(tool)
                                       ? tool
                                       : std::string(kOtherTool),
-                    .args = audit_args(arguments == params->end() ? nullptr : &*arguments),
+                    .args = audit_args(parts.arguments_json),
                     .started = Clock::now()};
 
     if (tool == kStatusTool) {
@@ -532,10 +570,10 @@ class Handler {
                         .caller_cap = context_.caller_cap,
                         .timeout = std::chrono::seconds(services_.config->timeouts.for_tool(tool)),
                         .method = "tools/call",
-                        .params_json = dump(*params)};
+                        .params_json = parts.params_json};
     audit.forwarded = true;
     auto shared_audit = std::make_shared<CallAudit>(std::move(audit));
-    auto record_task = params->contains("task") ? task_recorder() : nullptr;
+    auto record_task = parts.task ? task_recorder() : nullptr;
     services_.metrics.call_started(context_.computer, context_.caller);
     return forward(
         std::move(request),
@@ -548,10 +586,10 @@ class Handler {
         });
   }
 
-  json audit_args(const json* arguments) const {
+  json audit_args(std::optional<std::string_view> arguments_json) const {
     if (!services_.config->audit_args) return nullptr;
-    if (!arguments) return "";
-    return truncate_chars(dump(*arguments), kMaxAuditArgsChars);
+    if (!arguments_json) return "";
+    return truncate_chars(std::string(*arguments_json), kMaxAuditArgsChars);
   }
 
   struct CallAudit {
@@ -629,6 +667,13 @@ class Handler {
 Abandon handle_mcp(const json& message, const CallerContext& context, const McpServices& services,
                    McpDone done, McpMessage on_message) {
   return Handler(message, context, services, std::move(done), std::move(on_message)).run();
+}
+
+Abandon handle_tools_call(const ScannedToolCall& call, const CallerContext& context,
+                          const McpServices& services, McpDone done, McpMessage on_message) {
+  const json no_message;  // nothing of it is read on this path
+  return Handler(no_message, context, services, std::move(done), std::move(on_message))
+      .scanned_tools_call(call);
 }
 
 namespace {

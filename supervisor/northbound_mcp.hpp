@@ -11,6 +11,7 @@
 
 #include "shared/config.hpp"
 #include "supervisor/call_book.hpp"
+#include "supervisor/call_scan.hpp"
 #include "supervisor/http_types.hpp"
 #include "supervisor/metrics.hpp"
 #include "supervisor/reply_budget.hpp"
@@ -64,6 +65,10 @@ using McpMessage = std::function<void(ReplyText)>;
 // messages during a call (an HTTP caller that does not accept event streams).
 Abandon handle_mcp(const nlohmann::json& message, const CallerContext& context,
                    const McpServices& services, McpDone done, McpMessage on_message = {});
+// The same for a plain tools/call read by the scanner (supervisor/call_scan.hpp): answered
+// as handle_mcp() answers that request, with the caller's own params forwarded.
+Abandon handle_tools_call(const ScannedToolCall& call, const CallerContext& context,
+                          const McpServices& services, McpDone done, McpMessage on_message = {});
 
 // A computer's notifications/tasks/status: to a call in flight of the client that owns the
 // task, whose caller takes messages; otherwise dropped (docs/protocol.md, "Tasks").

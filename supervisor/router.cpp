@@ -9,6 +9,7 @@
 #include "shared/jsonrpc.hpp"
 #include "shared/text.hpp"
 #include "shared/verifier.hpp"
+#include "supervisor/call_scan.hpp"
 #include "supervisor/computer_status.hpp"
 #include "supervisor/northbound_mcp.hpp"
 #include "supervisor/origin_policy.hpp"
@@ -193,6 +194,18 @@ class Routes {
           "unsupported MCP-Protocol-Version; supported: " + supported_protocol_versions_text()));
     }
     if (!jsonrpc::nesting_within(request_.body, jsonrpc::kMaxNesting)) return reply(parse_error());
+    const CallerContext context{.caller = resolved.caller->name,
+                                .computer = resolved.computer,
+                                .tools = *resolved.tools,
+                                .caller_cap = resolved.caller->caller_cap,
+                                .wildcard = resolved.caller->wildcard(),
+                                .session = session_scope()};
+    // Most requests are a plain tools/call, read without building a tree.
+    if (const auto call = scan_tools_call(request_.body, jsonrpc::kMaxNesting)) {
+      if (const auto mismatch = header_mismatch({"tools/call", call->tool, std::nullopt}))
+        return reply(bad_request(kHeaderMismatch, *mismatch));
+      return handle_tools_call(*call, context, mcp_services(state_), done(false), on_message());
+    }
     // JSON text holds no NUL byte, but nlohmann's parser stops at one and would read the
     // body as whatever came before it.
     if (request_.body.find('\0') != std::string::npos) return reply(parse_error());
@@ -201,33 +214,29 @@ class Routes {
     if (message.is_array()) {
       return reply(bad_request(jsonrpc::kInvalidRequest, "JSON-RPC batches are not supported"));
     }
-    if (const auto mismatch = header_mismatch(message))
-      return reply(bad_request(kHeaderMismatch, *mismatch));
-    const CallerContext context{.caller = resolved.caller->name,
-                                .computer = resolved.computer,
-                                .tools = *resolved.tools,
-                                .caller_cap = resolved.caller->caller_cap,
-                                .wildcard = resolved.caller->wildcard(),
-                                .session = session_scope()};
-    const McpServices services = mcp_services(state_);
-    const bool initialize = message.is_object() && message.value("method", json()) == "initialize";
-    McpMessage on_message;
-    if (request_.accepts_event_stream) {
-      on_message = [send = send_event_](ReplyText text) {
-        send(std::move(text.head), std::move(text.body));
-      };
+    if (message.is_object()) {
+      if (const auto mismatch = header_mismatch(facts_of(message)))
+        return reply(bad_request(kHeaderMismatch, *mismatch));
     }
-    return handle_mcp(
-        message, context, services,
-        [respond = respond_, initialize](std::optional<ReplyText> text) {
-          if (!text) return respond(empty_response(202));
-          auto response = json_response(200, std::move(text->body));
-          response.body_head = std::move(text->head);
-          response.lease = std::move(text->lease);
-          if (initialize) response.headers.emplace_back("Mcp-Session-Id", new_session_id());
-          respond(std::move(response));
-        },
-        std::move(on_message));
+    const bool initialize = message.is_object() && message.value("method", json()) == "initialize";
+    return handle_mcp(message, context, mcp_services(state_), done(initialize), on_message());
+  }
+
+  McpMessage on_message() const {
+    if (!request_.accepts_event_stream) return {};
+    return
+        [send = send_event_](ReplyText text) { send(std::move(text.head), std::move(text.body)); };
+  }
+
+  McpDone done(bool initialize) const {
+    return [respond = respond_, initialize](std::optional<ReplyText> text) {
+      if (!text) return respond(empty_response(202));
+      auto response = json_response(200, std::move(text->body));
+      response.body_head = std::move(text->head);
+      response.lease = std::move(text->lease);
+      if (initialize) response.headers.emplace_back("Mcp-Session-Id", new_session_id());
+      respond(std::move(response));
+    };
   }
 
   // A session id scopes cancellations and answers only; one the switchboard never issued is
@@ -241,26 +250,42 @@ class Routes {
     return visible ? *request_.session_id : std::string();
   }
 
+  // What a 2026-07-28 caller repeats in headers, as the body says it: each absent when the
+  // body has none of that type.
+  struct BodyFacts {
+    std::optional<std::string_view> method;
+    std::optional<std::string_view> tool;              // a tools/call's params.name
+    std::optional<std::string_view> protocol_version;  // params._meta's
+  };
+
+  static BodyFacts facts_of(const json& message) {
+    BodyFacts facts;
+    const auto string_at = [](const json& object, const char* key) {
+      const auto found = object.find(key);
+      return found != object.end() && found->is_string()
+                 ? std::optional<std::string_view>(found->get_ref<const std::string&>())
+                 : std::nullopt;
+    };
+    facts.method = string_at(message, "method");
+    const auto params = message.find("params");
+    if (params == message.end() || !params->is_object()) return facts;
+    if (facts.method == "tools/call") facts.tool = string_at(*params, "name");
+    const auto meta = params->find("_meta");
+    if (meta != params->end() && meta->is_object())
+      facts.protocol_version = string_at(*meta, "io.modelcontextprotocol/protocolVersion");
+    return facts;
+  }
+
   // 2026-07-28 callers repeat the method, a tool's name and their revision in headers,
   // which must agree with the body.
-  std::optional<std::string> header_mismatch(const json& message) const {
-    if (!message.is_object()) return std::nullopt;
-    const json method = message.value("method", json());
-    if (request_.mcp_method && method != *request_.mcp_method)
+  std::optional<std::string> header_mismatch(const BodyFacts& facts) const {
+    if (request_.mcp_method && facts.method != *request_.mcp_method)
       return "the Mcp-Method header does not match the body's method";
-    const auto params = message.find("params");
-    const bool has_params = params != message.end() && params->is_object();
-    if (request_.mcp_name && method == "tools/call") {
-      const json name = has_params ? params->value("name", json()) : json();
-      if (name != *request_.mcp_name) return "the Mcp-Name header does not match params.name";
-    }
-    if (request_.protocol_version && has_params) {
-      const json meta = params->value("_meta", json());
-      const json version =
-          meta.is_object() ? meta.value("io.modelcontextprotocol/protocolVersion", json()) : json();
-      if (version.is_string() && version != *request_.protocol_version)
-        return "the MCP-Protocol-Version header does not match _meta's protocolVersion";
-    }
+    if (request_.mcp_name && facts.method == "tools/call" && facts.tool != *request_.mcp_name)
+      return "the Mcp-Name header does not match params.name";
+    if (request_.protocol_version && facts.protocol_version &&
+        facts.protocol_version != *request_.protocol_version)
+      return "the MCP-Protocol-Version header does not match _meta's protocolVersion";
     return std::nullopt;
   }
 

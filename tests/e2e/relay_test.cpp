@@ -111,6 +111,36 @@ TEST_F(Relay, ADeniedToolIsAToolResultAndNeverReachesTheComputer) {
   EXPECT_EQ(calls[0]["params"]["name"], "echo");
 }
 
+// The policy judges the tool the computer will run. A request that names its tool twice
+// (once spelled with an escape) reaches both as one name, the last, as a parser that keeps
+// the last member reads it: the other name never reaches the computer.
+TEST_F(Relay, ATwiceNamedToolReachesThePolicyAndTheComputerAsOne) {
+  SwitchboardProcess sb(config());
+  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  ASSERT_TRUE(fake);
+  auto post_text = [&](std::string body) {
+    HttpRequest request = mcp_request("/mcp", bob_.secret, json());
+    request.body = std::move(body);
+    return http(sb.port(), request);
+  };
+  const auto denied =
+      post_text(R"({"jsonrpc":"2.0","id":1,"method":"tools/call",)"
+                R"("params":{"name":"echo","arguments":{"a":1},"name":"secret_tool"}})");
+  ASSERT_EQ(denied.status, 200) << denied.body;
+  EXPECT_EQ(denied.json()["result"]["isError"], true) << denied.body;
+  EXPECT_NE(result_text(denied.json()).find("`secret_tool`"), std::string::npos) << denied.body;
+
+  const auto allowed =
+      post_text(R"({"jsonrpc":"2.0","id":2,"method":"tools/call",)"
+                R"("params":{"name":"secret_tool","arguments":{"b":2},"name":"echo"}})");
+  ASSERT_EQ(allowed.status, 200) << allowed.body;
+  EXPECT_EQ(echoed(allowed.json()), (json{{"b", 2}})) << allowed.body;
+  ASSERT_EQ(fake->calls().size(), 1u);
+  for (const auto& text : fake->frame_texts()) {
+    EXPECT_EQ(text.find("secret_tool"), std::string::npos) << "the computer saw " << text;
+  }
+}
+
 TEST_F(Relay, VmStatusIsAlwaysAllowedAndAnsweredLocally) {
   SwitchboardProcess sb(config());
   auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
