@@ -12,48 +12,15 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "fuzz/fuzz_check.hpp"
 #include "shared/jsonrpc.hpp"
 #include "supervisor/call_scan.hpp"
+#include "tests/support/repeated_members.hpp"
 
 namespace {
 
 using json = nlohmann::json;
-
-// nlohmann's view of the text, and whether the request or its params names a member twice
-// (its tree keeps the last and cannot show it). Inside arguments a repeat is the computer's
-// to read as it will: the switchboard reads nothing there, and forwards the caller's bytes.
-struct Reference {
-  json value;
-  bool repeats_a_member = false;
-};
-
-Reference parse_reference(std::string_view text) {
-  Reference reference;
-  std::vector<std::string> request_keys;
-  std::vector<std::string> params_keys;
-  bool in_params = false;  // the current depth-2 keys are params'
-  const auto repeat = [&](std::vector<std::string>& keys, const std::string& key) {
-    for (const auto& seen : keys) reference.repeats_a_member |= seen == key;
-    keys.push_back(key);
-  };
-  reference.value = json::parse(
-      text,
-      [&](int depth, json::parse_event_t event, json& parsed) {
-        // A top-level member's object value starts at depth 1; its keys come at depth 2.
-        if (event == json::parse_event_t::object_start && depth == 1)
-          in_params = !request_keys.empty() && request_keys.back() == "params";
-        if (event == json::parse_event_t::key && depth == 1)
-          repeat(request_keys, parsed.get<std::string>());
-        if (event == json::parse_event_t::key && depth == 2 && in_params)
-          repeat(params_keys, parsed.get<std::string>());
-        return true;
-      },
-      /*allow_exceptions=*/false);
-  return reference;
-}
 
 int depth_of(const json& value) {
   if (!value.is_structured()) return 0;
@@ -97,15 +64,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FUZZ_CHECK(!call);
     return 0;
   }
-  const Reference reference = parse_reference(text);
-  const bool plain = !reference.value.is_discarded() && !reference.repeats_a_member &&
-                     depth_of(reference.value) <= sb::jsonrpc::kMaxNesting &&
-                     plain_call(reference.value);
+  const json reference = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  const bool plain = !reference.is_discarded() && !sbtest::repeats_a_request_member(text) &&
+                     depth_of(reference) <= sb::jsonrpc::kMaxNesting && plain_call(reference);
   FUZZ_CHECK(call.has_value() == plain);
   if (!call) return 0;
 
   // The spans lie inside the text and read, on their own, as the tree's parts.
-  const json& request = reference.value;
+  const json& request = reference;
   const json& params = request.at("params");
   FUZZ_CHECK(call->params.data() >= text.data() &&
              call->params.data() + call->params.size() <= text.data() + text.size());

@@ -9,6 +9,7 @@
 #include <random>
 
 #include "shared/jsonrpc.hpp"
+#include "tests/support/repeated_members.hpp"
 
 namespace sb::supervisor {
 namespace {
@@ -156,33 +157,6 @@ std::string random_request(std::mt19937& random) {
   return object(request);
 }
 
-// Whether the request or its params names a member twice. (Inside arguments a repeat is
-// the computer's to read: the switchboard forwards the caller's bytes there.)
-bool repeats_a_member(const std::string& text) {
-  std::vector<std::string> request_keys;
-  std::vector<std::string> params_keys;
-  bool in_params = false;
-  bool repeated = false;
-  const auto repeat = [&](std::vector<std::string>& keys, const std::string& key) {
-    repeated |= std::find(keys.begin(), keys.end(), key) != keys.end();
-    keys.push_back(key);
-  };
-  const json ignored = json::parse(
-      text,
-      [&](int depth, json::parse_event_t event, json& parsed) {
-        // A top-level member's object value starts at depth 1; its keys come at depth 2.
-        if (event == json::parse_event_t::object_start && depth == 1)
-          in_params = !request_keys.empty() && request_keys.back() == "params";
-        if (event == json::parse_event_t::key && depth == 1)
-          repeat(request_keys, parsed.get<std::string>());
-        if (event == json::parse_event_t::key && depth == 2 && in_params)
-          repeat(params_keys, parsed.get<std::string>());
-        return true;
-      },
-      /*allow_exceptions=*/false);
-  return repeated && !ignored.is_discarded();
-}
-
 // What the scanner takes, a full parser reads the same way: the same id, tool and params,
 // the method tools/call, no other member, and no member twice.
 TEST(CallScan, AgreesWithAFullParserOnWhatItTakes) {
@@ -195,7 +169,7 @@ TEST(CallScan, AgreesWithAFullParserOnWhatItTakes) {
     ++taken;
     const json parsed = json::parse(text, nullptr, /*allow_exceptions=*/false);
     ASSERT_TRUE(parsed.is_object()) << text;
-    EXPECT_FALSE(repeats_a_member(text)) << text;
+    EXPECT_FALSE(sbtest::repeats_a_request_member(text)) << text;
     EXPECT_EQ(parsed["method"], "tools/call") << text;
     EXPECT_EQ(json::parse(call->id), parsed["id"]) << text;
     EXPECT_TRUE(parsed["id"].is_string() || parsed["id"].is_number_integer()) << text;
