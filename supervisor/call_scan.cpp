@@ -33,19 +33,13 @@ class CallScanner {
       if (key == "params") return once(params) && params_member();
       return false;  // a member the plain shape does not have
     });
-    if (!parsed || !id || !method || !params || !call_.tool_seen) return std::nullopt;
+    if (!parsed || !id || !method || !params || !named_) return std::nullopt;
     json_.skip_space();
     if (!json_.at_end()) return std::nullopt;
-    return std::move(call_.scanned);
+    return std::move(call_);
   }
 
  private:
-  // What the scan has found so far.
-  struct Found {
-    ScannedToolCall scanned;
-    bool tool_seen = false;
-  };
-
   static bool once(bool& seen) {
     if (seen) return false;
     seen = true;
@@ -55,8 +49,8 @@ class CallScanner {
   bool id_member() {
     const std::size_t begin = json_.position();
     if (!json_.value(1)) return false;
-    call_.scanned.id = json_.since(begin);
-    return plain_id(call_.scanned.id);
+    call_.id = json_.since(begin);
+    return plain_id(call_.id);
   }
 
   bool method_member() {
@@ -70,12 +64,12 @@ class CallScanner {
     const std::size_t begin = json_.position();
     bool arguments = false;
     const bool parsed = json_.object(2, [&](std::string_view key, std::size_t) {
-      if (key == "name") return once(call_.tool_seen) && name_member();
+      if (key == "name") return once(named_) && name_member();
       if (key == "arguments") return once(arguments) && arguments_member();
       return false;
     });
     if (!parsed) return false;
-    call_.scanned.params = json_.since(begin);
+    call_.params = json_.since(begin);
     return true;
   }
 
@@ -83,7 +77,7 @@ class CallScanner {
     std::string decoded;
     const auto name = json_.string_token(&decoded);
     if (!name) return false;
-    call_.scanned.tool = std::string(*name);
+    call_.tool = std::string(*name);
     return true;
   }
 
@@ -91,12 +85,13 @@ class CallScanner {
     if (!json_.at('{')) return false;
     const std::size_t begin = json_.position();
     if (!json_.value(2)) return false;
-    call_.scanned.arguments = json_.since(begin);
+    call_.arguments = json_.since(begin);
     return true;
   }
 
   JsonScanner json_;
-  Found call_;
+  ScannedToolCall call_;  // what the scan has found so far
+  bool named_ = false;    // params.name was seen
 };
 
 }  // namespace

@@ -193,19 +193,20 @@ class Routes {
           jsonrpc::kInvalidRequest,
           "unsupported MCP-Protocol-Version; supported: " + supported_protocol_versions_text()));
     }
-    if (!jsonrpc::nesting_within(request_.body, jsonrpc::kMaxNesting)) return reply(parse_error());
     const CallerContext context{.caller = resolved.caller->name,
                                 .computer = resolved.computer,
                                 .tools = *resolved.tools,
                                 .caller_cap = resolved.caller->caller_cap,
                                 .wildcard = resolved.caller->wildcard(),
                                 .session = session_scope()};
-    // Most requests are a plain tools/call, read without building a tree.
+    // Most requests are a plain tools/call, read without building a tree (the scan keeps
+    // to the nesting limit itself).
     if (const auto call = scan_tools_call(request_.body, jsonrpc::kMaxNesting)) {
       if (const auto mismatch = header_mismatch({"tools/call", call->tool, std::nullopt}))
         return reply(bad_request(kHeaderMismatch, *mismatch));
       return handle_tools_call(*call, context, mcp_services(state_), done(false), on_message());
     }
+    if (!jsonrpc::nesting_within(request_.body, jsonrpc::kMaxNesting)) return reply(parse_error());
     // JSON text holds no NUL byte, but nlohmann's parser stops at one and would read the
     // body as whatever came before it.
     if (request_.body.find('\0') != std::string::npos) return reply(parse_error());
