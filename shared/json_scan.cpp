@@ -46,10 +46,6 @@ bool is_digit(char c) {
   return c >= '0' && c <= '9';
 }
 
-bool is_json_space(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
 std::optional<std::uint16_t> hex4(std::string_view digits) {
   std::uint16_t value = 0;
   if (digits.size() != 4) return std::nullopt;

@@ -19,6 +19,11 @@ struct TextSpan {
   std::size_t end = 0;
 };
 
+// The four whitespace characters of RFC 8259.
+constexpr bool is_json_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
 // A JSON number token that is a plain integer (no fraction or exponent) in range.
 template <typename Integer>
 std::optional<Integer> integer_token(std::string_view token);

@@ -5,10 +5,6 @@
 namespace sb::worker {
 namespace {
 
-bool is_json_space(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
 class Scanner {
  public:
   Scanner(std::string_view text, int max_nesting) : json_(text, max_nesting), text_(text) {}
