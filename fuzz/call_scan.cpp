@@ -16,18 +16,11 @@
 #include "fuzz/fuzz_check.hpp"
 #include "shared/jsonrpc.hpp"
 #include "supervisor/call_scan.hpp"
-#include "tests/support/repeated_members.hpp"
+#include "tests/support/json_reference.hpp"
 
 namespace {
 
 using json = nlohmann::json;
-
-int depth_of(const json& value) {
-  if (!value.is_structured()) return 0;
-  int deepest = 0;
-  for (const auto& child : value) deepest = std::max(deepest, depth_of(child));
-  return deepest + 1;
-}
 
 bool only_members(const json& object, std::initializer_list<std::string_view> allowed) {
   for (const auto& [key, value] : object.items()) {
@@ -66,7 +59,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   const json reference = json::parse(text, nullptr, /*allow_exceptions=*/false);
   const bool plain = !reference.is_discarded() && !sbtest::repeats_a_request_member(text) &&
-                     depth_of(reference) <= sb::jsonrpc::kMaxNesting && plain_call(reference);
+                     sbtest::nesting_depth(reference) <= sb::jsonrpc::kMaxNesting &&
+                     plain_call(reference);
   FUZZ_CHECK(call.has_value() == plain);
   if (!call) return 0;
 

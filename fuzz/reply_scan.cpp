@@ -18,6 +18,7 @@
 
 #include "fuzz/fuzz_check.hpp"
 #include "shared/jsonrpc.hpp"
+#include "tests/support/json_reference.hpp"
 #include "worker/reply_scan.hpp"
 
 namespace {
@@ -28,14 +29,6 @@ using sb::worker::ScannedMessage;
 // A second, much lower limit than the session's makes the nesting refusal reachable by short
 // inputs, and must never change what is accepted below it.
 constexpr int kLowNesting = 3;
-
-// How deep containers nest: 1 for {} or [], 0 for a scalar.
-int depth_of(const json& value) {
-  if (!value.is_structured()) return 0;
-  int deepest = 0;
-  for (const auto& child : value) deepest = std::max(deepest, depth_of(child));
-  return deepest + 1;
-}
 
 // nlohmann's view of the text: the parsed value (discarded when invalid) and how many "id"
 // keys the top-level object has, which its tree cannot show (a later duplicate replaces).
@@ -144,8 +137,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check_accepted(text, *scanned, reference);
   } else if (reference.value.is_object() && reference.top_level_ids <= 1) {
     // What nlohmann accepts, the scanner refuses only past its nesting limit.
-    FUZZ_CHECK(depth_of(reference.value) > sb::jsonrpc::kMaxNesting);
+    FUZZ_CHECK(sbtest::nesting_depth(reference.value) > sb::jsonrpc::kMaxNesting);
   }
-  if (shallow) FUZZ_CHECK(depth_of(reference.value) <= kLowNesting);
+  if (shallow) FUZZ_CHECK(sbtest::nesting_depth(reference.value) <= kLowNesting);
   return 0;
 }

@@ -9,7 +9,7 @@
 #include <random>
 
 #include "shared/jsonrpc.hpp"
-#include "tests/support/repeated_members.hpp"
+#include "tests/support/json_reference.hpp"
 
 namespace sb::supervisor {
 namespace {

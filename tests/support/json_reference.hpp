@@ -1,9 +1,10 @@
-// The reference a test and the fuzz target hold supervisor/call_scan.hpp to: whether a
-// request, or its params, names a member twice. nlohmann's tree keeps the last of two and
-// cannot show it, so its parser's events are watched instead. Inside arguments a repeat is
-// the computer's to read: the switchboard forwards the caller's bytes there.
+// What the tests and fuzz targets of the JSON scanners (shared/json_scan.hpp) read from
+// nlohmann::json, their reference, beyond its tree: how deep a value nests, and whether a
+// request, or its params, names a member twice (the tree keeps the last of two and cannot
+// show it, so the parser's events are watched instead).
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,8 +13,17 @@
 
 namespace sbtest {
 
+// How deep containers nest: 1 for {} or [], 0 for a scalar.
+inline int nesting_depth(const nlohmann::json& value) {
+  if (!value.is_structured()) return 0;
+  int deepest = 0;
+  for (const auto& child : value) deepest = std::max(deepest, nesting_depth(child));
+  return deepest + 1;
+}
+
 // True when `text` parses and its top-level object or that object's "params" object names
-// some member twice (keys compared decoded).
+// some member twice (keys compared decoded). Inside arguments a repeat is the computer's to
+// read: the switchboard forwards the caller's bytes there.
 inline bool repeats_a_request_member(std::string_view text) {
   using json = nlohmann::json;
   std::vector<std::string> request_keys;
