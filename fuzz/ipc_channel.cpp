@@ -11,7 +11,10 @@
 //
 // The channel is held to the wire format (ipc/frame.hpp) as modelled here: it delivers
 // exactly the complete, well-formed frames at the start of the stream, byte for byte and in
-// order, and closes at the first malformed one or at the end of the stream.
+// order, and closes at the first malformed one or at the end of the stream. Frames with an
+// odd call id and a body of 16 bytes or more are handed over at their meta
+// (Channel::hand_over_large_bodies): their body arrives whole, or, for one cut off by the
+// end of the stream, fails after exactly the bytes that were there.
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -35,12 +38,20 @@ namespace {
 
 using namespace sb::ipc;
 
+constexpr std::size_t kHandOverFrom = 16;
+
+bool handed_over(const WireHeader& header) {
+  return header.call_id % 2 == 1 && header.body_size >= kHandOverFrom && !header.has_fd;
+}
+
 struct Expected {
   FrameType type{};
   std::uint64_t call_id = 0;
   std::string meta;
   std::string body;
   bool fd = false;
+  bool cut_off = false;  // handed over, then the stream ended inside its body
+  bool handed = false;   // handed over at its meta
 };
 
 // The frames a correct reader delivers from `bytes`, with `fds` descriptors at hand.
@@ -52,7 +63,16 @@ std::vector<Expected> expected_frames(std::string_view bytes, std::size_t fds) {
     if (header.meta_size > kMaxMetaSize || header.body_size > kMaxBodySize) break;
     if (header.reserved != 0 || header.has_fd > 1) break;
     const std::size_t payload = std::size_t{header.meta_size} + header.body_size;
-    if (bytes.size() - sizeof header < payload) break;
+    const std::size_t available = bytes.size() - sizeof header;
+    if (available < payload) {
+      if (handed_over(header) && available >= header.meta_size) {
+        frames.push_back({static_cast<FrameType>(header.type), header.call_id,
+                          std::string(bytes.substr(sizeof header, header.meta_size)),
+                          std::string(bytes.substr(sizeof header + header.meta_size)), false, true,
+                          true});
+      }
+      break;
+    }
     if (header.has_fd) {
       if (fds == 0) break;
       --fds;
@@ -61,7 +81,7 @@ std::vector<Expected> expected_frames(std::string_view bytes, std::size_t fds) {
     frames.push_back({static_cast<FrameType>(header.type), header.call_id,
                       std::string(bytes.substr(0, header.meta_size)),
                       std::string(bytes.substr(header.meta_size, header.body_size)),
-                      header.has_fd != 0});
+                      header.has_fd != 0, false, handed_over(header)});
     bytes.remove_prefix(payload);
   }
   return frames;
@@ -120,6 +140,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     auto channel = std::make_shared<Channel>(io, std::move(reader_end));
     channel->start([&](Frame&& frame) { delivered.push_back(std::move(frame)); },
                    [&](const std::string&) { closed = true; });
+    channel->hand_over_large_bodies(kHandOverFrom,
+                                    [](const Frame& frame) { return frame.call_id % 2 == 1; });
 
     std::string_view rest = bytes;
     int stalls = 0;  // a reader that stops reading without closing would hang the loop
@@ -145,7 +167,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (std::size_t i = 0; i < delivered.size(); ++i) {
     const Frame& frame = delivered[i];
     FUZZ_CHECK(frame.type == expected[i].type && frame.call_id == expected[i].call_id);
-    FUZZ_CHECK(frame.meta == expected[i].meta && frame.body == expected[i].body);
+    FUZZ_CHECK(frame.meta == expected[i].meta);
+    FUZZ_CHECK(static_cast<bool>(frame.arriving) == expected[i].handed);
+    if (frame.arriving) {
+      const ArrivingBody& body = *frame.arriving;
+      FUZZ_CHECK(frame.body.empty());
+      FUZZ_CHECK(std::string_view(body.data(), body.arrived()) == expected[i].body);
+      FUZZ_CHECK(expected[i].cut_off ? body.failed() : body.complete());
+    } else {
+      FUZZ_CHECK(!expected[i].cut_off && frame.body == expected[i].body);
+    }
     FUZZ_CHECK(frame.fd.valid() == expected[i].fd);
     if (frame.fd.valid()) FUZZ_CHECK(::fcntl(frame.fd.get(), F_GETFD) & FD_CLOEXEC);
     decode_meta(frame.meta);

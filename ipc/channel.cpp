@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <system_error>
+#include <utility>
 
 namespace sb::ipc {
 namespace {
@@ -47,10 +48,20 @@ Channel::Channel(boost::asio::io_context& io, ChannelEnd end)
   descriptor_socket_.non_blocking(true);
 }
 
+// A body handed over and not yet whole can never be now: whoever follows it must not wait.
+Channel::~Channel() {
+  if (arriving_) arriving_->fail();
+}
+
 void Channel::start(FrameHandler on_frame, ClosedHandler on_closed) {
   on_frame_ = std::move(on_frame);
   on_closed_ = std::move(on_closed);
   read_next();
+}
+
+void Channel::hand_over_large_bodies(std::size_t at_least, BodyChooser wanted) {
+  hand_over_from_ = at_least;
+  hand_over_wanted_ = std::move(wanted);
 }
 
 void Channel::close() {
@@ -75,6 +86,7 @@ void Channel::fail() {
   frame_socket_.close(ignored);
   descriptor_socket_.close(ignored);
   deferred_timer_.cancel();
+  if (arriving_) std::exchange(arriving_, nullptr)->fail();
   outbox_.clear();
   auto waiters = std::move(flush_waiters_);
   for (auto& waiter : drain_waiters_) waiters.push_back(std::move(waiter));
@@ -97,11 +109,9 @@ void Channel::violate(std::string violation) {
 
 // A large body is read straight into place rather than through the staging buffer.
 Channel::ReadTarget Channel::read_target() {
-  const std::size_t meta_size = incoming_.meta.size();
-  if (in_frame_ && staged_begin_ == staged_end_ && payload_filled_ >= meta_size &&
-      incoming_.body.size() - (payload_filled_ - meta_size) >= kStagingSize) {
-    const std::size_t body_offset = payload_filled_ - meta_size;
-    return {incoming_.body.data() + body_offset, incoming_.body.size() - body_offset, true};
+  if (in_frame_ && staged_begin_ == staged_end_ && payload_filled_ >= header_.meta_size &&
+      payload_size() - payload_filled_ >= kStagingSize) {
+    return {body_space(), payload_size() - payload_filled_, true};
   }
   if (staged_begin_ == staged_end_) staged_begin_ = staged_end_ = 0;
   return {staging_.data() + staged_end_, staging_.size() - staged_end_, false};
@@ -112,11 +122,14 @@ Channel::ReadTarget Channel::read_target() {
 void Channel::read_next() {
   const ReadTarget target = read_target();
   reading_ = true;
-  frame_socket_.async_read_some(boost::asio::buffer(target.data, target.size),
-                                [self = shared_from_this(), direct = target.direct](
-                                    const boost::system::error_code& error, std::size_t size) {
-                                  self->on_read(error, size, direct);
-                                });
+  // A body handed over may be dropped by its reader and the channel while a read into it
+  // is pending: the read holds it.
+  frame_socket_.async_read_some(
+      boost::asio::buffer(target.data, target.size),
+      [self = shared_from_this(), direct = target.direct, holds = arriving_](
+          const boost::system::error_code& error, std::size_t size) {
+        self->on_read(error, size, direct);
+      });
 }
 
 void Channel::on_read(const boost::system::error_code& error, std::size_t size, bool direct) {
@@ -167,9 +180,10 @@ void Channel::drain_now() {
 // Accounts for `size` bytes just read into the read target, delivering the frames they
 // complete.
 void Channel::take(std::size_t size, bool direct) {
+  bytes_read_ += size;
   if (direct) {
-    payload_filled_ += size;
-    if (payload_filled_ == incoming_.meta.size() + incoming_.body.size()) finish_frame();
+    body_received(size);
+    if (!closed_ && payload_filled_ == payload_size()) finish_frame();
   } else {
     staged_end_ += size;
   }
@@ -190,23 +204,20 @@ bool Channel::consume_staged() {
       if (header_filled_ == sizeof header_ && !begin_frame()) return false;
       continue;
     }
-    const std::size_t meta_size = incoming_.meta.size();
-    const std::size_t payload_size = meta_size + incoming_.body.size();
-    const std::size_t take = std::min(available, payload_size - payload_filled_);
-    std::size_t copied = 0;
-    if (payload_filled_ < meta_size) {
-      const std::size_t part = std::min(take, meta_size - payload_filled_);
-      std::memcpy(incoming_.meta.data() + payload_filled_, staging_.data() + staged_begin_, part);
-      copied = part;
+    const char* staged = staging_.data() + staged_begin_;
+    if (payload_filled_ < header_.meta_size) {
+      const std::size_t take = std::min(available, header_.meta_size - payload_filled_);
+      std::memcpy(incoming_.meta.data() + payload_filled_, staged, take);
+      payload_filled_ += take;
+      staged_begin_ += take;
+      if (payload_filled_ == header_.meta_size) on_meta_complete();
+    } else {
+      const std::size_t take = std::min(available, payload_size() - payload_filled_);
+      std::memcpy(body_space(), staged, take);
+      staged_begin_ += take;
+      body_received(take);
     }
-    if (copied < take) {
-      const std::size_t body_offset = payload_filled_ + copied - meta_size;
-      std::memcpy(incoming_.body.data() + body_offset, staging_.data() + staged_begin_ + copied,
-                  take - copied);
-    }
-    payload_filled_ += take;
-    staged_begin_ += take;
-    if (payload_filled_ == payload_size) finish_frame();
+    if (!closed_ && in_frame_ && payload_filled_ == payload_size()) finish_frame();
   }
   return true;
 }
@@ -228,10 +239,10 @@ bool Channel::begin_frame() {
   incoming_.type = static_cast<FrameType>(header_.type);
   incoming_.call_id = header_.call_id;
   incoming_.meta.resize(header_.meta_size);
-  incoming_.body.resize(header_.body_size);
   payload_filled_ = 0;
   in_frame_ = true;
-  if (header_.meta_size + header_.body_size == 0) finish_frame();
+  if (header_.meta_size == 0) on_meta_complete();
+  if (!closed_ && in_frame_ && payload_size() == 0) finish_frame();
   return true;
 }
 
@@ -267,9 +278,38 @@ UniqueFd Channel::receive_descriptor() {
   return received.empty() ? UniqueFd() : std::move(received.front());
 }
 
+// The body's storage is chosen once the meta is in: a large body its owner wants early
+// becomes an ArrivingBody, handed over now; any other is read into the frame.
+void Channel::on_meta_complete() {
+  const bool hand_over = hand_over_wanted_ && header_.body_size >= hand_over_from_ &&
+                         !header_.has_fd && hand_over_wanted_(incoming_);
+  if (!hand_over) {
+    incoming_.body.resize(header_.body_size);
+    return;
+  }
+  arriving_ = std::make_shared<ArrivingBody>(header_.body_size);
+  Frame head = std::exchange(incoming_, Frame{});
+  head.arriving = arriving_;
+  if (on_frame_) on_frame_(std::move(head));
+}
+
+char* Channel::body_space() {
+  if (arriving_) return arriving_->free_space();
+  return incoming_.body.data() + (payload_filled_ - header_.meta_size);
+}
+
+void Channel::body_received(std::size_t count) {
+  payload_filled_ += count;
+  if (arriving_) arriving_->arrived_more(count);
+}
+
 void Channel::finish_frame() {
   in_frame_ = false;
   header_filled_ = 0;
+  if (arriving_) {
+    arriving_.reset();  // handed over at its meta, and whole now
+    return;
+  }
   if (header_.has_fd) {
     incoming_.fd = receive_descriptor();
     if (!incoming_.fd.valid()) return violate("declared a descriptor it did not pass");

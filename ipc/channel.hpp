@@ -54,10 +54,19 @@ class Channel : public std::enable_shared_from_this<Channel> {
   using ClosedHandler = std::function<void(const std::string& violation)>;
 
   Channel(boost::asio::io_context& io, ChannelEnd end);
+  ~Channel();
+  Channel(const Channel&) = delete;
+  Channel& operator=(const Channel&) = delete;
 
   // Starts reading. `on_closed` runs once, after EOF, an error or a malformed frame; not
   // after close(), which is the owner's own doing.
   void start(FrameHandler on_frame, ClosedHandler on_closed);
+  // From now on, a frame whose body is at least `at_least` bytes and that `wanted` picks
+  // (seeing the frame with its meta, its body not yet read) goes to on_frame as soon as
+  // its meta is in: `body` empty, `arriving` set and filled as the bytes come, failed if
+  // the channel closes first (docs/architecture.md, "Large replies").
+  using BodyChooser = std::function<bool(const Frame& without_body)>;
+  void hand_over_large_bodies(std::size_t at_least, BodyChooser wanted);
   void send(Frame frame);
   // Queues a frame that may wait up to kDeferLimit for the next send() to carry it, in
   // order: a notice the peer needs soon but not at once costs no wake-up of its own while
@@ -68,6 +77,10 @@ class Channel : public std::enable_shared_from_this<Channel> {
   void flush(std::function<void()> then);
   void close();
   bool is_open() const { return !closed_; }
+  // For a watch on a peer that stops half-way through a frame: whether a frame is begun
+  // and not whole, and how many bytes were ever read.
+  bool inside_frame() const { return in_frame_ || header_filled_ > 0; }
+  std::uint64_t bytes_read() const { return bytes_read_; }
   // Delivers every frame already in the socket, then runs `then` (also when the channel
   // is or gets closed). For a peer that has exited: what it said last must not be lost to
   // the order in which its exit and its bytes are noticed.
@@ -95,6 +108,10 @@ class Channel : public std::enable_shared_from_this<Channel> {
   void take(std::size_t size, bool direct);
   bool consume_staged();
   bool begin_frame();
+  void on_meta_complete();
+  std::size_t payload_size() const { return std::size_t{header_.meta_size} + header_.body_size; }
+  char* body_space();
+  void body_received(std::size_t count);
   void finish_frame();
   UniqueFd receive_descriptor();
   void queue(Frame frame);
@@ -132,6 +149,10 @@ class Channel : public std::enable_shared_from_this<Channel> {
   bool in_frame_ = false;
   Frame incoming_;
   std::size_t payload_filled_ = 0;  // bytes of meta + body received so far
+  std::uint64_t bytes_read_ = 0;
+  std::size_t hand_over_from_ = 0;
+  BodyChooser hand_over_wanted_;
+  std::shared_ptr<ArrivingBody> arriving_;  // the body being read, when handed over
 
   // Writing state.
   std::deque<Outgoing> outbox_;

@@ -5,9 +5,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
+#include "ipc/arriving_body.hpp"
 #include "ipc/unique_fd.hpp"
 
 namespace sb::ipc {
@@ -54,6 +56,9 @@ struct Frame {
   std::string meta;  // JSON text, a binary meta of ipc/messages.hpp, or empty
   std::string body;  // raw bytes
   UniqueFd fd;       // passed with SCM_RIGHTS when valid
+  // Instead of `body`, for a large body handed over before it has all arrived
+  // (Channel::hand_over_large_bodies); never sent.
+  std::shared_ptr<ArrivingBody> arriving;
 };
 
 // The wire header, in host byte order: both ends are on one machine.

@@ -3,9 +3,11 @@
 // descriptors moved into place.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <thread>
@@ -114,6 +116,78 @@ TEST(Channel, ClosingDropsADeferredFrame) {
   io.run_for(10s);  // returns once no wait is left
   char byte;
   EXPECT_EQ(::read(receiver.frames.get(), &byte, 1), 0) << "the closed channel wrote a frame";
+}
+
+// A large body its owner wants early is handed over as soon as its frame's meta is in,
+// before the rest has arrived, then filled in order; the frames around it, and a large
+// body it does not want, come whole.
+TEST(Channel, HandsOverALargeBodyAsItArrives) {
+  boost::asio::io_context io;
+  std::vector<Frame> received;
+  std::size_t arrived_at_hand_over = 0;
+  std::vector<std::size_t> arrivals;
+  auto [left, right] = started_pair(io, [&](Frame&& frame) {
+    if (frame.arriving) {
+      arrived_at_hand_over = frame.arriving->arrived();
+      frame.arriving->follow(
+          [&, body = frame.arriving.get()] { arrivals.push_back(body->arrived()); });
+    }
+    received.push_back(std::move(frame));
+  });
+  right->hand_over_large_bodies(64 * 1024,
+                                [](const Frame& frame) { return frame.type == FrameType::kReply; });
+  std::string large(3 * 1024 * 1024 + 5, '\0');
+  for (std::size_t i = 0; i < large.size(); ++i) large[i] = static_cast<char>(i % 251);
+  left->send(Frame{.type = FrameType::kEvent, .body = "before"});
+  left->send(Frame{.type = FrameType::kReply, .call_id = 9, .meta = "{}", .body = large});
+  left->send(Frame{.type = FrameType::kMessage, .call_id = 9, .meta = "{}", .body = large});
+  left->send(Frame{.type = FrameType::kReply, .call_id = 10, .meta = "{}", .body = "small"});
+  run_until(io, [&] { return received.size() == 4; });
+
+  EXPECT_EQ(received[0].body, "before");
+  ASSERT_TRUE(received[1].arriving);
+  EXPECT_EQ(received[1].meta, "{}");
+  EXPECT_TRUE(received[1].body.empty());
+  EXPECT_LT(arrived_at_hand_over, large.size());
+  const auto& body = *received[1].arriving;
+  ASSERT_TRUE(body.complete());
+  EXPECT_EQ(std::string_view(body.data(), body.size()), large);
+  ASSERT_FALSE(arrivals.empty());
+  EXPECT_TRUE(std::is_sorted(arrivals.begin(), arrivals.end()));
+  EXPECT_EQ(arrivals.back(), large.size());
+  EXPECT_FALSE(received[2].arriving);  // not wanted: whole
+  EXPECT_EQ(received[2].body, large);
+  EXPECT_FALSE(received[3].arriving);  // too small to hand over
+  EXPECT_EQ(received[3].body, "small");
+}
+
+// The sender gone half-way through a handed-over body: the body fails, and says so once.
+TEST(Channel, FailsAHandedOverBodyWhoseSenderLeaves) {
+  boost::asio::io_context io;
+  auto [left, right_end] = make_channel();
+  auto right = std::make_shared<Channel>(io, std::move(right_end));
+  std::shared_ptr<ArrivingBody> body;
+  int failures = 0;
+  bool closed = false;
+  right->start(
+      [&](Frame&& frame) {
+        body = frame.arriving;
+        if (body) body->follow([&] { failures += body->failed(); });
+      },
+      [&](const std::string&) { closed = true; });
+  right->hand_over_large_bodies(1024, [](const Frame&) { return true; });
+
+  const std::string part(100 * 1024, 'x');
+  WireHeader header{0, 1024 * 1024, 4, static_cast<std::uint16_t>(FrameType::kReply), 0, 0};
+  const iovec parts[2] = {{&header, sizeof header}, {const_cast<char*>(part.data()), part.size()}};
+  ASSERT_EQ(send_with_descriptors(left.frames.get(), parts, {}, MSG_NOSIGNAL),
+            static_cast<long>(sizeof header + part.size()));
+  left.frames.reset();
+  run_until(io, [&] { return closed; });
+  ASSERT_TRUE(body);
+  EXPECT_TRUE(body->failed());
+  EXPECT_EQ(failures, 1);
+  EXPECT_EQ(body->arrived(), part.size());
 }
 
 TEST(Channel, PassesADescriptorWithItsFrame) {
