@@ -45,22 +45,47 @@ constexpr std::size_t kMaxQueuedEvents = 256;
 constexpr std::size_t kMaxQueuedEventBytes = 16 * 1024 * 1024;
 constexpr std::size_t kIdleReadBytes = 16 * 1024;
 
-// One server-sent event holding one JSON text. JSON strings cannot hold raw line breaks,
-// so any in the text are whitespace between tokens and may start new data: lines.
-std::string sse_event(std::string_view head, std::string_view body) {
-  std::string event = "event: message\ndata: ";
-  event.reserve(event.size() + head.size() + body.size() + 2);
-  for (const std::string_view part : {head, body}) {
-    for (std::size_t i = 0; i < part.size(); ++i) {
-      const char c = part[i];
-      if (c == '\r' || c == '\n') {
-        if (c == '\r' && i + 1 < part.size() && part[i + 1] == '\n') ++i;
-        event += "\ndata: ";
-      } else {
-        event.push_back(c);
-      }
+// An event's data, appended a part at a time: JSON strings cannot hold raw line breaks,
+// so any in the text are whitespace between tokens, and each (CR, LF or CRLF, which may
+// be split between two parts) starts a new data: line.
+class EventData {
+ public:
+  void append(std::string& event, std::string_view part) {
+    if (part.empty()) return;
+    std::size_t at = after_cr_ && part.front() == '\n' ? 1 : 0;
+    after_cr_ = false;
+    while (at < part.size()) {
+      const std::size_t line_end = line_break(part, at);
+      event.append(part.substr(at, line_end - at));
+      if (line_end == part.size()) return;
+      event += "\ndata: ";
+      at = line_end + 1;
+      if (part[line_end] != '\r') continue;
+      if (at == part.size()) after_cr_ = true;
+      if (at < part.size() && part[at] == '\n') ++at;
     }
   }
+
+ private:
+  static std::size_t line_break(std::string_view part, std::size_t from) {
+    while (from < part.size() && part[from] != '\r' && part[from] != '\n') ++from;
+    return from;
+  }
+
+  bool after_cr_ = false;  // the last part ended with a CR, whose LF may start the next
+};
+
+constexpr std::string_view kEventOpening = "event: message\ndata: ";
+// A large reply on an event stream is framed this much at a time (queue_event_part).
+constexpr std::size_t kEventPartBytes = 256 * 1024;
+
+// One server-sent event holding one JSON text.
+std::string sse_event(std::string_view head, std::string_view body) {
+  std::string event(kEventOpening);
+  event.reserve(event.size() + head.size() + body.size() + 2);
+  EventData data;
+  data.append(event, head);
+  data.append(event, body);
   event += "\n\n";
   return event;
 }
@@ -318,6 +343,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (!pending_) return;  // the caller already hung up
     pending_ = false;
     abandon_ = nullptr;
+    if (response.arriving) {
+      if (watching_ && !streaming_) {
+        beast::error_code ignored;
+        stream_.socket().cancel(ignored);
+      }
+      return write_arriving(std::move(response));
+    }
     if (streaming_) {
       // The response is the stream's last event; the hang-up watch must not cancel the
       // stream's writes, and ends by itself (it checks the request number).
@@ -392,6 +424,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void write_piece() {
     if (pieces_.empty()) {
       writing_piece_ = false;
+      if (arrival_ && arrival_->as_event) return queue_event_part();
       if (streaming_ && !pending_) return finish_stream();
       return;
     }
@@ -472,6 +505,105 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void hang_up() {
     pending_ = false;
     if (auto abandon = std::move(abandon_)) abandon();
+    close();
+  }
+
+  // A reply still arriving from its worker (docs/architecture.md, "Large replies"): its
+  // head goes out at once and its body as it comes. The body always ends, whole or failed
+  // (a worker that stops half-way is expelled), so the connection waits for it holding
+  // itself through the body's follower; a failed body ends the connection, and the caller
+  // sees a response cut short.
+  void write_arriving(HttpResponse plain) {
+    Arrival arrival{.body = std::move(plain.arriving),
+                    .head = std::move(plain.body_head),
+                    .lease = std::move(plain.lease),
+                    .as_event = streaming_};
+    if (arrival.as_event) {
+      std::string opening(kEventOpening);
+      arrival.event_data.append(opening, arrival.head);
+      arrival.head = std::move(opening);
+    } else {
+      http::response<http::empty_body> response{static_cast<http::status>(plain.status), 11};
+      for (auto& [name, value] : plain.headers) response.set(name, value);
+      for (const auto& [name, value] : cors_) response.set(name, value);
+      response.keep_alive(keep_alive_);
+      response.content_length(arrival.head.size() + arrival.body->size() - 1);
+      std::ostringstream head_text;
+      head_text << response.base() << arrival.head;
+      arrival.head = head_text.str();
+    }
+    arrival_ = std::move(arrival);
+    arrival_->body->follow([self = shared_from_this()] { self->write_arrived(); });
+    write_arrived();
+  }
+
+  void write_arrived() {
+    if (!arrival_) return;
+    if (arrival_->body->failed()) return abort_arrival();
+    if (arrival_->as_event) {
+      if (!writing_piece_) queue_event_part();
+      return;
+    }
+    if (!arrival_->writing) write_response_part();
+  }
+
+  // One write of what has arrived and is not yet sent, the response head first.
+  void write_response_part() {
+    Arrival& arrival = *arrival_;
+    const std::size_t ready = arrival.unsent();
+    if (arrival.head_sent == arrival.head.size() && ready == 0) {
+      if (arrival.body_sent == arrival.body->size()) return end_arrival();
+      return;  // the next arrival writes on
+    }
+    const std::array<net::const_buffer, 2> parts{
+        net::buffer(arrival.head.data() + arrival.head_sent,
+                    arrival.head.size() - arrival.head_sent),
+        net::buffer(arrival.body->data() + arrival.body_sent, ready)};
+    arrival.writing = true;
+    stream_.expires_after(write_timeout());
+    net::async_write(
+        stream_, parts, [self = shared_from_this()](beast::error_code error, std::size_t written) {
+          Arrival& arrival = *self->arrival_;
+          arrival.writing = false;
+          if (error) return self->abort_arrival();
+          const std::size_t of_head = std::min(written, arrival.head.size() - arrival.head_sent);
+          arrival.head_sent += of_head;
+          arrival.body_sent += written - of_head;
+          self->write_arrived();
+        });
+  }
+
+  // On an event stream the reply is one event, framed a part at a time as its bytes
+  // arrive, and the next part only once the caller has taken the last: whatever the
+  // reply's size, the stream holds one part's copy.
+  void queue_event_part() {
+    Arrival& arrival = *arrival_;
+    const std::size_t take = std::min(arrival.unsent(), kEventPartBytes);
+    std::string part = std::move(arrival.head);  // the event's opening, for the first part
+    arrival.head.clear();
+    arrival.event_data.append(part, {arrival.body->data() + arrival.body_sent, take});
+    arrival.body_sent += take;
+    const bool last = arrival.body_sent == arrival.body->size();
+    if (last) part += "\n\n";
+    if (part.empty()) return;  // the next arrival comes back here
+    queue_piece(chunk(part));
+    if (!last) return;
+    queue_piece(std::string(kLastChunk));
+    end_arrival();
+  }
+
+  void end_arrival() {
+    const bool as_event = arrival_->as_event;
+    arrival_.reset();      // its lease too: the reply has left
+    if (as_event) return;  // the stream's last pieces are queued
+    if (!keep_alive_) return close();
+    await_next_request();
+  }
+
+  // The buffers of a write in progress stay until its handler has run (with an error, the
+  // socket being closed).
+  void abort_arrival() {
+    if (arrival_ && !arrival_->writing) arrival_.reset();
     close();
   }
 
@@ -567,6 +699,26 @@ class Connection : public std::enable_shared_from_this<Connection> {
     ReplyBudget::Lease lease;
   };
 
+  // A reply being written as it arrives (write_arriving).
+  struct Arrival {
+    std::shared_ptr<ipc::ArrivingBody> body;
+    // What goes before the body's second byte: the response head and the caller's id as a
+    // plain response, the event's opening and the id as an event.
+    std::string head;
+    ReplyBudget::Lease lease;
+    bool as_event = false;
+    bool writing = false;
+    std::size_t head_sent = 0;
+    std::size_t body_sent = 1;  // its opening brace is never sent (ReplyText)
+    EventData event_data;       // as an event: the lines' state between parts
+
+    // Arrived and not yet sent: none before the byte after the brace has arrived.
+    std::size_t unsent() const {
+      const std::size_t arrived = body->arrived();
+      return arrived > body_sent ? arrived - body_sent : 0;
+    }
+  };
+
   beast::tcp_stream stream_;
   SupervisorState& state_;
   ConnectionPlace place_;
@@ -584,6 +736,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::deque<Piece> pieces_;
   std::size_t queued_bytes_ = 0;
   net::steady_timer keep_alive_timer_;
+  std::optional<Arrival> arrival_;
   bool keep_alive_ = true;
   bool head_ = false;
   bool lingering_ = false;  // the response refuses the request: linger, then close

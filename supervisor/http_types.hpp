@@ -2,11 +2,13 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "ipc/arriving_body.hpp"
 #include "supervisor/reply_budget.hpp"
 
 namespace sb::supervisor {
@@ -32,6 +34,9 @@ struct HttpResponse {
   std::string body;
   std::string body_head;     // sent before `body`: see ReplyText
   ReplyBudget::Lease lease;  // a relayed reply's share of the budget, until it is written
+  // Instead of `body`, a reply still arriving, written as it comes; its first byte is not
+  // sent (see ReplyText).
+  std::shared_ptr<ipc::ArrivingBody> arriving;
 };
 
 using Respond = std::function<void(HttpResponse)>;

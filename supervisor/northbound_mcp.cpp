@@ -95,8 +95,12 @@ ReplyText with_id_text(const std::string& id_text, std::string message_without_i
   return text;
 }
 
-ReplyText with_caller_id(const json& id, std::string reply_without_id) {
-  return with_id_text(dump(id), std::move(reply_without_id));
+// A computer's reply with the caller's id in front, whether it has all arrived or not.
+ReplyText with_caller_id(const json& id, CallResult& result) {
+  if (result.arriving) {
+    return ReplyText{.head = R"({"id":)" + dump(id) + ",", .arriving = std::move(result.arriving)};
+  }
+  return with_id_text(dump(id), std::move(result.reply_without_id));
 }
 
 class Handler {
@@ -318,7 +322,9 @@ class Handler {
         .timeout = std::chrono::seconds(method == "tasks/result" ? timeouts.default_secs
                                                                  : timeouts.control_secs),
         .method = method,
-        .params_json = dump(*params)};
+        .params_json = dump(*params),
+        // A tool's result, as large as any.
+        .reply_may_arrive = context_.reply_may_arrive && method == "tasks/result"};
     return forward(
         std::move(request),
         [id = id_](CallResult result) { return relayed(id, std::move(result)); },
@@ -363,7 +369,8 @@ class Handler {
   // (docs/robustness.md, "Memory").
   static ReplyBudget::Lease admit_reply(ReplyBudget& budget, CallResult& result) {
     if (result.status != ipc::CallStatus::kReplied) return {};
-    auto lease = budget.reserve(result.reply_without_id.size());
+    auto lease =
+        budget.reserve(result.arriving ? result.arriving->size() : result.reply_without_id.size());
     if (lease) {
       lease->keep(std::move(result.slot));  // the computer's slot, until written
       return std::move(*lease);
@@ -374,8 +381,7 @@ class Handler {
 
   // A computer's reply as it came, or the relay's error when there is none.
   static ReplyText relayed(const json& id, CallResult result) {
-    if (result.status == ipc::CallStatus::kReplied)
-      return with_caller_id(id, std::move(result.reply_without_id));
+    if (result.status == ipc::CallStatus::kReplied) return with_caller_id(id, result);
     if (result.status == ipc::CallStatus::kNotAttached)
       return ReplyText{
           .body = dump(jsonrpc::error_response(
@@ -574,12 +580,13 @@ class Handler {
     audit.forwarded = true;
     auto shared_audit = std::make_shared<CallAudit>(std::move(audit));
     auto record_task = parts.task ? task_recorder() : nullptr;
+    request.reply_may_arrive = context_.reply_may_arrive && !record_task;  // it reads it whole
     services_.metrics.call_started(context_.computer, context_.caller);
     return forward(
         std::move(request),
         [id = id_, shared_audit, record_task](CallResult result) {
           if (record_task) record_task(result);
-          return call_reply(id, std::move(result), *shared_audit);
+          return call_reply(id, std::move(result), shared_audit);
         },
         [shared_audit](std::string_view outcome) {
           shared_audit->write(outcome, std::nullopt, 0);
@@ -625,16 +632,39 @@ class Handler {
     }
   };
 
-  static ReplyText call_reply(const json& id, CallResult result, const CallAudit& audit) {
+  static void audit_reply(ipc::ReplyKind kind, std::optional<std::int64_t> error_code,
+                          std::size_t response_bytes, const CallAudit& audit) {
+    if (kind == ipc::ReplyKind::kRpcError) {
+      audit.write("rpc_error", error_code, response_bytes);
+    } else {
+      audit.write(kind == ipc::ReplyKind::kToolError ? "tool_error" : "ok", std::nullopt,
+                  response_bytes);
+    }
+  }
+
+  // A reply passed on as it arrives is audited once it has: a worker that dies half-way
+  // through it has disconnected its caller, who gets a cut-off response.
+  static void audit_when_arrived(ipc::ArrivingBody& body, const CallResult& result,
+                                 std::shared_ptr<const CallAudit> audit) {
+    body.follow([&body, kind = result.kind, error_code = result.error_code,
+                 response_bytes = result.response_bytes, audit = std::move(audit)] {
+      if (body.complete()) audit_reply(kind, error_code, response_bytes, *audit);
+      if (body.failed()) audit->write("disconnected", jsonrpc::kDisconnected, 0);
+    });
+  }
+
+  static ReplyText call_reply(const json& id, CallResult result,
+                              const std::shared_ptr<const CallAudit>& shared_audit) {
+    const CallAudit& audit = *shared_audit;
     switch (result.status) {
       case ipc::CallStatus::kReplied: {
-        if (result.kind == ipc::ReplyKind::kRpcError) {
-          audit.write("rpc_error", result.error_code, result.response_bytes);
+        ReplyText text = with_caller_id(id, result);
+        if (text.arriving) {
+          audit_when_arrived(*text.arriving, result, shared_audit);
         } else {
-          audit.write(result.kind == ipc::ReplyKind::kToolError ? "tool_error" : "ok", std::nullopt,
-                      result.response_bytes);
+          audit_reply(result.kind, result.error_code, result.response_bytes, audit);
         }
-        return with_caller_id(id, std::move(result.reply_without_id));
+        return text;
       }
       case ipc::CallStatus::kNotAttached:
         audit.write("not_attached", jsonrpc::kNotAttached, 0);

@@ -33,6 +33,10 @@ struct CallerContext {
   // Scopes cancellations and answers (docs/protocol.md, "Sessions"): the Mcp-Session-Id an
   // HTTP caller sent ("" for none), or one of the switchboard's own per pod socket.
   std::string session;
+  // The caller's transport can pass on a large reply while it is still arriving
+  // (docs/architecture.md, "Large replies"): an HTTP response can, a pod's WebSocket
+  // message is written whole.
+  bool reply_may_arrive = false;
 };
 
 struct McpServices {
@@ -52,6 +56,9 @@ struct ReplyText {
   std::string head;
   std::string body;
   ReplyBudget::Lease lease;  // a relayed reply's bytes, held until they are written
+  // Instead of `body`, a large reply still arriving from its worker. Its first byte, the
+  // opening brace, is never sent: `head` ends with the comma that takes its place.
+  std::shared_ptr<ipc::ArrivingBody> arriving;
 };
 
 // The reply, or nothing for a notification or a response (HTTP 202).

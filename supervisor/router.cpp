@@ -198,7 +198,8 @@ class Routes {
                                 .tools = *resolved.tools,
                                 .caller_cap = resolved.caller->caller_cap,
                                 .wildcard = resolved.caller->wildcard(),
-                                .session = session_scope()};
+                                .session = session_scope(),
+                                .reply_may_arrive = true};
     // Most requests are a plain tools/call, read without building a tree (the scan keeps
     // to the nesting limit itself).
     if (const auto call = scan_tools_call(request_.body, jsonrpc::kMaxNesting)) {
@@ -235,6 +236,7 @@ class Routes {
       auto response = json_response(200, std::move(text->body));
       response.body_head = std::move(text->head);
       response.lease = std::move(text->lease);
+      response.arriving = std::move(text->arriving);
       if (initialize) response.headers.emplace_back("Mcp-Session-Id", new_session_id());
       respond(std::move(response));
     };

@@ -26,6 +26,7 @@ struct InFlightCall {
   std::chrono::milliseconds timeout{0};
   std::chrono::steady_clock::time_point last_moment;  // start + max_total
   DeadlineQueue::Deadline backstop;
+  bool reply_may_arrive = false;
 };
 
 // A computer's socket the supervisor handed over, by generation. The supervisor's own
@@ -77,6 +78,9 @@ struct Worker {
   std::chrono::steady_clock::time_point started_at;
   std::unique_ptr<boost::asio::steady_timer> respawn_timer;
   bool stall_reported = false;
+  // The channel's bytes read when it was last seen inside a frame, and since when.
+  std::uint64_t unfinished_bytes = 0;
+  std::chrono::steady_clock::time_point unfinished_since;
 
   bool has_process() const {
     return state == State::kStarting || state == State::kRunning || state == State::kRetiring;

@@ -28,7 +28,8 @@ std::uint64_t WorkerRegistry::forward(std::string_view computer, CallRequest req
   InFlightCall call{.done = std::move(done),
                     .on_message = std::move(request.on_message),
                     .timeout = request.timeout,
-                    .last_moment = now + request.max_total};
+                    .last_moment = now + request.max_total,
+                    .reply_may_arrive = request.reply_may_arrive};
   const bool stream = static_cast<bool>(call.on_message);
   worker->in_flight.emplace(call_id, std::move(call));
   arm_backstop(worker, call_id);
@@ -128,8 +129,8 @@ void WorkerRegistry::on_reply(const std::shared_ptr<Worker>& worker, ReplyFrame&
   CallCallback done = std::move(found->second.done);
   worker->in_flight.erase(found);
   const auto& outcome = reply.outcome;
-  done(CallResult{outcome.status, outcome.response_bytes, std::move(reply.body), outcome.kind,
-                  outcome.error_code, std::move(slot)});
+  done(CallResult{outcome.status, outcome.response_bytes, std::move(reply.body),
+                  std::move(reply.arriving), outcome.kind, outcome.error_code, std::move(slot)});
 }
 
 void WorkerRegistry::on_message(const std::shared_ptr<Worker>& worker, MessageFrame&& message) {

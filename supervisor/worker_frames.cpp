@@ -97,8 +97,9 @@ WorkerFrame check_reply(ipc::Frame&& frame) {
   if (!outcome) return Violation{"a reply with a malformed meta"};
   // Only a computer's answer has a body; the other outcomes are the worker's own verdicts.
   const bool replied = outcome->status == ipc::CallStatus::kReplied;
-  if (replied == frame.body.empty()) return Violation{"a reply whose body does not fit its status"};
-  return ReplyFrame{frame.call_id, *outcome, std::move(frame.body)};
+  const bool has_body = frame.arriving || !frame.body.empty();
+  if (replied != has_body) return Violation{"a reply whose body does not fit its status"};
+  return ReplyFrame{frame.call_id, *outcome, std::move(frame.body), std::move(frame.arriving)};
 }
 
 WorkerFrame check_message(ipc::Frame&& frame) {

@@ -26,6 +26,7 @@ struct ReplyFrame {
   std::uint64_t call_id = 0;
   ipc::CallOutcome outcome;
   std::string body;
+  std::shared_ptr<ipc::ArrivingBody> arriving;  // instead of body, when handed over early
 };
 
 struct MessageFrame {

@@ -55,6 +55,20 @@ std::string close_code_label(std::uint64_t code) {
                                                                        : "other";
 }
 
+// A worker that beats on while it leaves a frame half-sent holds up every call of its
+// computer and, for a large reply already under way, that reply's caller
+// (docs/architecture.md, "Large replies"). It gets as long as a silent worker, no longer.
+bool left_frame_unfinished(Worker& worker, std::chrono::milliseconds limit) {
+  const ipc::Channel& channel = *worker.channel;
+  const auto now = std::chrono::steady_clock::now();
+  if (!channel.inside_frame() || channel.bytes_read() != worker.unfinished_bytes) {
+    worker.unfinished_bytes = channel.bytes_read();
+    worker.unfinished_since = now;
+    return false;
+  }
+  return now - worker.unfinished_since > limit;
+}
+
 }  // namespace
 
 WorkerRegistry::WorkerRegistry(boost::asio::io_context& io,
@@ -192,6 +206,14 @@ void WorkerRegistry::spawn(const std::shared_ptr<Worker>& worker) {
         // A plain end of the channel is followed by the exit, which the wait below sees.
         if (alive && !violation.empty()) expel(alive, violation);
       });
+  // A large reply starts on its way to the caller while the worker is still sending it
+  // (docs/architecture.md, "Large replies").
+  worker->channel->hand_over_large_bodies(kArrivingReplyFrom, [weak](const ipc::Frame& frame) {
+    const auto alive = weak.lock();
+    if (!alive || frame.type != ipc::FrameType::kReply) return false;
+    const auto call = alive->in_flight.find(frame.call_id);
+    return call != alive->in_flight.end() && call->second.reply_may_arrive;
+  });
   configure(*worker);
   worker->process->async_wait([this, worker](int wait_status) { on_exit(worker, wait_status); });
 }
@@ -389,6 +411,8 @@ void WorkerRegistry::watch_one(const std::shared_ptr<Worker>& worker) {
   }
   if (worker->state != Worker::State::kRunning && worker->state != Worker::State::kRetiring) return;
   if (!worker->status || worker->expelled) return;
+  if (worker->channel && left_frame_unfinished(*worker, timings_.stall_kill))
+    return expel(worker, "left a frame unfinished");
   worker->status->read();  // notes a record kept torn
   if (std::chrono::milliseconds(worker->status->torn_for_ms()) > timings_.heartbeat_stale)
     return expel(worker, "kept its status record torn");

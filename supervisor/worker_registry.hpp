@@ -50,12 +50,20 @@ struct CallRequest {
   std::string params_json;
   // Messages during the call go here; empty when the caller cannot take any.
   MessageCallback on_message;
+  // The reply may come as CallResult::arriving, before its worker has sent all of it.
+  bool reply_may_arrive = false;
 };
+
+// A reply at least this large, to a call that allows it, is passed on as it arrives.
+inline constexpr std::size_t kArrivingReplyFrom = 256 * 1024;
 
 struct CallResult {
   ipc::CallStatus status = ipc::CallStatus::kDisconnected;
   std::size_t response_bytes = 0;
   std::string reply_without_id;  // the computer's reply object, its "id" removed
+  // Instead of reply_without_id, for a large reply still arriving from the worker (only
+  // when the request allowed it): the same bytes, filled as they come.
+  std::shared_ptr<ipc::ArrivingBody> arriving;
   ipc::ReplyKind kind = ipc::ReplyKind::kOk;
   std::optional<std::int64_t> error_code;
   // While held, the worker keeps the call's place in the computer's caps: the reply is

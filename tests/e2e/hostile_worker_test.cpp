@@ -6,8 +6,11 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <fstream>
 
+#include "harness/http_client.hpp"
+#include "harness/raw_socket.hpp"
 #include "tests/e2e/e2e_helpers.hpp"
 
 namespace sbtest {
@@ -206,6 +209,137 @@ TEST_F(OwnBinDir, DescriptorsAWorkerPassesAreNeverHeldAndTheFramesAroundThemAreR
       << descriptor_count(sb.pid()) << " descriptors, " << descriptors_before << " before";
   EXPECT_EQ(sb.stderr_text().find("IPC contract"), std::string::npos) << sb.stderr_text();
   ::kill(pid, SIGKILL);  // it would not leave at shutdown, which would then wait for it
+}
+
+// A large reply is passed on while its worker is still sending it (docs/architecture.md,
+// "Large replies"): a worker that has sent half of a 1 MiB reply and waits has already put
+// that half in its caller's hands, under the response head and the caller's own id.
+class LargeReply : public OwnBinDir {
+ protected:
+  static constexpr const char* kComputer = "hostile-slow-reply";
+
+  void SetUp() override {
+    install(bin_dir() / "hostile_worker");
+    config_.computer(kComputer, hostile_).client("owner", owner_, R"({ "*" = ["*"] })", kComputer);
+  }
+
+  // Starts the call on a raw connection and reads until the reply's first half is in.
+  void call_until_first_half(SwitchboardProcess& sb, RawSocket& caller,
+                             std::string_view accept = "application/json") {
+    std::ofstream(state_dir() / (std::string(kComputer) + ".go")) << "go\n";
+    ASSERT_TRUE(wait_ready(sb, owner_.secret, kComputer)) << sb.stderr_text();
+    const std::string call =
+        R"({"jsonrpc":"2.0","id":"big-1","method":"tools/call","params":{"name":"echo"}})";
+    ASSERT_TRUE(
+        caller.send_all("POST /mcp/" + std::string(kComputer) +
+                        " HTTP/1.1\r\nHost: switchboard\r\nAuthorization: Bearer " + owner_.secret +
+                        "\r\nContent-Type: application/json\r\nAccept: " + std::string(accept) +
+                        "\r\nConnection: close\r\nContent-Length: " + std::to_string(call.size()) +
+                        "\r\n\r\n" + call));
+    ASSERT_TRUE(caller.read_until("FIRST-HALF-END")) << sb.stderr_text();
+  }
+
+  // The reply as the worker sent it, under the caller's id.
+  static void expect_whole_reply(const json& reply) {
+    ASSERT_TRUE(reply.is_object());
+    EXPECT_EQ(reply["id"], "big-1");
+    const json& content = reply["result"]["content"];
+    ASSERT_EQ(content.size(), 2u) << content.dump().substr(0, 200);
+    EXPECT_TRUE(content[0]["text"].get<std::string>().ends_with("FIRST-HALF-END"));
+    EXPECT_EQ(content[1]["text"], "SECOND-HALF-END");
+  }
+
+  // A chunked body's data (RFC 9112 §7.1), without extensions or trailers.
+  static std::string dechunked(std::string_view body) {
+    std::string data;
+    for (;;) {
+      const auto line_end = body.find("\r\n");
+      if (line_end == std::string_view::npos) return data;
+      const std::size_t size = std::stoul(std::string(body.substr(0, line_end)), nullptr, 16);
+      if (size == 0 || body.size() < line_end + 2 + size) return data;
+      data += body.substr(line_end + 2, size);
+      body.remove_prefix(std::min(body.size(), line_end + 2 + size + 2));
+    }
+  }
+
+  ConfigBuilder config_;
+};
+
+TEST_F(LargeReply, ReachesItsCallerWhileItsWorkerIsStillSendingIt) {
+  SwitchboardProcess sb(config_, program());
+  RawSocket caller(sb.port());
+  ASSERT_NO_FATAL_FAILURE(call_until_first_half(sb, caller));
+
+  std::ofstream(state_dir() / (std::string(kComputer) + ".rest")) << "rest\n";
+  const std::string answer = caller.read_to_end();
+  EXPECT_EQ(final_status(answer), 200);
+  const auto head_end = answer.find("\r\n\r\n");
+  ASSERT_NE(head_end, std::string::npos) << answer.substr(0, 400);
+  const std::string body = answer.substr(head_end + 4);
+  EXPECT_NE(answer.find("Content-Length: " + std::to_string(body.size()) + "\r\n"),
+            std::string::npos)
+      << answer.substr(0, head_end) << "\nbody: " << body.size() << " bytes, ending "
+      << body.substr(body.size() - std::min<std::size_t>(body.size(), 60));
+  expect_whole_reply(json::parse(body, nullptr, false));
+  const auto audited = sb.audit().wait_for("call", fields_equal({{"computer", kComputer}}));
+  ASSERT_TRUE(audited);
+  EXPECT_EQ((*audited)["outcome"], "ok") << audited->dump();
+}
+
+// A caller that took a progress message has an event stream: the reply is its last event,
+// framed as it arrives, and the line break the worker paused in the middle of (CR, then
+// LF) starts one new data: line.
+TEST_F(LargeReply, ReachesAnEventStreamWhileItsWorkerIsStillSendingIt) {
+  SwitchboardProcess sb(config_, program());
+  RawSocket caller(sb.port());
+  ASSERT_NO_FATAL_FAILURE(call_until_first_half(sb, caller, "application/json, text/event-stream"));
+
+  std::ofstream(state_dir() / (std::string(kComputer) + ".rest")) << "rest\n";
+  const std::string answer = caller.read_to_end();
+  EXPECT_EQ(final_status(answer), 200);
+  const auto head_end = answer.find("\r\n\r\n");
+  ASSERT_NE(head_end, std::string::npos) << answer.substr(0, 400);
+  EXPECT_NE(answer.substr(0, head_end).find("text/event-stream"), std::string::npos);
+  const auto events = harness::parse_sse(dechunked(answer.substr(head_end + 4)));
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].json()["method"], "notifications/progress");
+  const std::string& reply = events[1].raw;
+  EXPECT_EQ(std::count(reply.begin(), reply.end(), '\n'), 2) << reply.substr(0, 80);
+  expect_whole_reply(events[1].json());
+}
+
+// A worker that dies half-way through a reply already under way: its caller's connection
+// is closed short of the length announced, and the call is audited as disconnected.
+TEST_F(LargeReply, IsCutShortForItsCallerWhenItsWorkerDiesHalfWay) {
+  SwitchboardProcess sb(config_, program());
+  RawSocket caller(sb.port());
+  ASSERT_NO_FATAL_FAILURE(call_until_first_half(sb, caller));
+
+  const pid_t worker = sb.worker(kComputer)["pid"].get<pid_t>();
+  ASSERT_EQ(::kill(worker, SIGKILL), 0);
+  const std::string answer = caller.read_to_end();
+  EXPECT_EQ(answer.find("SECOND-HALF-END"), std::string::npos);
+  const auto audited = sb.audit().wait_for("call", fields_equal({{"computer", kComputer}}));
+  ASSERT_TRUE(audited);
+  EXPECT_EQ((*audited)["outcome"], "disconnected") << audited->dump();
+}
+
+// A worker that beats on but never sends the rest of a reply already under way holds up
+// its computer's calls as a silent one would: it is expelled at the stall limit, its
+// caller's response is cut short and the call audited.
+TEST_F(LargeReply, IsCutShortWhenItsWorkerStopsHalfWayAndBeatsOn) {
+  TestTimings timings("heartbeat=200,heartbeat_stale=1000,stall_kill=2000");
+  SwitchboardProcess sb(config_, program());
+  RawSocket caller(sb.port());
+  ASSERT_NO_FATAL_FAILURE(call_until_first_half(sb, caller));
+
+  const std::string answer = caller.read_to_end(20s);
+  EXPECT_EQ(answer.find("SECOND-HALF-END"), std::string::npos);
+  const auto audited = sb.audit().wait_for("call", fields_equal({{"computer", kComputer}}));
+  ASSERT_TRUE(audited);
+  EXPECT_EQ((*audited)["outcome"], "disconnected") << audited->dump();
+  EXPECT_NE(sb.stderr_text().find("left a frame unfinished"), std::string::npos)
+      << sb.stderr_text();
 }
 
 TEST_F(OwnBinDir, WorkersRunWithNoNewPrivsAndASeccompFilter) {

@@ -226,6 +226,18 @@ TEST_F(PtyAttachE2e, LendsTheComputerAndHonoursAStopCode) {
   EXPECT_EQ(audit.text().find(grant_), std::string::npos) << "the grant was audited";
 }
 
+// A reply large enough that an HTTP caller gets it as it arrives (docs/architecture.md,
+// "Large replies") reaches a pod whole, in one WebSocket message, under the pod's own id.
+TEST_F(PtyAttachE2e, APodsLargeReplyArrivesWhole) {
+  const auto lent = lend_alpha({});
+  ASSERT_FALSE(HasFailure());
+  const json arguments{{"text", std::string(600 * 1024, 'x')}};
+  const json call = lent.pod->request(tool_call(4, "echo", arguments));
+  ASSERT_TRUE(call.is_object()) << "no answer";
+  EXPECT_EQ(call["id"], 4);
+  EXPECT_TRUE(echoed(call) == arguments) << call.dump().substr(0, 200);
+}
+
 TEST_F(PtyAttachE2e, LendsTheComputerItNamesNotTheFirstConfigured) {
   FakePod pod({.secret = grant_});
   SwitchboardProcess sb(ConfigBuilder()

@@ -7,7 +7,7 @@
 // gets the real worker ($SB_HOSTILE_REAL_WORKER) executed in place, which then reads that
 // very frame. Otherwise it says a correct hello, waits for the file NAME.go in the state
 // directory (so that a test can measure the supervisor first), and then does what the
-// rest of its name says.
+// rest of its name says: one breach of the contract, or "slow-reply" (reply_slowly).
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/mman.h>
@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -88,6 +89,28 @@ std::string hello_meta(std::int64_t protocol = sb::ipc::kProtocolVersion) {
       .dump();
 }
 
+// Reads exactly `size` bytes from the (blocking) channel, or exits: the supervisor left.
+void read_exact(char* into, std::size_t size) {
+  while (size > 0) {
+    const long got = ::read(kChannel, into, size);
+    if (got <= 0) std::exit(3);
+    into += got;
+    size -= static_cast<std::size_t>(got);
+  }
+}
+
+// Skips the frames the supervisor sends (the kConfigure peeked at first among them) up to
+// the first call, and returns its id.
+std::uint64_t await_call() {
+  for (;;) {
+    WireHeader header;
+    read_exact(reinterpret_cast<char*>(&header), sizeof header);
+    std::string payload(std::size_t{header.meta_size} + header.body_size, '\0');
+    read_exact(payload.data(), payload.size());
+    if (header.type == static_cast<std::uint16_t>(FrameType::kCall)) return header.call_id;
+  }
+}
+
 void say_hello(std::int64_t protocol = sb::ipc::kProtocolVersion) {
   send_frame(FrameType::kHello, 0, hello_meta(protocol), "");
 }
@@ -141,6 +164,42 @@ void keep_beating(char* base) {
     *first_sequence = 1;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
+}
+
+// Not a breach: a worker slow in the middle of a large reply, as any worker can be under
+// load. Its computer reads as ready; the first call gets a progress message (which turns
+// the response of a caller taking event streams into one), then a 1 MiB reply of which only
+// the first half is sent: it ends "FIRST-HALF-END" and a CR between two members. The rest,
+// from the LF of that line break to "SECOND-HALF-END", follows once the file NAME.rest
+// exists (tests of docs/architecture.md, "Large replies").
+void reply_slowly(const std::string& name, sb::ipc::StatusWriter& status) {
+  sb::ipc::ComputerStatus ready;
+  ready.state = sb::ipc::ComputerState::kReady;
+  ready.worker_pid = ::getpid();
+  ready.max_in_flight = 4;
+  status.publish(ready);
+  make_channel_blocking();
+  const std::uint64_t call_id = await_call();
+
+  send_frame(FrameType::kMessage, call_id,
+             sb::ipc::encode_message_meta({sb::ipc::MessageKind::kProgress, 0}),
+             R"({"jsonrpc":"2.0","method":"notifications/progress",)"
+             R"("params":{"progressToken":"big","progress":1}})");
+  const std::string first_half =
+      R"({"jsonrpc":"2.0","result":{"content":[{"type":"text","text":")" +
+      std::string(1 << 20, 'a') + "FIRST-HALF-END\"},\r";
+  const std::string second_half =
+      "\n"
+      R"({"type":"text","text":"SECOND-HALF-END"}],"isError":false}})";
+  const std::string body = first_half + second_half;
+  const std::string meta = sb::ipc::encode_outcome(
+      {sb::ipc::CallStatus::kReplied, body.size() + 8, sb::ipc::ReplyKind::kOk});
+  const std::string bytes = frame_bytes(FrameType::kReply, call_id, meta, body, 0, 0);
+  const std::size_t first_part = bytes.size() - second_half.size();
+  [[maybe_unused]] auto sent = ::send(kChannel, bytes.data(), first_part, MSG_NOSIGNAL);
+  const fs::path rest = fs::path(std::getenv("SB_HOSTILE_STATE_DIR")) / (name + ".rest");
+  while (!fs::exists(rest)) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  sent = ::send(kChannel, bytes.data() + first_part, bytes.size() - first_part, MSG_NOSIGNAL);
 }
 
 void misbehave(const std::string& how, char* status_record) {
@@ -198,11 +257,18 @@ int main(int argc, char** argv) {
   // never says it: the test never lets it go).
   char* status_record = map_status_record(segment);
   keep_beating(status_record);
+  // Its name is unlinked once the hello is in, so the writer maps it now.
+  std::optional<sb::ipc::StatusWriter> status;
+  if (how == "slow-reply") status.emplace(segment);
   const bool hello_is_the_breach =
       how == "version" || how == "before-hello" || how == "silent" || how == "descriptors";
   if (!hello_is_the_breach) say_hello();
   while (!fs::exists(fs::path(state) / (name + ".go")))
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  if (how == "slow-reply") {
+    reply_slowly(name, *status);
+    return 0;  // said all it had to: the supervisor reads what is left and respawns it
+  }
   if (how == "version") {
     say_hello(sb::ipc::kProtocolVersion + 1);
   } else if (how == "descriptors") {
