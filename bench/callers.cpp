@@ -125,6 +125,9 @@ class Caller {
                                                             Clock::time_point& sent) = 0;
   // The connection is unusable (a transport error): stop calling on it.
   bool broken() const { return broken_; }
+  // When the last call's response head was in (HTTP callers only; a WebSocket message
+  // comes whole).
+  std::optional<Clock::time_point> head_at() const { return head_at_; }
   // Closes the connection, so that what waits on it ends (on the callers' thread).
   virtual void abort() = 0;
 
@@ -136,6 +139,7 @@ class Caller {
   int index_;
   std::uint64_t next_id_ = 1;
   bool broken_ = false;
+  std::optional<Clock::time_point> head_at_;
 };
 
 class HttpCaller final : public Caller {
@@ -173,6 +177,7 @@ class HttpCaller final : public Caller {
     const auto [read_error, read] =
         co_await http::async_read_header(stream_, buffer_, parser, kAwait);
     if (read_error) co_return transport_error("HTTP read", read_error);
+    head_at_ = Clock::now();
     const auto length = parser.content_length();
     if (!length || *length > kMaxResponseBytes) {
       broken_ = true;
@@ -521,6 +526,10 @@ Tally CallerPool::sequential(Path path, const CallSpec& spec, int calls) {
           if (!error) {
             tally.latencies_ns.push_back(
                 std::chrono::duration_cast<std::chrono::nanoseconds>(stop - start).count());
+            if (const auto head = caller.head_at(); head && *head >= start) {
+              tally.head_latencies_ns.push_back(
+                  std::chrono::duration_cast<std::chrono::nanoseconds>(*head - start).count());
+            }
           }
         }
         tally.seconds = std::chrono::duration<double>(Clock::now() - begin).count();

@@ -40,6 +40,8 @@ struct Tally {
   std::string first_error;
   double seconds = 0;                      // wall time of the run
   std::vector<std::int64_t> latencies_ns;  // sequential runs only: each round trip
+  // ... and, for an HTTP caller, from the start of each call to its response head
+  std::vector<std::int64_t> head_latencies_ns;
 };
 
 class CallerPool {

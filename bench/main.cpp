@@ -722,10 +722,13 @@ class Bench {
           << plan_.large_repeats
           << " calls per size and path; median time. The image data is the size less 1 KiB, so "
              "the whole reply fits the 16 MiB frame limit. CPU: utime+stime per relayed call. "
-             "The bare relay (§2) is the floor.\n\n"
+             "The bare relay (§2) is the floor. Head: median time to the response head, which "
+             "the relay sends as the reply starts to cross from its worker (a store-and-forward "
+             "hop sends it once the reply is whole).\n\n"
           << row({"result", "relay ms", "direct ms", "relay / direct", "supervisor CPU ms/call",
-                  "worker CPU ms/call", "bare relay ms", "bare relay / direct"})
-          << separator(8);
+                  "worker CPU ms/call", "bare relay ms", "bare relay / direct", "relay head ms",
+                  "bare relay head ms"})
+          << separator(10);
     memory << "Memory of the relayed calls above (one in flight). Before: VmRSS before them; "
               "peak: VmHWM after them (reset to VmRSS first via /proc/<pid>/clear_refs); growth: "
               "peak less before, also as a multiple of the payload; retained: VmRSS after less "
@@ -771,7 +774,9 @@ class Bench {
       const double worker_growth = double(worker_peak - worker_before);
       times << row({label, fixed(relay_ms, 2), fixed(direct_ms, 2), ratio(relay_ms, direct_ms),
                     fixed(supervisor_cpu_ms, 1), fixed(worker_cpu_ms, 1), fixed(floor_ms, 2),
-                    ratio(floor_ms, direct_ms)});
+                    ratio(floor_ms, direct_ms),
+                    fixed(latency_of(relay.head_latencies_ns).p50 / 1000.0, 2),
+                    fixed(latency_of(floor.head_latencies_ns).p50 / 1000.0, 2)});
       memory << row({label, mib(double(supervisor_before)), mib(double(supervisor_peak)),
                      mib(supervisor_growth), fixed(supervisor_growth / payload_kib, 2),
                      mib(double(supervisor_after - supervisor_before)), mib(double(worker_before)),
