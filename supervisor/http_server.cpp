@@ -586,8 +586,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     const bool last = arrival.body_sent == arrival.body->size();
     if (last) part += "\n\n";
     if (part.empty()) return;  // the next arrival comes back here
-    queue_piece(chunk(part));
-    if (!last) return;
+    if (!last) return queue_piece(chunk(part));
+    // The reply keeps its lease (and its place in the caps) until its last part is written.
+    queue_piece(chunk(part), std::move(arrival.lease));
     queue_piece(std::string(kLastChunk));
     end_arrival();
   }
