@@ -180,7 +180,6 @@ void Channel::drain_now() {
 // Accounts for `size` bytes just read into the read target, delivering the frames they
 // complete.
 void Channel::take(std::size_t size, bool direct) {
-  bytes_read_ += size;
   if (direct) {
     body_received(size);
     if (!closed_ && payload_filled_ == payload_size()) finish_frame();
@@ -196,6 +195,7 @@ bool Channel::consume_staged() {
   while (!closed_ && staged_begin_ < staged_end_) {
     const std::size_t available = staged_end_ - staged_begin_;
     if (!in_frame_) {
+      if (header_filled_ == 0) ++frames_started_;
       const std::size_t take = std::min(available, sizeof header_ - header_filled_);
       std::memcpy(reinterpret_cast<char*>(&header_) + header_filled_,
                   staging_.data() + staged_begin_, take);

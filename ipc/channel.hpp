@@ -77,10 +77,10 @@ class Channel : public std::enable_shared_from_this<Channel> {
   void flush(std::function<void()> then);
   void close();
   bool is_open() const { return !closed_; }
-  // For a watch on a peer that stops half-way through a frame: whether a frame is begun
-  // and not whole, and how many bytes were ever read.
+  // For a watch on a peer that takes too long over a frame: whether a frame is begun and
+  // not whole, and how many frames were ever begun (a frame begins with its first byte).
   bool inside_frame() const { return in_frame_ || header_filled_ > 0; }
-  std::uint64_t bytes_read() const { return bytes_read_; }
+  std::uint64_t frames_started() const { return frames_started_; }
   // Delivers every frame already in the socket, then runs `then` (also when the channel
   // is or gets closed). For a peer that has exited: what it said last must not be lost to
   // the order in which its exit and its bytes are noticed.
@@ -149,7 +149,7 @@ class Channel : public std::enable_shared_from_this<Channel> {
   bool in_frame_ = false;
   Frame incoming_;
   std::size_t payload_filled_ = 0;  // bytes of meta + body received so far
-  std::uint64_t bytes_read_ = 0;
+  std::uint64_t frames_started_ = 0;
   std::size_t hand_over_from_ = 0;
   BodyChooser hand_over_wanted_;
   std::shared_ptr<ArrivingBody> arriving_;  // the body being read, when handed over

@@ -78,8 +78,8 @@ struct Worker {
   std::chrono::steady_clock::time_point started_at;
   std::unique_ptr<boost::asio::steady_timer> respawn_timer;
   bool stall_reported = false;
-  // The channel's bytes read when it was last seen inside a frame, and since when.
-  std::uint64_t unfinished_bytes = 0;
+  // The frame its channel was last seen inside (by number), and since when.
+  std::uint64_t unfinished_frame = 0;
   std::chrono::steady_clock::time_point unfinished_since;
 
   bool has_process() const {

@@ -55,14 +55,16 @@ std::string close_code_label(std::uint64_t code) {
                                                                        : "other";
 }
 
-// A worker that beats on while it leaves a frame half-sent holds up every call of its
-// computer and, for a large reply already under way, that reply's caller
-// (docs/architecture.md, "Large replies"). It gets as long as a silent worker, no longer.
+// A worker that beats on while it takes its time over a frame (stopped half-way, or
+// trickling it) holds up every call of its computer and, for a large reply already under
+// way, that reply's caller (docs/architecture.md, "Large replies"). A frame is written in
+// one go and read at once, so one still unfinished after the stall limit is not a slow
+// worker's: it gets as long as a silent worker, no longer.
 bool left_frame_unfinished(Worker& worker, std::chrono::milliseconds limit) {
   const ipc::Channel& channel = *worker.channel;
   const auto now = std::chrono::steady_clock::now();
-  if (!channel.inside_frame() || channel.bytes_read() != worker.unfinished_bytes) {
-    worker.unfinished_bytes = channel.bytes_read();
+  if (!channel.inside_frame() || channel.frames_started() != worker.unfinished_frame) {
+    worker.unfinished_frame = channel.frames_started();
     worker.unfinished_since = now;
     return false;
   }

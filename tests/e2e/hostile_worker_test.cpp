@@ -216,22 +216,28 @@ TEST_F(OwnBinDir, DescriptorsAWorkerPassesAreNeverHeldAndTheFramesAroundThemAreR
 // that half in its caller's hands, under the response head and the caller's own id.
 class LargeReply : public OwnBinDir {
  protected:
+  // The hostile worker's slow replier, and the one that trickles its reply's second half.
   static constexpr const char* kComputer = "hostile-slow-reply";
+  static constexpr const char* kTrickling = "hostile-trickle-reply";
 
-  void SetUp() override {
-    install(bin_dir() / "hostile_worker");
-    config_.computer(kComputer, hostile_).client("owner", owner_, R"({ "*" = ["*"] })", kComputer);
+  void SetUp() override { install(bin_dir() / "hostile_worker"); }
+
+  ConfigBuilder config(const char* computer = kComputer) {
+    ConfigBuilder config;
+    config.computer(computer, hostile_).client("owner", owner_, R"({ "*" = ["*"] })", computer);
+    return config;
   }
 
   // Starts the call on a raw connection and reads until the reply's first half is in.
   void call_until_first_half(SwitchboardProcess& sb, RawSocket& caller,
-                             std::string_view accept = "application/json") {
-    std::ofstream(state_dir() / (std::string(kComputer) + ".go")) << "go\n";
-    ASSERT_TRUE(wait_ready(sb, owner_.secret, kComputer)) << sb.stderr_text();
+                             std::string_view accept = "application/json",
+                             const char* computer = kComputer) {
+    std::ofstream(state_dir() / (std::string(computer) + ".go")) << "go\n";
+    ASSERT_TRUE(wait_ready(sb, owner_.secret, computer)) << sb.stderr_text();
     const std::string call =
         R"({"jsonrpc":"2.0","id":"big-1","method":"tools/call","params":{"name":"echo"}})";
     ASSERT_TRUE(
-        caller.send_all("POST /mcp/" + std::string(kComputer) +
+        caller.send_all("POST /mcp/" + std::string(computer) +
                         " HTTP/1.1\r\nHost: switchboard\r\nAuthorization: Bearer " + owner_.secret +
                         "\r\nContent-Type: application/json\r\nAccept: " + std::string(accept) +
                         "\r\nConnection: close\r\nContent-Length: " + std::to_string(call.size()) +
@@ -261,12 +267,10 @@ class LargeReply : public OwnBinDir {
       body.remove_prefix(std::min(body.size(), line_end + 2 + size + 2));
     }
   }
-
-  ConfigBuilder config_;
 };
 
 TEST_F(LargeReply, ReachesItsCallerWhileItsWorkerIsStillSendingIt) {
-  SwitchboardProcess sb(config_, program());
+  SwitchboardProcess sb(config(), program());
   RawSocket caller(sb.port());
   ASSERT_NO_FATAL_FAILURE(call_until_first_half(sb, caller));
 
@@ -290,7 +294,7 @@ TEST_F(LargeReply, ReachesItsCallerWhileItsWorkerIsStillSendingIt) {
 // framed as it arrives, and the line break the worker paused in the middle of (CR, then
 // LF) starts one new data: line.
 TEST_F(LargeReply, ReachesAnEventStreamWhileItsWorkerIsStillSendingIt) {
-  SwitchboardProcess sb(config_, program());
+  SwitchboardProcess sb(config(), program());
   RawSocket caller(sb.port());
   ASSERT_NO_FATAL_FAILURE(call_until_first_half(sb, caller, "application/json, text/event-stream"));
 
@@ -311,7 +315,7 @@ TEST_F(LargeReply, ReachesAnEventStreamWhileItsWorkerIsStillSendingIt) {
 // A worker that dies half-way through a reply already under way: its caller's connection
 // is closed short of the length announced, and the call is audited as disconnected.
 TEST_F(LargeReply, IsCutShortForItsCallerWhenItsWorkerDiesHalfWay) {
-  SwitchboardProcess sb(config_, program());
+  SwitchboardProcess sb(config(), program());
   RawSocket caller(sb.port());
   ASSERT_NO_FATAL_FAILURE(call_until_first_half(sb, caller));
 
@@ -329,13 +333,30 @@ TEST_F(LargeReply, IsCutShortForItsCallerWhenItsWorkerDiesHalfWay) {
 // caller's response is cut short and the call audited.
 TEST_F(LargeReply, IsCutShortWhenItsWorkerStopsHalfWayAndBeatsOn) {
   TestTimings timings("heartbeat=200,heartbeat_stale=1000,stall_kill=2000");
-  SwitchboardProcess sb(config_, program());
+  SwitchboardProcess sb(config(), program());
   RawSocket caller(sb.port());
   ASSERT_NO_FATAL_FAILURE(call_until_first_half(sb, caller));
 
   const std::string answer = caller.read_to_end(20s);
   EXPECT_EQ(answer.find("SECOND-HALF-END"), std::string::npos);
   const auto audited = sb.audit().wait_for("call", fields_equal({{"computer", kComputer}}));
+  ASSERT_TRUE(audited);
+  EXPECT_EQ((*audited)["outcome"], "disconnected") << audited->dump();
+  EXPECT_NE(sb.stderr_text().find("left a frame unfinished"), std::string::npos)
+      << sb.stderr_text();
+}
+
+// Bytes that keep coming, too few and too slowly, do not make the frame any less
+// unfinished: the worker is expelled at the stall limit all the same.
+TEST_F(LargeReply, IsCutShortWhenItsWorkerTricklesIt) {
+  TestTimings timings("heartbeat=200,heartbeat_stale=1000,stall_kill=2000");
+  SwitchboardProcess sb(config(kTrickling), program());
+  RawSocket caller(sb.port());
+  ASSERT_NO_FATAL_FAILURE(call_until_first_half(sb, caller, "application/json", kTrickling));
+
+  const std::string answer = caller.read_to_end(20s);
+  EXPECT_EQ(answer.find("SECOND-HALF-END"), std::string::npos);
+  const auto audited = sb.audit().wait_for("call", fields_equal({{"computer", kTrickling}}));
   ASSERT_TRUE(audited);
   EXPECT_EQ((*audited)["outcome"], "disconnected") << audited->dump();
   EXPECT_NE(sb.stderr_text().find("left a frame unfinished"), std::string::npos)

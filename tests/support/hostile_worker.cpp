@@ -7,7 +7,8 @@
 // gets the real worker ($SB_HOSTILE_REAL_WORKER) executed in place, which then reads that
 // very frame. Otherwise it says a correct hello, waits for the file NAME.go in the state
 // directory (so that a test can measure the supervisor first), and then does what the
-// rest of its name says: one breach of the contract, or "slow-reply" (reply_slowly).
+// rest of its name says: one breach of the contract, or "slow-reply" or "trickle-reply"
+// (reply_slowly).
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/mman.h>
@@ -171,8 +172,9 @@ void keep_beating(char* base) {
 // the response of a caller taking event streams into one), then a 1 MiB reply of which only
 // the first half is sent: it ends "FIRST-HALF-END" and a CR between two members. The rest,
 // from the LF of that line break to "SECOND-HALF-END", follows once the file NAME.rest
-// exists (tests of docs/architecture.md, "Large replies").
-void reply_slowly(const std::string& name, sb::ipc::StatusWriter& status) {
+// exists (tests of docs/architecture.md, "Large replies"). Trickling, it sends the rest
+// at once but a byte every 100 ms.
+void reply_slowly(const std::string& name, sb::ipc::StatusWriter& status, bool trickle) {
   sb::ipc::ComputerStatus ready;
   ready.state = sb::ipc::ComputerState::kReady;
   ready.worker_pid = ::getpid();
@@ -197,6 +199,13 @@ void reply_slowly(const std::string& name, sb::ipc::StatusWriter& status) {
   const std::string bytes = frame_bytes(FrameType::kReply, call_id, meta, body, 0, 0);
   const std::size_t first_part = bytes.size() - second_half.size();
   [[maybe_unused]] auto sent = ::send(kChannel, bytes.data(), first_part, MSG_NOSIGNAL);
+  if (trickle) {
+    for (std::size_t at = first_part; at < bytes.size(); ++at) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (::send(kChannel, bytes.data() + at, 1, MSG_NOSIGNAL) != 1) return;
+    }
+    return;
+  }
   const fs::path rest = fs::path(std::getenv("SB_HOSTILE_STATE_DIR")) / (name + ".rest");
   while (!fs::exists(rest)) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   sent = ::send(kChannel, bytes.data() + first_part, bytes.size() - first_part, MSG_NOSIGNAL);
@@ -259,14 +268,15 @@ int main(int argc, char** argv) {
   keep_beating(status_record);
   // Its name is unlinked once the hello is in, so the writer maps it now.
   std::optional<sb::ipc::StatusWriter> status;
-  if (how == "slow-reply") status.emplace(segment);
+  const bool replies_slowly = how == "slow-reply" || how == "trickle-reply";
+  if (replies_slowly) status.emplace(segment);
   const bool hello_is_the_breach =
       how == "version" || how == "before-hello" || how == "silent" || how == "descriptors";
   if (!hello_is_the_breach) say_hello();
   while (!fs::exists(fs::path(state) / (name + ".go")))
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  if (how == "slow-reply") {
-    reply_slowly(name, *status);
+  if (replies_slowly) {
+    reply_slowly(name, *status, how == "trickle-reply");
     return 0;  // said all it had to: the supervisor reads what is left and respawns it
   }
   if (how == "version") {
