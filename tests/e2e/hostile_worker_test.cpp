@@ -245,6 +245,22 @@ class LargeReply : public OwnBinDir {
     ASSERT_TRUE(caller.read_until("FIRST-HALF-END")) << sb.stderr_text();
   }
 
+  // The worker of `computer` never finishes its reply's frame, and keeps beating.
+  void expect_expelled_half_way(const char* computer) {
+    TestTimings timings("heartbeat=200,heartbeat_stale=1000,stall_kill=2000");
+    SwitchboardProcess sb(config(computer), program());
+    RawSocket caller(sb.port());
+    ASSERT_NO_FATAL_FAILURE(call_until_first_half(sb, caller, "application/json", computer));
+
+    const std::string answer = caller.read_to_end(20s);
+    EXPECT_EQ(answer.find("SECOND-HALF-END"), std::string::npos);
+    const auto audited = sb.audit().wait_for("call", fields_equal({{"computer", computer}}));
+    ASSERT_TRUE(audited);
+    EXPECT_EQ((*audited)["outcome"], "disconnected") << audited->dump();
+    EXPECT_NE(sb.stderr_text().find("left a frame unfinished"), std::string::npos)
+        << sb.stderr_text();
+  }
+
   // The reply as the worker sent it, under the caller's id.
   static void expect_whole_reply(const json& reply) {
     ASSERT_TRUE(reply.is_object());
@@ -332,35 +348,13 @@ TEST_F(LargeReply, IsCutShortForItsCallerWhenItsWorkerDiesHalfWay) {
 // its computer's calls as a silent one would: it is expelled at the stall limit, its
 // caller's response is cut short and the call audited.
 TEST_F(LargeReply, IsCutShortWhenItsWorkerStopsHalfWayAndBeatsOn) {
-  TestTimings timings("heartbeat=200,heartbeat_stale=1000,stall_kill=2000");
-  SwitchboardProcess sb(config(), program());
-  RawSocket caller(sb.port());
-  ASSERT_NO_FATAL_FAILURE(call_until_first_half(sb, caller));
-
-  const std::string answer = caller.read_to_end(20s);
-  EXPECT_EQ(answer.find("SECOND-HALF-END"), std::string::npos);
-  const auto audited = sb.audit().wait_for("call", fields_equal({{"computer", kComputer}}));
-  ASSERT_TRUE(audited);
-  EXPECT_EQ((*audited)["outcome"], "disconnected") << audited->dump();
-  EXPECT_NE(sb.stderr_text().find("left a frame unfinished"), std::string::npos)
-      << sb.stderr_text();
+  expect_expelled_half_way(kComputer);
 }
 
 // Bytes that keep coming, too few and too slowly, do not make the frame any less
 // unfinished: the worker is expelled at the stall limit all the same.
 TEST_F(LargeReply, IsCutShortWhenItsWorkerTricklesIt) {
-  TestTimings timings("heartbeat=200,heartbeat_stale=1000,stall_kill=2000");
-  SwitchboardProcess sb(config(kTrickling), program());
-  RawSocket caller(sb.port());
-  ASSERT_NO_FATAL_FAILURE(call_until_first_half(sb, caller, "application/json", kTrickling));
-
-  const std::string answer = caller.read_to_end(20s);
-  EXPECT_EQ(answer.find("SECOND-HALF-END"), std::string::npos);
-  const auto audited = sb.audit().wait_for("call", fields_equal({{"computer", kTrickling}}));
-  ASSERT_TRUE(audited);
-  EXPECT_EQ((*audited)["outcome"], "disconnected") << audited->dump();
-  EXPECT_NE(sb.stderr_text().find("left a frame unfinished"), std::string::npos)
-      << sb.stderr_text();
+  expect_expelled_half_way(kTrickling);
 }
 
 TEST_F(OwnBinDir, WorkersRunWithNoNewPrivsAndASeccompFilter) {
