@@ -282,43 +282,39 @@ TEST(Channel, TheSendingEndNeverHoldsADescriptorPassedToIt) {
   EXPECT_EQ(::read(read_end.get(), &byte, 1), 0) << "a passed descriptor is still open";
 }
 
-TEST(Channel, TheSendingEndRefusesAFrameThatDeclaresADescriptor) {
+// What a channel on `end` says as it closes after its peer wrote `header` alone on
+// `peer_frames`; it must deliver no frame first.
+std::string violation_after_header(ChannelEnd end, int peer_frames, const WireHeader& header) {
   boost::asio::io_context io;
-  auto [sender, receiver] = make_channel();
-  auto supervisor = std::make_shared<Channel>(io, std::move(sender));
+  auto channel = std::make_shared<Channel>(io, std::move(end));
   std::string violation;
   bool closed = false;
-  supervisor->start([](Frame&&) {},
-                    [&](const std::string& said) {
-                      violation = said;
-                      closed = true;
-                    });
-  const WireHeader header = header_of(FrameType::kReply, 0, 1);
-  ASSERT_EQ(::write(receiver.frames.get(), &header, sizeof header),
-            static_cast<long>(sizeof header));
+  int frames = 0;
+  channel->start([&](Frame&&) { ++frames; },
+                 [&](const std::string& said) {
+                   violation = said;
+                   closed = true;
+                 });
+  EXPECT_EQ(::write(peer_frames, &header, sizeof header), static_cast<long>(sizeof header));
   run_until(io, [&] { return closed; });
-  EXPECT_EQ(violation, "declared a descriptor on a frame, which it may not");
+  EXPECT_EQ(frames, 0);
+  return violation;
+}
+
+TEST(Channel, TheSendingEndRefusesAFrameThatDeclaresADescriptor) {
+  auto [sender, receiver] = make_channel();
+  EXPECT_EQ(violation_after_header(std::move(sender), receiver.frames.get(),
+                                   header_of(FrameType::kReply, 0, 1)),
+            "declared a descriptor on a frame, which it may not");
 }
 
 // A worker's end: a frame that declares a descriptor its sender never passed ends the
 // channel rather than wait for one.
 TEST(Channel, TheReceivingEndRefusesADeclaredDescriptorThatNeverCame) {
-  boost::asio::io_context io;
   auto [sender, receiver] = make_channel();
-  auto worker = std::make_shared<Channel>(io, std::move(receiver));
-  std::string violation;
-  bool closed = false;
-  int frames = 0;
-  worker->start([&](Frame&&) { ++frames; },
-                [&](const std::string& said) {
-                  violation = said;
-                  closed = true;
-                });
-  const WireHeader header = header_of(FrameType::kAttach, 0, 1);
-  ASSERT_EQ(::write(sender.frames.get(), &header, sizeof header), static_cast<long>(sizeof header));
-  run_until(io, [&] { return closed; });
-  EXPECT_EQ(violation, "declared a descriptor it did not pass");
-  EXPECT_EQ(frames, 0);
+  EXPECT_EQ(violation_after_header(std::move(receiver), sender.frames.get(),
+                                   header_of(FrameType::kAttach, 0, 1)),
+            "declared a descriptor it did not pass");
 }
 
 // Descriptors keep to their frames when several frames with and without them are queued
