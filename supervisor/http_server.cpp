@@ -380,16 +380,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   void start_stream() {
     streaming_ = true;
-    http::response<http::empty_body> response{http::status::ok, 11};
-    response.set(http::field::content_type, "text/event-stream");
-    response.set(http::field::cache_control, "no-cache");
-    response.set("X-Accel-Buffering", "no");
-    for (const auto& [name, value] : cors_) response.set(name, value);
-    response.keep_alive(keep_alive_);
-    response.chunked(true);
-    std::ostringstream header_text;
-    header_text << response.base();
-    queue_piece(header_text.str());
+    queue_piece(head_text(HttpResponse{200,
+                                       {{"Content-Type", "text/event-stream"},
+                                        {"Cache-Control", "no-cache"},
+                                        {"X-Accel-Buffering", "no"}}},
+                          std::nullopt));
     schedule_keep_alive();
   }
 
@@ -523,14 +518,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
       arrival.event_data.append(opening, arrival.head);
       arrival.head = std::move(opening);
     } else {
-      http::response<http::empty_body> response{static_cast<http::status>(plain.status), 11};
-      for (auto& [name, value] : plain.headers) response.set(name, value);
-      for (const auto& [name, value] : cors_) response.set(name, value);
-      response.keep_alive(keep_alive_);
-      response.content_length(arrival.head.size() + arrival.body->size() - 1);
-      std::ostringstream head_text;
-      head_text << response.base() << arrival.head;
-      arrival.head = head_text.str();
+      arrival.head =
+          head_text(plain, arrival.head.size() + arrival.body->size() - 1) + arrival.head;
     }
     arrival_ = std::move(arrival);
     arrival_->body->follow([self = shared_from_this()] { self->write_arrived(); });
@@ -608,14 +597,37 @@ class Connection : public std::enable_shared_from_this<Connection> {
     close();
   }
 
+  // A response's head as this connection sends it: the response's status and fields, this
+  // request's CORS headers, whether the connection stays open, and the body's length (or
+  // chunked framing, for a stream).
+  template <class Body>
+  void fill_head(http::response<Body>& response, const HttpResponse& plain,
+                 std::optional<std::size_t> content_length, bool keep_alive) const {
+    response.result(static_cast<http::status>(plain.status));
+    response.version(11);
+    for (const auto& [name, value] : plain.headers) response.set(name, value);
+    for (const auto& [name, value] : cors_) response.set(name, value);
+    response.keep_alive(keep_alive);
+    if (content_length) {
+      response.content_length(*content_length);
+    } else {
+      response.chunked(true);
+    }
+  }
+
+  // The head alone, as text, for a body this connection writes itself.
+  std::string head_text(const HttpResponse& plain,
+                        std::optional<std::size_t> content_length) const {
+    http::response<http::empty_body> response;
+    fill_head(response, plain, content_length, keep_alive_);
+    std::ostringstream text;
+    text << response.base();
+    return text.str();
+  }
+
   void write(HttpResponse plain, bool keep_alive) {
     auto response = std::make_shared<http::response<TwoPartBody>>();
-    response->result(static_cast<http::status>(plain.status));
-    response->version(11);
-    for (auto& [name, value] : plain.headers) response->set(name, value);
-    for (const auto& [name, value] : cors_) response->set(name, value);
-    response->keep_alive(keep_alive);
-    response->content_length(plain.body_head.size() + plain.body.size());
+    fill_head(*response, plain, plain.body_head.size() + plain.body.size(), keep_alive);
     if (!head_) response->body() = {std::move(plain.body_head), std::move(plain.body)};
     auto lease = std::make_shared<ReplyBudget::Lease>(std::move(plain.lease));
     stream_.expires_after(write_timeout());
