@@ -49,7 +49,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "ipc/asio_names.hpp"
+#include "base/asio_names.hpp"
 
 namespace {
 

@@ -21,9 +21,9 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "base/asio_names.hpp"
 #include "harness/http_client.hpp"
 #include "harness/wait.hpp"
-#include "ipc/asio_names.hpp"
 
 namespace sbbench {
 namespace {

@@ -23,8 +23,8 @@
 #include <thread>
 #include <vector>
 
+#include "base/asio_names.hpp"
 #include "harness/outbox.hpp"
-#include "ipc/asio_names.hpp"
 
 namespace sbbench {
 namespace {

@@ -3,7 +3,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 
-#include "ipc/asio_names.hpp"
+#include "base/asio_names.hpp"
 #include "shared/backoff.hpp"
 #include "shared/log.hpp"
 #include "shared/secret_file.hpp"
@@ -34,7 +34,7 @@ std::string close_text(const LinkEnd& end) {
 }  // namespace
 
 Connector::Connector(net::io_context& io, Options options, std::shared_ptr<ssl::context> tls,
-                     ipc::Timings timings)
+                     Timings timings)
     : io_(io),
       options_(std::move(options)),
       tls_(std::move(tls)),

@@ -19,7 +19,7 @@
 #include "connect/mcp_server.hpp"
 #include "connect/options.hpp"
 #include "connect/stdio_server.hpp"
-#include "ipc/timings.hpp"
+#include "shared/timings.hpp"
 
 namespace sb::connect {
 
@@ -35,7 +35,7 @@ enum ExitCode : int {
 class Connector {
  public:
   Connector(boost::asio::io_context& io, Options options,
-            std::shared_ptr<boost::asio::ssl::context> tls, ipc::Timings timings);
+            std::shared_ptr<boost::asio::ssl::context> tls, Timings timings);
 
   boost::asio::awaitable<int> run();
   // SIGTERM/SIGINT: close the attach with 1000, stop the server, and run() returns 0.
@@ -51,7 +51,7 @@ class Connector {
   boost::asio::io_context& io_;
   Options options_;
   std::shared_ptr<boost::asio::ssl::context> tls_;
-  ipc::Timings timings_;
+  Timings timings_;
   std::unique_ptr<McpServer> server_;
   std::shared_ptr<Link> link_;  // the current attach, if any
   boost::asio::steady_timer sleep_timer_;

@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "base/asio_names.hpp"
 #include "connect/link.hpp"
-#include "ipc/asio_names.hpp"
 #include "shared/log.hpp"
 
 namespace sb::connect {

@@ -8,9 +8,9 @@
 #include <exception>
 #include <iostream>
 
+#include "base/asio_names.hpp"
 #include "connect/connector.hpp"
 #include "connect/options.hpp"
-#include "ipc/asio_names.hpp"
 #include "shared/log.hpp"
 #include "shared/service_notify.hpp"
 #include "shared/tls_client.hpp"
@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
   // A server that has exited must not take us with it when we write to its stdin.
   std::signal(SIGPIPE, SIG_IGN);
   Options options;
-  sb::ipc::Timings timings;
+  sb::Timings timings;
   try {
     options = parse_options(std::vector<std::string>(argv + 1, argv + argc), environment("HOME"),
                             environment("CREDENTIALS_DIRECTORY"));
@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
       std::cout << "switchboard-connect " << SWITCHBOARD_VERSION << "\n";
       return kExitStopped;
     }
-    timings = sb::ipc::timings_from_environment();
+    timings = sb::timings_from_environment();
   } catch (const std::exception& error) {
     std::cerr << "switchboard-connect: " << error.what() << "\n\n" << kUsage;
     return kExitUsage;

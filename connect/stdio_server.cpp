@@ -14,8 +14,8 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "base/asio_names.hpp"
 #include "connect/link.hpp"
-#include "ipc/asio_names.hpp"
 #include "shared/log.hpp"
 
 namespace sb::connect {
@@ -68,20 +68,20 @@ std::string StdioServer::start() {
   if (program.empty()) return "no program `" + command_.front() + "` in PATH";
   int in[2], out[2], err[2];
   if (::pipe2(in, O_CLOEXEC) != 0) return std::string("pipe: ") + std::strerror(errno);
-  ipc::UniqueFd in_read(in[0]), in_write(in[1]);
+  base::UniqueFd in_read(in[0]), in_write(in[1]);
   if (::pipe2(out, O_CLOEXEC) != 0) return std::string("pipe: ") + std::strerror(errno);
-  ipc::UniqueFd out_read(out[0]), out_write(out[1]);
+  base::UniqueFd out_read(out[0]), out_write(out[1]);
   if (::pipe2(err, O_CLOEXEC) != 0) return std::string("pipe: ") + std::strerror(errno);
-  ipc::UniqueFd err_read(err[0]), err_write(err[1]);
+  base::UniqueFd err_read(err[0]), err_write(err[1]);
 
-  auto spawned = ipc::spawn(ipc::SpawnRequest{
+  auto spawned = base::spawn(base::SpawnRequest{
       .program = program,
       .args = std::vector<std::string>(command_.begin() + 1, command_.end()),
       .descriptors = {{in_read.get(), 0}, {out_write.get(), 1}, {err_write.get(), 2}},
       .parent_death_signal = SIGTERM,
   });
   if (auto* failure = std::get_if<std::string>(&spawned)) return *failure;
-  child_ = std::make_unique<ipc::ChildProcess>(io_, std::move(std::get<ipc::Spawned>(spawned)));
+  child_ = std::make_unique<base::ChildProcess>(io_, std::move(std::get<base::Spawned>(spawned)));
   stdin_.assign(in_write.release());
   stdout_.assign(out_read.release());
   stderr_.assign(err_read.release());
@@ -182,7 +182,7 @@ net::awaitable<void> StdioServer::stop(std::chrono::milliseconds grace) {
   stdout_.close(ignored);
   stderr_.close(ignored);
   log_info("the MCP server exited",
-           {{"computer", name_}, {"status", ipc::describe_exit(*exit_status_)}});
+           {{"computer", name_}, {"status", base::describe_exit(*exit_status_)}});
 }
 
 }  // namespace sb::connect

@@ -17,8 +17,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/spawn.hpp"
 #include "connect/mcp_server.hpp"
-#include "ipc/spawn.hpp"
 
 namespace sb::connect {
 
@@ -51,7 +51,7 @@ class StdioServer : public McpServer {
   boost::asio::io_context& io_;
   std::vector<std::string> command_;
   std::string name_;
-  std::unique_ptr<ipc::ChildProcess> child_;
+  std::unique_ptr<base::ChildProcess> child_;
   boost::asio::posix::stream_descriptor stdin_;
   boost::asio::posix::stream_descriptor stdout_;
   boost::asio::posix::stream_descriptor stderr_;

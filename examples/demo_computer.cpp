@@ -60,7 +60,7 @@
 #include <tuple>
 #include <vector>
 
-#include "ipc/asio_names.hpp"
+#include "base/asio_names.hpp"
 #include "shared/backoff.hpp"
 #include "shared/dial_target.hpp"
 #include "shared/text.hpp"

@@ -49,8 +49,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/asio_names.hpp"
 #include "fuzz/fuzz_check.hpp"
-#include "ipc/asio_names.hpp"
 #include "ipc/channel.hpp"
 #include "worker/computer_session.hpp"
 

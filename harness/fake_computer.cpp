@@ -13,8 +13,8 @@
 #include <mutex>
 #include <thread>
 
+#include "base/asio_names.hpp"
 #include "harness/outbox.hpp"
-#include "ipc/asio_names.hpp"
 
 namespace harness {
 

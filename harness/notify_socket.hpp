@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "ipc/unique_fd.hpp"
+#include "base/unique_fd.hpp"
 
 namespace harness {
 
@@ -23,7 +23,7 @@ class NotifySocket {
 
  private:
   std::filesystem::path path_;
-  sb::ipc::UniqueFd socket_;
+  sb::base::UniqueFd socket_;
 };
 
 }  // namespace harness

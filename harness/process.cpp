@@ -15,8 +15,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "base/spawn.hpp"
 #include "harness/wait.hpp"
-#include "ipc/spawn.hpp"
 
 namespace harness {
 
@@ -63,9 +63,9 @@ std::string read_file(const fs::path& path) {
 
 namespace {
 
-sb::ipc::UniqueFd open_output(const std::optional<fs::path>& path) {
-  if (!path) return sb::ipc::UniqueFd(::open("/dev/null", O_WRONLY | O_CLOEXEC));
-  return sb::ipc::UniqueFd(::open(path->c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600));
+sb::base::UniqueFd open_output(const std::optional<fs::path>& path) {
+  if (!path) return sb::base::UniqueFd(::open("/dev/null", O_WRONLY | O_CLOEXEC));
+  return sb::base::UniqueFd(::open(path->c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600));
 }
 
 }  // namespace
@@ -75,13 +75,13 @@ sb::ipc::UniqueFd open_output(const std::optional<fs::path>& path) {
 // connection open after the test closes it.
 pid_t start_process(const std::vector<std::string>& argv, const std::optional<fs::path>& out,
                     const std::optional<fs::path>& err) {
-  const sb::ipc::UniqueFd input(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-  const sb::ipc::UniqueFd output = open_output(out);
-  const sb::ipc::UniqueFd errors = open_output(err);
+  const sb::base::UniqueFd input(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  const sb::base::UniqueFd output = open_output(out);
+  const sb::base::UniqueFd errors = open_output(err);
   if (!input.valid() || !output.valid() || !errors.valid())
     throw std::runtime_error("opening the output files of " + argv[0] + ": " +
                              std::strerror(errno));
-  auto spawned = sb::ipc::spawn(sb::ipc::SpawnRequest{
+  auto spawned = sb::base::spawn(sb::base::SpawnRequest{
       .program = argv[0],
       .args = std::vector<std::string>(argv.begin() + 1, argv.end()),
       .descriptors = {{input.get(), STDIN_FILENO},
@@ -92,7 +92,7 @@ pid_t start_process(const std::vector<std::string>& argv, const std::optional<fs
   if (auto* failure = std::get_if<std::string>(&spawned))
     throw std::runtime_error("starting " + argv[0] + ": " + *failure);
   // The caller reaps it by pid; the pidfd closes here.
-  return std::get<sb::ipc::Spawned>(spawned).pid;
+  return std::get<sb::base::Spawned>(spawned).pid;
 }
 
 std::optional<int> reap_within(pid_t pid, std::chrono::milliseconds timeout) {

@@ -20,12 +20,12 @@ constexpr std::size_t kMaxFdsPerMessage = 4;
 
 }  // namespace
 
-std::pair<UniqueFd, UniqueFd> make_socket_pair() {
+std::pair<base::UniqueFd, base::UniqueFd> make_socket_pair() {
   int fds[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) != 0) {
     throw std::system_error(errno, std::generic_category(), "socketpair");
   }
-  return {UniqueFd(fds[0]), UniqueFd(fds[1])};
+  return {base::UniqueFd(fds[0]), base::UniqueFd(fds[1])};
 }
 
 ChannelEnds make_channel() {
@@ -248,7 +248,7 @@ bool Channel::begin_frame() {
 
 // The descriptor of the frame just completed: its sender wrote it, one byte with one
 // SCM_RIGHTS, before the frame's first byte, so it is waiting.
-UniqueFd Channel::receive_descriptor() {
+base::UniqueFd Channel::receive_descriptor() {
   char byte;
   iovec io{&byte, 1};
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxFdsPerMessage)];
@@ -261,7 +261,7 @@ UniqueFd Channel::receive_descriptor() {
       1) {
     return {};
   }
-  std::vector<UniqueFd> received;  // each closed on return unless it is the one
+  std::vector<base::UniqueFd> received;  // each closed on return unless it is the one
   for (cmsghdr* header = CMSG_FIRSTHDR(&message); header; header = CMSG_NXTHDR(&message, header)) {
     if (header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS) continue;
     const std::size_t count = (header->cmsg_len - CMSG_LEN(0)) / sizeof(int);
@@ -275,7 +275,7 @@ UniqueFd Channel::receive_descriptor() {
     violation_ = "passed more descriptors than a frame carries";
     return {};
   }
-  return received.empty() ? UniqueFd() : std::move(received.front());
+  return received.empty() ? base::UniqueFd() : std::move(received.front());
 }
 
 // The body's storage is chosen once the meta is in: a large body its owner wants early

@@ -33,8 +33,8 @@ enum class Descriptors { kSent, kReceived };
 
 // One end of a channel: its frame socket and its descriptor socket.
 struct ChannelEnd {
-  UniqueFd frames;
-  UniqueFd descriptors;
+  base::UniqueFd frames;
+  base::UniqueFd descriptors;
   Descriptors role = Descriptors::kSent;
 };
 
@@ -113,7 +113,7 @@ class Channel : public std::enable_shared_from_this<Channel> {
   char* body_space();
   void body_received(std::size_t count);
   void finish_frame();
-  UniqueFd receive_descriptor();
+  base::UniqueFd receive_descriptor();
   void queue(Frame frame);
   void schedule_write();
   void arm_deferred_write();
@@ -164,7 +164,7 @@ class Channel : public std::enable_shared_from_this<Channel> {
 };
 
 // A connected pair of non-blocking, close-on-exec stream Unix sockets.
-std::pair<UniqueFd, UniqueFd> make_socket_pair();
+std::pair<base::UniqueFd, base::UniqueFd> make_socket_pair();
 
 // One sendmsg of `parts`, with `fds` (if any) in one SCM_RIGHTS message: the bytes sent,
 // or -1 with errno. The channel's own sending; tests and fuzz targets that must forge what

@@ -9,8 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include "base/unique_fd.hpp"
 #include "ipc/arriving_body.hpp"
-#include "ipc/unique_fd.hpp"
 
 namespace sb::ipc {
 
@@ -53,9 +53,9 @@ enum class FrameType : std::uint16_t {
 struct Frame {
   FrameType type{};
   std::uint64_t call_id = 0;
-  std::string meta;  // JSON text, a binary meta of ipc/messages.hpp, or empty
-  std::string body;  // raw bytes
-  UniqueFd fd;       // passed with SCM_RIGHTS when valid
+  std::string meta;   // JSON text, a binary meta of ipc/messages.hpp, or empty
+  std::string body;   // raw bytes
+  base::UniqueFd fd;  // passed with SCM_RIGHTS when valid
   // Instead of `body`, for a large body handed over before it has all arrived
   // (Channel::hand_over_large_bodies); never sent.
   std::shared_ptr<ArrivingBody> arriving;

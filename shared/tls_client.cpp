@@ -5,7 +5,7 @@
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/ssl.hpp>
 
-#include "ipc/asio_names.hpp"
+#include "base/asio_names.hpp"
 
 namespace sb {
 

@@ -16,7 +16,7 @@
 #include <string>
 #include <string_view>
 
-#include "ipc/timings.hpp"
+#include "shared/timings.hpp"
 
 namespace sb::supervisor {
 
@@ -36,7 +36,7 @@ class AuditLog {
  public:
   // Throws std::runtime_error when the file cannot be opened.
   AuditLog(boost::asio::io_context& io, const std::optional<std::filesystem::path>& path,
-           std::chrono::milliseconds auth_window = ipc::Timings{}.auth_window);
+           std::chrono::milliseconds auth_window = Timings{}.auth_window);
   ~AuditLog();
   AuditLog(const AuditLog&) = delete;
   AuditLog& operator=(const AuditLog&) = delete;

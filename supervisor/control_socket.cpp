@@ -8,7 +8,7 @@
 #include <boost/asio/streambuf.hpp>
 #include <boost/asio/write.hpp>
 
-#include "ipc/asio_names.hpp"
+#include "base/asio_names.hpp"
 #include "shared/log.hpp"
 #include "supervisor/exhaustion.hpp"
 

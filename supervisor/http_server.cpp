@@ -12,7 +12,7 @@
 #include <deque>
 #include <sstream>
 
-#include "ipc/asio_names.hpp"
+#include "base/asio_names.hpp"
 #include "shared/log.hpp"
 #include "shared/verifier.hpp"
 #include "supervisor/exhaustion.hpp"
@@ -687,7 +687,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     bytes.append(static_cast<const char*>(extra.data()), extra.size());
 
     const tcp protocol = stream_.socket().local_endpoint().protocol();
-    ipc::UniqueFd socket(stream_.socket().release());
+    base::UniqueFd socket(stream_.socket().release());
     const HandOver result = state_.workers.hand_over(presented, socket, std::move(bytes), peer);
     if (result == HandOver::kDone) return;
     stream_.socket().assign(protocol, socket.release());

@@ -6,7 +6,7 @@
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
 
-#include "ipc/asio_names.hpp"
+#include "base/asio_names.hpp"
 #include "shared/log.hpp"
 #include "supervisor/exhaustion.hpp"
 #include "supervisor/status_page.hpp"

@@ -22,7 +22,7 @@
 #include <optional>
 #include <string>
 
-#include "ipc/asio_names.hpp"
+#include "base/asio_names.hpp"
 #include "shared/jsonrpc.hpp"
 #include "shared/log.hpp"
 #include "supervisor/northbound_mcp.hpp"

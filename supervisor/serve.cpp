@@ -11,10 +11,10 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "ipc/asio_names.hpp"
-#include "ipc/timings.hpp"
+#include "base/asio_names.hpp"
 #include "shared/log.hpp"
 #include "shared/service_notify.hpp"
+#include "shared/timings.hpp"
 #include "supervisor/commands.hpp"
 #include "supervisor/control_socket.hpp"
 #include "supervisor/exhaustion.hpp"
@@ -93,7 +93,7 @@ class Supervisor {
  public:
   Supervisor(std::string config_path, std::string home,
              std::shared_ptr<const config::Config> config, ServiceNotifier notifier,
-             ipc::Timings timings)
+             Timings timings)
       : config_path_(std::move(config_path)),
         home_(std::move(home)),
         notifier_(std::move(notifier)),
@@ -250,7 +250,7 @@ int run_serve(const std::string& config_path, std::string_view home) {
   const char* notify_socket = std::getenv("NOTIFY_SOCKET");
   Supervisor supervisor(config_path, std::string(home), std::move(config),
                         ServiceNotifier(notify_socket ? notify_socket : ""),
-                        ipc::timings_from_environment());
+                        timings_from_environment());
   return supervisor.run();
 }
 

@@ -9,8 +9,8 @@
 #include <memory>
 #include <string>
 
+#include "base/spawn.hpp"
 #include "ipc/channel.hpp"
-#include "ipc/spawn.hpp"
 #include "ipc/status_board.hpp"
 #include "shared/config.hpp"
 #include "shared/deadline_queue.hpp"
@@ -55,7 +55,7 @@ struct Worker {
   std::uint64_t generation = 0;  // the last handed over; follows the verifier across respawns
   std::map<std::uint64_t, SessionRecord> sessions;
   State state = State::kQueued;
-  std::unique_ptr<ipc::ChildProcess> process;
+  std::unique_ptr<base::ChildProcess> process;
   int pid = 0;
   bool said_hello = false;
   bool expelled = false;  // killed for a violation; its exit is already explained

@@ -37,8 +37,8 @@ std::size_t start_window() {
   return std::max<std::size_t>(2, 2 * std::size_t{std::thread::hardware_concurrency()});
 }
 
-ipc::UniqueFd open_program(const std::filesystem::path& path) {
-  ipc::UniqueFd program(::open(path.c_str(), O_PATH | O_CLOEXEC));
+base::UniqueFd open_program(const std::filesystem::path& path) {
+  base::UniqueFd program(::open(path.c_str(), O_PATH | O_CLOEXEC));
   if (!program.valid()) {
     throw std::runtime_error("cannot open the worker program " + path.string() + ": " +
                              std::strerror(errno));
@@ -75,7 +75,7 @@ bool left_frame_unfinished(Worker& worker, std::chrono::milliseconds limit) {
 
 WorkerRegistry::WorkerRegistry(boost::asio::io_context& io,
                                const std::filesystem::path& worker_binary, AuditLog& audit,
-                               ipc::Timings timings)
+                               Timings timings)
     : io_(io),
       timings_(timings),
       worker_binary_(worker_binary),
@@ -154,7 +154,7 @@ std::optional<std::string> WorkerRegistry::launch(Worker& worker, const std::str
   }
   parent_end = std::move(ends.sender);
   // A worker has nothing to say on stdout, which may be the audit stream.
-  auto spawned = ipc::spawn(ipc::SpawnRequest{
+  auto spawned = base::spawn(base::SpawnRequest{
       .program = worker_binary_,
       .executable = worker_program_.get(),
       .args = {"--channel-fd", "3", "--descriptor-fd", "4", "--status-segment", segment},
@@ -164,7 +164,7 @@ std::optional<std::string> WorkerRegistry::launch(Worker& worker, const std::str
   });
   if (auto* failure = std::get_if<std::string>(&spawned)) return "launching: " + *failure;
   worker.process =
-      std::make_unique<ipc::ChildProcess>(io_, std::move(std::get<ipc::Spawned>(spawned)));
+      std::make_unique<base::ChildProcess>(io_, std::move(std::get<base::Spawned>(spawned)));
   return std::nullopt;
 }
 
@@ -349,7 +349,7 @@ void WorkerRegistry::mourn(const std::shared_ptr<Worker>& worker, int wait_statu
   if (wait_status >= 0) {
     log_warn("worker exited; restarting it", {{"computer", worker->name},
                                               {"pid", std::to_string(worker->pid)},
-                                              {"exit", ipc::describe_exit(wait_status)}});
+                                              {"exit", base::describe_exit(wait_status)}});
   }
   schedule_respawn(worker);
 }

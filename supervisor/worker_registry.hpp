@@ -20,14 +20,14 @@
 #include <string_view>
 #include <vector>
 
+#include "base/unique_fd.hpp"
 #include "ipc/channel.hpp"
 #include "ipc/frame.hpp"
 #include "ipc/messages.hpp"
 #include "ipc/status_board.hpp"
-#include "ipc/timings.hpp"
-#include "ipc/unique_fd.hpp"
 #include "shared/config.hpp"
 #include "shared/deadline_queue.hpp"
+#include "shared/timings.hpp"
 
 namespace sb::supervisor {
 
@@ -107,7 +107,7 @@ class WorkerRegistry {
   // Opens `worker_binary` now and spawns from that descriptor ever after: replacing the
   // file (a package upgrade) cannot mix two builds. Throws when it cannot be opened.
   WorkerRegistry(boost::asio::io_context& io, const std::filesystem::path& worker_binary,
-                 AuditLog& audit, ipc::Timings timings = {});
+                 AuditLog& audit, Timings timings = {});
   ~WorkerRegistry();
 
   // Spawns a worker per computer, a few at a time, each in a turn of the event loop of its
@@ -123,7 +123,7 @@ class WorkerRegistry {
   bool knows_secret(const Verifier& presented) const;
   // Re-resolves the verifier now and passes the socket to its worker. `socket` is taken
   // only when the result is kDone.
-  HandOver hand_over(const Verifier& presented, ipc::UniqueFd& socket, std::string upgrade_bytes,
+  HandOver hand_over(const Verifier& presented, base::UniqueFd& socket, std::string upgrade_bytes,
                      const std::string& peer);
 
   // Forwards one request; the callback runs exactly once unless the call is cancelled.
@@ -178,9 +178,9 @@ class WorkerRegistry {
   void report_when_all_up();
 
   boost::asio::io_context& io_;
-  const ipc::Timings timings_;
+  const Timings timings_;
   std::filesystem::path worker_binary_;
-  ipc::UniqueFd worker_program_;  // the binary found at start, executed by descriptor
+  base::UniqueFd worker_program_;  // the binary found at start, executed by descriptor
   AuditLog& audit_;
   std::vector<std::shared_ptr<Worker>> workers_;   // config order
   std::vector<std::shared_ptr<Worker>> retiring_;  // removed or rotated, exiting

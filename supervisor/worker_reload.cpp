@@ -89,7 +89,7 @@ bool WorkerRegistry::knows_secret(const Verifier& presented) const {
   return find_verifier(verifiers, presented).has_value();
 }
 
-HandOver WorkerRegistry::hand_over(const Verifier& presented, ipc::UniqueFd& socket,
+HandOver WorkerRegistry::hand_over(const Verifier& presented, base::UniqueFd& socket,
                                    std::string upgrade_bytes, const std::string& peer) {
   std::vector<Verifier> verifiers;
   for (const auto& worker : workers_) verifiers.push_back(worker->verifier);

@@ -15,7 +15,7 @@
 #include <optional>
 #include <stdexcept>
 
-#include "ipc/asio_names.hpp"
+#include "base/asio_names.hpp"
 #include "shared/config.hpp"
 #include "supervisor/commands.hpp"
 #include "supervisor/workers_table.hpp"

@@ -9,7 +9,7 @@
 #include <map>
 #include <optional>
 
-#include "ipc/asio_names.hpp"
+#include "base/asio_names.hpp"
 #include "shared/deadline_queue.hpp"
 #include "shared/jsonrpc.hpp"
 #include "shared/log.hpp"
@@ -599,7 +599,7 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
 }  // namespace
 
 std::shared_ptr<ComputerSession> start_session(
-    net::io_context& io, ipc::UniqueFd socket, std::string upgrade_bytes, SessionSettings settings,
+    net::io_context& io, base::UniqueFd socket, std::string upgrade_bytes, SessionSettings settings,
     SessionHooks hooks, std::function<void(std::shared_ptr<ComputerSession>)> installed) {
   sockaddr_storage address{};
   socklen_t length = sizeof address;

@@ -13,10 +13,10 @@
 #include <boost/asio/io_context.hpp>
 #include <nlohmann/json.hpp>
 
+#include "base/unique_fd.hpp"
 #include "ipc/messages.hpp"
 #include "ipc/status_board.hpp"
-#include "ipc/timings.hpp"
-#include "ipc/unique_fd.hpp"
+#include "shared/timings.hpp"
 
 namespace sb::worker {
 
@@ -29,8 +29,8 @@ struct SessionSettings {
   // to that client's newest call (docs/protocol.md, "Requests from the computer").
   bool sole_client = false;
   // The product's values unless the tests shortened them (ipc/timings.hpp).
-  std::chrono::milliseconds handshake_timeout = ipc::Timings{}.handshake;
-  std::chrono::milliseconds ping_interval = ipc::Timings{}.ping_interval;
+  std::chrono::milliseconds handshake_timeout = Timings{}.handshake;
+  std::chrono::milliseconds ping_interval = Timings{}.ping_interval;
 };
 
 // A request the supervisor forwards for one caller.
@@ -97,7 +97,7 @@ class ComputerSession {
 // runs once the 101 is sent, before the MCP handshake starts; if the upgrade fails the
 // session ends without ever calling it.
 std::shared_ptr<ComputerSession> start_session(
-    boost::asio::io_context& io, ipc::UniqueFd socket, std::string upgrade_bytes,
+    boost::asio::io_context& io, base::UniqueFd socket, std::string upgrade_bytes,
     SessionSettings settings, SessionHooks hooks,
     std::function<void(std::shared_ptr<ComputerSession>)> installed);
 

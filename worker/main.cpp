@@ -29,7 +29,7 @@ int main(int argc, char** argv) {
     boost::asio::io_context io;
     sb::worker::WorkerApp app(
         io,
-        sb::ipc::ChannelEnd{sb::ipc::UniqueFd(channel_fd), sb::ipc::UniqueFd(descriptor_fd),
+        sb::ipc::ChannelEnd{sb::base::UniqueFd(channel_fd), sb::base::UniqueFd(descriptor_fd),
                             sb::ipc::Descriptors::kReceived},
         status_segment);
     app.start();

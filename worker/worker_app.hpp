@@ -11,7 +11,7 @@
 
 #include "ipc/channel.hpp"
 #include "ipc/status_board.hpp"
-#include "ipc/timings.hpp"
+#include "shared/timings.hpp"
 #include "worker/computer_session.hpp"
 
 namespace sb::worker {
@@ -45,7 +45,7 @@ class WorkerApp {
   boost::asio::signal_set termination_signals_;
   std::string computer_;
   int next_max_inflight_ = 8;
-  ipc::Timings timings_;
+  Timings timings_;
   bool sole_client_ = false;
   std::shared_ptr<ComputerSession> current_;
   int open_sessions_ = 0;

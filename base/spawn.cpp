@@ -1,4 +1,4 @@
-#include "ipc/spawn.hpp"
+#include "base/spawn.hpp"
 
 #include <fcntl.h>
 #include <sys/prctl.h>
@@ -13,7 +13,7 @@
 
 extern char** environ;
 
-namespace sb::ipc {
+namespace sb::base {
 namespace {
 
 // What the child reports through its error pipe before it gives up: which step, errno.
@@ -185,4 +185,4 @@ void ChildProcess::reap(std::function<void(int wait_status)> exited) {
   exited(status);
 }
 
-}  // namespace sb::ipc
+}  // namespace sb::base

@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-namespace sb::ipc {
+namespace sb {
 
 struct Timings {
   // worker: a computer's initialize must be answered within this (else 4005)
@@ -48,4 +48,4 @@ std::optional<Timings> parse_timings(std::string_view text, std::string& error);
 // values. Throws std::runtime_error when it does not parse.
 Timings timings_from_environment();
 
-}  // namespace sb::ipc
+}  // namespace sb

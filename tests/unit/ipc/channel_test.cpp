@@ -1,6 +1,5 @@
-// The IPC channel over real sockets: framing, large bodies, descriptor passing, and
-// refusal of malformed frames. The status board across two mappings. Spawning with
-// descriptors moved into place.
+// The IPC channel over real sockets: framing, deferred frames, large bodies handed over as
+// they arrive, descriptor passing, and refusal of malformed frames.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
@@ -13,10 +12,6 @@
 #include <thread>
 
 #include "ipc/channel.hpp"
-#include "ipc/messages.hpp"
-#include "ipc/spawn.hpp"
-#include "ipc/status_board.hpp"
-#include "ipc/timings.hpp"
 
 namespace sb::ipc {
 namespace {
@@ -197,9 +192,11 @@ TEST(Channel, PassesADescriptorWithItsFrame) {
 
   int pipe_fds[2];
   ASSERT_EQ(::pipe2(pipe_fds, O_CLOEXEC), 0);
-  UniqueFd read_end(pipe_fds[0]);
-  left->send(Frame{
-      .type = FrameType::kAttach, .meta = "{}", .body = "GET /", .fd = UniqueFd(pipe_fds[1])});
+  base::UniqueFd read_end(pipe_fds[0]);
+  left->send(Frame{.type = FrameType::kAttach,
+                   .meta = "{}",
+                   .body = "GET /",
+                   .fd = base::UniqueFd(pipe_fds[1])});
   run_until(io, [&] { return received.has_value(); });
 
   ASSERT_TRUE(received->fd.valid());
@@ -262,8 +259,8 @@ TEST(Channel, TheSendingEndNeverHoldsADescriptorPassedToIt) {
                     [](const std::string&) {});
   int pipe_fds[2];
   ASSERT_EQ(::pipe2(pipe_fds, O_CLOEXEC), 0);
-  UniqueFd read_end(pipe_fds[0]);
-  UniqueFd write_end(pipe_fds[1]);
+  base::UniqueFd read_end(pipe_fds[0]);
+  base::UniqueFd write_end(pipe_fds[1]);
   const WireHeader header = header_of(FrameType::kEvent, 2, 0);
   const iovec head{const_cast<WireHeader*>(&header), sizeof header};
   const iovec body{const_cast<char*>("{}"), 2};
@@ -333,14 +330,14 @@ TEST(Channel, DescriptorsKeepToTheirFramesAndADrainDeliversWhatWasSent) {
                 [](const std::string&) {});
   worker_io.poll();  // the read finds nothing and waits
 
-  std::vector<UniqueFd> read_ends;
+  std::vector<base::UniqueFd> read_ends;
   for (std::uint64_t id = 1; id <= 6; ++id) {
     Frame frame{.type = FrameType::kAttach, .call_id = id, .body = std::to_string(id)};
     if (id % 2 == 0) {
       int pipe_fds[2];
       ASSERT_EQ(::pipe2(pipe_fds, O_CLOEXEC), 0);
       read_ends.emplace_back(pipe_fds[0]);
-      frame.fd = UniqueFd(pipe_fds[1]);
+      frame.fd = base::UniqueFd(pipe_fds[1]);
     }
     supervisor->send(std::move(frame));
   }
@@ -359,7 +356,7 @@ TEST(Channel, DescriptorsKeepToTheirFramesAndADrainDeliversWhatWasSent) {
   }
   for (std::size_t pipe = 0; pipe < read_ends.size(); ++pipe) {
     const std::string word = "pipe" + std::to_string(pipe);
-    const UniqueFd& fd = received[2 * pipe + 1].fd;
+    const base::UniqueFd& fd = received[2 * pipe + 1].fd;
     ASSERT_EQ(::write(fd.get(), word.data(), word.size()), static_cast<long>(word.size()));
     char buffer[16] = {};
     ASSERT_EQ(::read(read_ends[pipe].get(), buffer, sizeof buffer), static_cast<long>(word.size()));
@@ -396,211 +393,6 @@ TEST(Channel, ReadsWhatThePeerSentAfterAWriteToItFailed) {
                [&](const std::string&) { closed = true; });
   run_until(io, [&] { return closed; });
   EXPECT_EQ(bodies, std::vector<std::string>{"last words"});
-}
-
-TEST(CallOutcome, RoundTripsThroughMeta) {
-  const CallOutcome outcome{CallStatus::kReplied, 1234, ReplyKind::kRpcError, -32050};
-  const auto decoded = decode_outcome(encode_outcome(outcome));
-  ASSERT_TRUE(decoded);
-  EXPECT_EQ(decoded->status, CallStatus::kReplied);
-  EXPECT_EQ(decoded->response_bytes, 1234u);
-  EXPECT_EQ(decoded->kind, ReplyKind::kRpcError);
-  EXPECT_EQ(decoded->error_code, -32050);
-  const auto without_code = decode_outcome(encode_outcome({CallStatus::kTimeout, 0}));
-  ASSERT_TRUE(without_code);
-  EXPECT_EQ(without_code->status, CallStatus::kTimeout);
-  EXPECT_FALSE(without_code->error_code);
-}
-
-// A worker's meta is checked, not trusted: every byte is accounted for and every field in
-// range (the layout: status, kind, has-code, then the size and the code as 8 bytes each).
-TEST(CallOutcome, AMalformedMetaIsRefused) {
-  const std::string good = encode_outcome({CallStatus::kReplied, 5, ReplyKind::kOk});
-  ASSERT_TRUE(decode_outcome(good));
-  auto with_byte = [&](std::size_t at, char value) {
-    std::string meta = good;
-    meta[at] = value;
-    return meta;
-  };
-  EXPECT_FALSE(decode_outcome(""));
-  EXPECT_FALSE(decode_outcome(R"({"status":"replied","response_bytes":0})"));
-  EXPECT_FALSE(decode_outcome(good.substr(0, good.size() - 1))) << "cut short";
-  EXPECT_FALSE(decode_outcome(good + '\0')) << "a byte too many";
-  EXPECT_FALSE(decode_outcome(with_byte(0, 5))) << "no such status";
-  EXPECT_FALSE(decode_outcome(with_byte(1, 3))) << "no such kind";
-  EXPECT_FALSE(decode_outcome(with_byte(2, 2))) << "has-code is a flag";
-  EXPECT_FALSE(decode_outcome(with_byte(11, 1))) << "a code where none is said to be";
-}
-
-TEST(MessageMeta, RoundTripsAndRefusesWhatIsMalformed) {
-  const auto decoded = decode_message_meta(encode_message_meta({MessageKind::kRequest, 7}));
-  ASSERT_TRUE(decoded);
-  EXPECT_EQ(decoded->kind, MessageKind::kRequest);
-  EXPECT_EQ(decoded->key, 7u);
-  std::string unknown_kind = encode_message_meta({MessageKind::kNotification, 1});
-  unknown_kind[0] = 3;
-  EXPECT_FALSE(decode_message_meta(unknown_kind));
-  EXPECT_FALSE(decode_message_meta(R"({"kind":2,"key":1})"));
-  EXPECT_FALSE(decode_message_meta(encode_message_meta({}) + 'x'));
-}
-
-TEST(CallMeta, RoundTripsAndRefusesWhatIsMalformed) {
-  const CallMeta meta{.caller = "muse",
-                      .caller_cap = 3,
-                      .timeout = std::chrono::milliseconds(60'000),
-                      .max_total = std::chrono::milliseconds(600'000),
-                      .method = "tools/call",
-                      .stream = true};
-  const std::string bytes = encode_call_meta(meta);
-  const auto decoded = decode_call_meta(bytes);
-  ASSERT_TRUE(decoded);
-  EXPECT_EQ(decoded->caller, "muse");
-  EXPECT_EQ(decoded->caller_cap, 3);
-  EXPECT_EQ(decoded->timeout, std::chrono::milliseconds(60'000));
-  EXPECT_EQ(decoded->max_total, std::chrono::milliseconds(600'000));
-  EXPECT_EQ(decoded->method, "tools/call");
-  EXPECT_TRUE(decoded->stream);
-  EXPECT_FALSE(decode_call_meta(bytes.substr(0, bytes.size() - 1)));
-  EXPECT_FALSE(decode_call_meta(bytes + 'x'));
-  std::string long_caller = bytes;
-  long_caller[0] = 100;  // the caller's length, past the end of the meta
-  EXPECT_FALSE(decode_call_meta(long_caller));
-  std::string bad_flag = bytes;
-  bad_flag.back() = 2;
-  EXPECT_FALSE(decode_call_meta(bad_flag));
-  std::string huge_cap = bytes;
-  huge_cap[8 + 4 + 7] = 1;  // the cap's top byte: past what an int holds
-  EXPECT_FALSE(decode_call_meta(huge_cap));
-}
-
-// A source descriptor that is also the target of an earlier pair is moved aside before
-// that pair overwrites it: each pipe gets its own word.
-TEST(Spawn, ASourceThatIsAnEarlierTargetReachesItsOwnTarget) {
-  int first[2];
-  int second[2];
-  // Non-blocking, so that a word gone astray fails the test instead of hanging it.
-  ASSERT_EQ(::pipe2(first, O_CLOEXEC | O_NONBLOCK), 0);
-  ASSERT_EQ(::pipe2(second, O_CLOEXEC | O_NONBLOCK), 0);
-  const UniqueFd first_read(first[0]);
-  const UniqueFd first_write(first[1]);
-  const UniqueFd second_read(second[0]);
-  const UniqueFd second_write(second[1]);
-  const int low = second_write.get();  // the first pair's target
-  const auto spawned = spawn(SpawnRequest{
-      .program = "/bin/bash",
-      .args = {"-c",
-               "echo one >&" + std::to_string(low) + "; echo two >&" + std::to_string(low + 1)},
-      .descriptors = {{first_write.get(), low}, {low, low + 1}},
-  });
-  ASSERT_TRUE(std::holds_alternative<Spawned>(spawned)) << std::get<std::string>(spawned);
-  int status = 0;
-  ASSERT_EQ(::waitpid(std::get<Spawned>(spawned).pid, &status, 0), std::get<Spawned>(spawned).pid);
-  auto read_word = [](const UniqueFd& fd) {
-    char buffer[16] = {};
-    const long got = ::read(fd.get(), buffer, sizeof buffer);
-    return std::string(buffer, got > 0 ? static_cast<std::size_t>(got) : 0);
-  };
-  EXPECT_EQ(read_word(first_read), "one\n");
-  EXPECT_EQ(read_word(second_read), "two\n");
-}
-
-TEST(StatusBoard, ReaderSeesWhatTheWriterPublished) {
-  StatusReader reader("/switchboard-test-" + std::to_string(::getpid()));
-  StatusWriter writer(reader.segment_name());
-  reader.unlink();  // both mappings stay valid without the name
-  EXPECT_GT(reader.heartbeat_age_ms(), 1'000'000);
-
-  ComputerStatus status;
-  status.state = ComputerState::kReady;
-  status.worker_pid = 42;
-  status.in_flight = 3;
-  status.max_in_flight = 8;
-  status.attached_at_ms = 1234;
-  status.peer = "alice via 127.0.0.1:5";
-  status.server_json = R"({"name":"fake"})";
-  writer.publish(status);
-  writer.heartbeat();
-
-  const auto seen = reader.read();
-  EXPECT_EQ(seen.state, ComputerState::kReady);
-  EXPECT_EQ(seen.worker_pid, 42);
-  EXPECT_EQ(seen.in_flight, 3u);
-  EXPECT_EQ(seen.max_in_flight, 8u);
-  EXPECT_EQ(seen.attached_at_ms, 1234);
-  EXPECT_EQ(seen.peer, "alice via 127.0.0.1:5");
-  EXPECT_EQ(seen.server_json, R"({"name":"fake"})");
-  EXPECT_LT(reader.heartbeat_age_ms(), 5'000);
-}
-
-// The reader must never see a half-written record, nor report a busy-but-ready computer
-// as idle because the writer happened to be mid-update.
-TEST(StatusBoard, ConcurrentReadsSeeOnlyCompleteRecords) {
-  StatusReader reader("/switchboard-test-race-" + std::to_string(::getpid()));
-  StatusWriter writer(reader.segment_name());
-  auto status_for = [](std::uint32_t n) {
-    ComputerStatus status;
-    status.state = ComputerState::kReady;
-    status.in_flight = n;
-    status.peer = "peer-" + std::to_string(n);
-    return status;
-  };
-  writer.publish(status_for(0));
-  std::atomic<bool> stop{false};
-  std::thread writing([&] {
-    for (std::uint32_t n = 1; !stop.load(); ++n) writer.publish(status_for(n % 1000));
-  });
-  int idle = 0;
-  int torn = 0;
-  for (int i = 0; i < 200'000; ++i) {
-    const auto seen = reader.read();
-    if (seen.state != ComputerState::kReady) ++idle;
-    if (seen.peer != "peer-" + std::to_string(seen.in_flight)) ++torn;
-  }
-  stop = true;
-  writing.join();
-  EXPECT_EQ(idle, 0);
-  EXPECT_EQ(torn, 0);
-}
-
-TEST(StatusBoard, AnOversizedServerInfoIsShownAsNull) {
-  StatusReader reader("/switchboard-test-big-" + std::to_string(::getpid()));
-  StatusWriter writer(reader.segment_name());
-  ComputerStatus status;
-  status.server_json = "\"" + std::string(10000, 'a') + "\"";
-  writer.publish(status);
-  EXPECT_EQ(reader.read().server_json, "null");
-}
-
-}  // namespace
-}  // namespace sb::ipc
-
-namespace sb::ipc {
-namespace {
-
-TEST(Timings, TheProductsValuesUnlessNamed) {
-  std::string error;
-  const auto product = parse_timings("", error);
-  ASSERT_TRUE(product);
-  EXPECT_EQ(product->handshake, std::chrono::seconds(15));
-  EXPECT_EQ(product->ping_interval, std::chrono::seconds(20));
-  EXPECT_EQ(product->heartbeat, std::chrono::seconds(1));
-  EXPECT_EQ(product->heartbeat_stale, std::chrono::seconds(3));
-  EXPECT_EQ(product->stall_kill, std::chrono::seconds(30));
-  EXPECT_EQ(product->auth_window, std::chrono::seconds(60));
-  const auto short_ones = parse_timings("handshake=1500,stall_kill=3000", error);
-  ASSERT_TRUE(short_ones);
-  EXPECT_EQ(short_ones->handshake, std::chrono::milliseconds(1500));
-  EXPECT_EQ(short_ones->stall_kill, std::chrono::milliseconds(3000));
-  EXPECT_EQ(short_ones->ping_interval, std::chrono::seconds(20));
-}
-
-TEST(Timings, AnythingElseIsAnError) {
-  for (const char* text : {"handshake", "handshake=", "handshake=0", "handshake=-5",
-                           "handshake=1.5", "handshake=99999999", "nap=100", "handshake=10,"}) {
-    std::string error;
-    EXPECT_FALSE(parse_timings(text, error)) << text;
-    EXPECT_FALSE(error.empty()) << text;
-  }
 }
 
 }  // namespace

@@ -19,9 +19,9 @@
 #include <variant>
 #include <vector>
 
-#include "ipc/unique_fd.hpp"
+#include "base/unique_fd.hpp"
 
-namespace sb::ipc {
+namespace sb::base {
 
 struct SpawnRequest {
   std::filesystem::path program;  // executed by path when `executable` is not set
@@ -71,4 +71,4 @@ class ChildProcess {
   boost::asio::steady_timer reap_retry_;  // the pidfd said exited, the wait not yet
 };
 
-}  // namespace sb::ipc
+}  // namespace sb::base

@@ -1,4 +1,4 @@
-#include "ipc/timings.hpp"
+#include "shared/timings.hpp"
 
 #include <charconv>
 #include <cstdlib>
@@ -7,7 +7,7 @@
 
 #include "shared/log.hpp"
 
-namespace sb::ipc {
+namespace sb {
 
 std::optional<Timings> parse_timings(std::string_view text, std::string& error) {
   Timings timings;
@@ -66,4 +66,4 @@ Timings timings_from_environment() {
   return *timings;
 }
 
-}  // namespace sb::ipc
+}  // namespace sb
