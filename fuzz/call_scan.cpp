@@ -15,7 +15,7 @@
 
 #include "fuzz/fuzz_check.hpp"
 #include "shared/jsonrpc.hpp"
-#include "supervisor/call_scan.hpp"
+#include "supervisor/mcp/call_scan.hpp"
 #include "tests/support/json_reference.hpp"
 
 namespace {

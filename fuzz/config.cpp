@@ -14,7 +14,7 @@
 #include <string_view>
 
 #include "fuzz/fuzz_check.hpp"
-#include "shared/config.hpp"
+#include "supervisor/config/config.hpp"
 
 namespace {
 

@@ -17,7 +17,7 @@
 #include <string_view>
 
 #include "fuzz/fuzz_check.hpp"
-#include "supervisor/request_reader.hpp"
+#include "supervisor/http/request_reader.hpp"
 
 namespace {
 

@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "fuzz/fuzz_check.hpp"
-#include "supervisor/worker_frames.hpp"
+#include "supervisor/workers/frame_checks.hpp"
 
 namespace {
 

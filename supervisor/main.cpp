@@ -7,9 +7,9 @@
 #include <string_view>
 #include <vector>
 
-#include "shared/config.hpp"
 #include "shared/verifier.hpp"
 #include "supervisor/commands.hpp"
+#include "supervisor/config/config.hpp"
 
 namespace {
 

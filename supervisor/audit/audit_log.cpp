@@ -1,0 +1,158 @@
+#include "supervisor/audit/audit_log.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <boost/asio/post.hpp>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+#include "shared/log.hpp"
+
+namespace sb::supervisor {
+namespace {
+
+constexpr int kAuthFailuresPerWindow = 20;
+
+std::FILE* open_audit_file(const std::filesystem::path& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    throw std::runtime_error("opening the audit log " + path.string() + ": " +
+                             std::strerror(errno));
+  }
+  std::FILE* file = ::fdopen(fd, "a");
+  if (!file) {
+    ::close(fd);
+    throw std::runtime_error("opening the audit log " + path.string() + ": " +
+                             std::strerror(errno));
+  }
+  return file;
+}
+
+}  // namespace
+
+AuditLog::AuditLog(boost::asio::io_context& io, const std::optional<std::filesystem::path>& path,
+                   std::chrono::milliseconds auth_window)
+    : io_(io),
+      file_(path ? open_audit_file(*path) : stdout),
+      owns_file_(path.has_value()),
+      auth_window_(auth_window),
+      window_timer_(io) {
+  start_window();
+}
+
+AuditLog::~AuditLog() {
+  flush();  // a clean stop loses nothing
+  if (owns_file_) std::fclose(file_);
+}
+
+void AuditLog::stop() {
+  window_timer_.cancel();
+  flush();
+}
+
+void AuditLog::write(std::string_view event, nlohmann::json fields) {
+  fields["ts"] = utc_timestamp_now();
+  fields["event"] = event;
+  write_line(fields.dump());
+}
+
+namespace {
+
+// `"key":` and the value's JSON text, with the comma that follows every member but the last.
+void append_member(std::string& line, std::string_view key, std::string_view json_text) {
+  line += '"';
+  line += key;
+  line += "\":";
+  line += json_text;
+  line += ',';
+}
+
+// `"key":` and `text` as a JSON string. Names, outcomes and times are plain printable ASCII
+// as a rule, which JSON quotes as it is; any other text takes nlohmann's escaping.
+void append_string_member(std::string& line, std::string_view key, std::string_view text) {
+  const bool plain = std::all_of(text.begin(), text.end(), [](unsigned char c) {
+    return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
+  });
+  if (!plain) return append_member(line, key, nlohmann::json(text).dump());
+  line += '"';
+  line += key;
+  line += "\":\"";
+  line += text;
+  line += "\",";
+}
+
+}  // namespace
+
+// Members in the order nlohmann::json's sorted objects give every other line.
+void AuditLog::write_call(const CallRecord& record) {
+  std::string line = "{";
+  line.reserve(256);
+  append_member(line, "args", record.args.dump());
+  append_string_member(line, "computer", record.computer);
+  append_member(line, "error_code",
+                record.error_code ? std::to_string(*record.error_code) : std::string("null"));
+  append_member(line, "event", "\"call\"");
+  append_member(line, "ms", std::to_string(record.ms));
+  append_string_member(line, "outcome", record.outcome);
+  append_string_member(line, "principal", record.principal);
+  append_member(line, "response_bytes", std::to_string(record.response_bytes));
+  append_string_member(line, "tool", record.tool);
+  append_string_member(line, "ts", utc_timestamp_now());
+  line.back() = '}';
+  write_line(line);
+}
+
+void AuditLog::write_from_worker(std::string_view line) {
+  const auto parsed = nlohmann::json::parse(line, nullptr, false);
+  if (!parsed.is_object() || !parsed.contains("event")) {
+    log_warn("dropped a malformed audit line from a worker");
+    return;
+  }
+  write_line(parsed.dump());
+}
+
+void AuditLog::write_line(const std::string& line) {
+  // The io_context outlives this log and never runs again once it is gone, so the posted
+  // flush cannot find it destroyed.
+  if (unwritten_.empty()) boost::asio::post(io_, [this] { flush(); });
+  unwritten_ += line;
+  unwritten_ += '\n';
+}
+
+void AuditLog::flush() {
+  if (unwritten_.empty()) return;
+  // Write errors are ignored: the relay keeps working when the disk is full.
+  std::fwrite(unwritten_.data(), 1, unwritten_.size(), file_);
+  std::fflush(file_);
+  unwritten_.clear();
+}
+
+void AuditLog::auth_failure(std::string_view event, std::string_view peer) {
+  if (written_in_window_ >= kAuthFailuresPerWindow) {
+    ++suppressed_in_window_;
+    return;
+  }
+  ++written_in_window_;
+  write(event, {{"peer", peer}});
+}
+
+void AuditLog::start_window() {
+  window_timer_.expires_after(auth_window_);
+  window_timer_.async_wait([this](const boost::system::error_code& error) {
+    if (error) return;
+    if (suppressed_in_window_ > 0) {
+      write("auth_failures_suppressed",
+            {{"count", suppressed_in_window_},
+             {"window_secs",
+              std::chrono::duration_cast<std::chrono::seconds>(auth_window_).count()}});
+    }
+    written_in_window_ = 0;
+    suppressed_in_window_ = 0;
+    start_window();
+  });
+}
+
+}  // namespace sb::supervisor

@@ -1,0 +1,29 @@
+#include "supervisor/callers/client_table.hpp"
+
+namespace sb::supervisor {
+
+Caller caller_from(const config::Client& client) {
+  return Caller{client.name, client.grant, client.default_computer,
+                client.max_inflight.value_or(0)};
+}
+
+Caller caller_from(const config::PtyAttach& attach) {
+  config::Grant grant;
+  grant.named.emplace(attach.computer, attach.tools);
+  return Caller{attach.name, std::move(grant), attach.computer, attach.max_inflight.value_or(0)};
+}
+
+ClientTable::ClientTable(const std::vector<config::Client>& clients) {
+  for (const auto& client : clients) {
+    verifiers_.push_back(client.token);
+    callers_.push_back(caller_from(client));
+  }
+}
+
+const Caller* ClientTable::authenticate(const std::optional<std::string>& bearer_token) const {
+  if (!bearer_token) return nullptr;
+  const auto index = find_verifier(verifiers_, verifier_of(*bearer_token));
+  return index ? &callers_[*index] : nullptr;
+}
+
+}  // namespace sb::supervisor

@@ -1,0 +1,57 @@
+// Plain HTTP request and response types, so that routing and MCP handling never see Beast.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ipc/arriving_body.hpp"
+#include "supervisor/bounds/reply_budget.hpp"
+
+namespace sb::supervisor {
+
+struct HttpRequest {
+  std::string method;                        // "GET", "POST", ...
+  std::string target;                        // path and query, as received
+  std::optional<std::string> authorization;  // the first Authorization header
+  std::string peer;                          // docs/protocol.md, "Peer label"
+  std::string body;
+  // MCP's headers (docs/protocol.md, "Revisions"), as sent.
+  std::optional<std::string> origin;
+  std::optional<std::string> session_id;        // Mcp-Session-Id
+  std::optional<std::string> protocol_version;  // MCP-Protocol-Version
+  std::optional<std::string> mcp_method;        // Mcp-Method (2026-07-28)
+  std::optional<std::string> mcp_name;          // Mcp-Name (2026-07-28)
+  bool accepts_event_stream = false;            // Accept lists text/event-stream
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+  std::string body_head;     // sent before `body`: see ReplyText
+  ReplyBudget::Lease lease;  // a relayed reply's share of the budget, until it is written
+  // Instead of `body`, a reply still arriving, written as it comes; its first byte is not
+  // sent (see ReplyText).
+  std::shared_ptr<ipc::ArrivingBody> arriving;
+};
+
+using Respond = std::function<void(HttpResponse)>;
+// A message for the caller ahead of the response: the connection turns the response into an
+// event stream at the first one. `head` then `body` is one JSON text (see ReplyText).
+using SendEvent = std::function<void(std::string head, std::string body)>;
+// Called by the connection when its caller hangs up before the response.
+using Abandon = std::function<void()>;
+
+HttpResponse text_response(int status, std::string body);
+HttpResponse json_response(int status, std::string body);
+HttpResponse empty_response(int status);
+HttpResponse unauthorized_response();
+HttpResponse no_such_computer_response();
+HttpResponse post_only_response();
+HttpResponse method_not_allowed_response(std::string allow);
+
+}  // namespace sb::supervisor

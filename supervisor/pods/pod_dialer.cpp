@@ -1,0 +1,313 @@
+#include "supervisor/pods/pod_dialer.hpp"
+
+#include <fcntl.h>
+#include <openssl/ssl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <boost/beast/websocket.hpp>
+#include <boost/beast/websocket/ssl.hpp>
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <random>
+
+#include "shared/jsonrpc.hpp"
+#include "shared/log.hpp"
+#include "shared/secret_file.hpp"
+#include "shared/tls_client.hpp"
+#include "supervisor/callers/client_table.hpp"
+#include "supervisor/mcp/handler.hpp"
+#include "supervisor/pods/pod_socket.hpp"
+
+namespace sb::supervisor {
+
+using namespace pod;
+
+namespace {
+
+std::string code_text(const std::optional<int>& code) {
+  return code ? std::to_string(*code) : "none";
+}
+
+std::string millis_text(milliseconds duration) {
+  return std::to_string(duration.count()) + "ms";
+}
+
+}  // namespace
+
+class PtyDialers::Dialer final : public SessionOwner,
+                                 public std::enable_shared_from_this<PtyDialers::Dialer> {
+ public:
+  Dialer(net::io_context& io, SupervisorState& state, const config::PtyAttach& attach,
+         const PtyTimings& timings)
+      : io_(io),
+        state_(state),
+        timings_(timings),
+        name_(attach.name),
+        url_(attach.url),
+        target_(attach.target),
+        secret_file_(attach.secret_file),
+        policy_(attach),
+        backoff_timer_(io),
+        random_(seed()) {}
+
+  void start() {
+    net::co_spawn(io_, run(shared_from_this()), [name = name_](std::exception_ptr failure) {
+      if (!failure) return;
+      try {
+        std::rethrow_exception(failure);
+      } catch (const std::exception& error) {
+        log_error("pty attach dialer failed; not dialling until a restart",
+                  {{"attach", name}, {"error", error.what()}});
+      }
+    });
+  }
+
+  void stop() {
+    stopping_ = true;
+    backoff_timer_.cancel();
+    if (const auto link = current_.lock()) link->end();
+  }
+
+  // Reads this attach's block from the current config. A block that a reload removed
+  // keeps its last policy (the reload has warned that it keeps dialling).
+  void refresh_policy() {
+    const auto& attaches = state_.config->pty_attaches;
+    const auto found = std::find_if(attaches.begin(), attaches.end(),
+                                    [&](const config::PtyAttach& a) { return a.name == name_; });
+    if (found == attaches.end()) return;
+    if (found->computer != policy_.computer) {
+      log_info("pty attach now lends another computer",
+               {{"attach", name_}, {"from", policy_.computer}, {"to", found->computer}});
+    }
+    policy_ = *found;
+  }
+
+  CallerContext request_context() override {
+    refresh_policy();
+    const Caller caller = caller_from(policy_);
+    const config::ToolList* tools = caller.grant.tools_for(caller.default_computer);
+    return CallerContext{.caller = caller.name,
+                         .computer = caller.default_computer,
+                         .tools = tools ? *tools : config::ToolList{},
+                         .caller_cap = caller.caller_cap,
+                         .wildcard = caller.wildcard()};
+  }
+
+  McpServices services() const override { return mcp_services(state_); }
+
+  const PtyTimings& timings() const override { return timings_; }
+
+ private:
+  static std::mt19937::result_type seed() {
+    try {
+      return std::random_device{}();
+    } catch (...) {
+      return static_cast<std::mt19937::result_type>(Clock::now().time_since_epoch().count());
+    }
+  }
+
+  std::string current_computer() {
+    refresh_policy();
+    return policy_.computer;
+  }
+
+  net::awaitable<void> run(std::shared_ptr<Dialer> self) {
+    RedialPolicy policy(timings_);
+    while (!stopping_) {
+      const auto started = Clock::now();
+      failure_.clear();
+      AttemptOutcome outcome = co_await attempt();
+      current_.reset();
+      outcome.lasted = std::chrono::duration_cast<milliseconds>(Clock::now() - started);
+      if (stopping_) break;
+      const RedialDecision decision = policy.next(outcome);
+      const milliseconds wait =
+          jittered(decision.wait, std::uniform_real_distribution<double>(0.0, 1.0)(random_));
+      report(outcome, decision, wait);
+      if (decision.stop) break;
+      backoff_timer_.expires_after(wait);
+      co_await backoff_timer_.async_wait(kAwait);
+    }
+    (void)self;
+  }
+
+  AttemptOutcome fail(std::string why) {
+    failure_ = std::move(why);
+    return AttemptOutcome::failed();
+  }
+
+  net::awaitable<AttemptOutcome> attempt() {
+    std::string error;
+    const std::optional<std::string> read = read_secret(secret_file_, error);
+    if (!read) co_return fail(std::move(error));
+    const std::string& secret = *read;
+    const DialTarget& target = target_;
+
+    tcp::resolver resolver(io_);
+    auto [resolve_error, endpoints] =
+        co_await resolver.async_resolve(target.host, target.port, kAwait);
+    if (stopping_) co_return AttemptOutcome::failed();
+    if (resolve_error) co_return fail("resolving " + target.host + ": " + resolve_error.message());
+
+    const auto self = shared_from_this();
+    if (target.tls) {
+      std::shared_ptr<ssl::context> tls;
+      try {
+        tls = make_tls_context();
+      } catch (const std::exception& failure) {
+        co_return fail(std::string("setting up TLS: ") + failure.what());
+      }
+      auto link = std::make_shared<PodLink<TlsWs>>(io_, self, tls, io_, *tls);
+      co_return co_await dial(link, target, endpoints, secret);
+    }
+    auto link = std::make_shared<PodLink<PlainWs>>(io_, self, nullptr, io_);
+    co_return co_await dial(link, target, endpoints, secret);
+  }
+
+  template <typename Link>
+  net::awaitable<AttemptOutcome> dial(std::shared_ptr<Link> link, const DialTarget& target,
+                                      const tcp::resolver::results_type& endpoints,
+                                      const std::string& secret) {
+    current_ = link;
+    auto& ws = link->ws();
+    auto& lowest = beast::get_lowest_layer(ws);
+    lowest.expires_after(timings_.connect_timeout);
+    auto [connect_error, endpoint] = co_await lowest.async_connect(endpoints, kAwait);
+    if (stopping_) co_return AttemptOutcome::failed();
+    if (connect_error)
+      co_return fail("connecting to " + target.host_header + ": " + connect_error.message());
+    beast::error_code ignored;
+    lowest.socket().set_option(tcp::no_delay(true), ignored);
+
+    lowest.expires_after(timings_.handshake_timeout);
+    if constexpr (Link::kTls) {
+      SSL* handle = ws.next_layer().native_handle();
+      if (auto problem = prepare_tls(handle, target.host); !problem.empty())
+        co_return fail(std::move(problem));
+      auto [tls_error] = co_await ws.next_layer().async_handshake(ssl::stream_base::client, kAwait);
+      if (stopping_) co_return AttemptOutcome::failed();
+      if (tls_error) co_return fail(tls_failure(handle, target.host_header, tls_error));
+    }
+    // The WebSocket stream keeps its own handshake timeout; liveness is ours
+    // (docs/protocol.md, "Pod sessions").
+    lowest.expires_never();
+    ws.set_option(websocket::stream_base::timeout{timings_.handshake_timeout,
+                                                  websocket::stream_base::none(), false});
+    ws.set_option(websocket::stream_base::decorator([secret](websocket::request_type& request) {
+      request.erase(http::field::user_agent);
+      request.set(http::field::authorization, "Bearer " + secret);
+    }));
+    ws.read_message_max(kMaxInboundBytes);
+    websocket::response_type response;
+    auto [upgrade_error] =
+        co_await ws.async_handshake(response, target.host_header, target.target, kAwait);
+    if (stopping_) co_return AttemptOutcome::failed();
+    if (upgrade_error == websocket::error::upgrade_declined)
+      co_return AttemptOutcome::refused(static_cast<int>(response.result_int()));
+    if (upgrade_error)
+      co_return fail("upgrading " + target.host_header + ": " + upgrade_error.message());
+
+    const std::string computer = current_computer();
+    state_.metrics.pod_dial(name_, "connected");
+    state_.audit.write("pty_attach", {{"attach", name_}, {"computer", computer}});
+    log_info("lent a computer to an openab-pty session",
+             {{"attach", name_}, {"computer", computer}});
+    const std::optional<int> code = co_await link->run();
+    state_.audit.write("pty_detach", {{"attach", name_},
+                                      {"computer", current_computer()},
+                                      {"code", code ? json(*code) : json(nullptr)}});
+    co_return AttemptOutcome::closed(code, milliseconds(0));
+  }
+
+  void report(const AttemptOutcome& outcome, const RedialDecision& decision, milliseconds wait) {
+    // A dial that connected was counted when it did.
+    if (outcome.kind != AttemptOutcome::Kind::kClosed) {
+      state_.metrics.pod_dial(name_, outcome.kind == AttemptOutcome::Kind::kFailed ? "failed"
+                                     : decision.credential_refusal                 ? "unauthorized"
+                                                                                   : "refused");
+    }
+    switch (outcome.kind) {
+      case AttemptOutcome::Kind::kClosed:
+        if (decision.stop) {
+          state_.audit.write("pty_attach_stopped",
+                             {{"attach", name_}, {"code", *outcome.close_code}});
+          log_info("the pod ended the pty attach; not redialling until a restart",
+                   {{"attach", name_}, {"code", code_text(outcome.close_code)}});
+        } else {
+          log_info("pty attach closed; redialling", {{"attach", name_},
+                                                     {"code", code_text(outcome.close_code)},
+                                                     {"retry_in", millis_text(wait)}});
+        }
+        return;
+      case AttemptOutcome::Kind::kRefused:
+        if (decision.credential_refusal) {
+          state_.audit.write("pty_attach_refused", {{"attach", name_}, {"status", outcome.status}});
+          log_warn("pty attach refused; waiting for a fresh grant in secret_file",
+                   {{"attach", name_},
+                    {"status", std::to_string(outcome.status)},
+                    {"retry_in", millis_text(wait)}});
+        } else {
+          log_warn("pty attach upgrade failed; redialling",
+                   {{"attach", name_},
+                    {"status", std::to_string(outcome.status)},
+                    {"retry_in", millis_text(wait)}});
+        }
+        return;
+      case AttemptOutcome::Kind::kFailed:
+        log_warn("pty attach dial failed; redialling",
+                 {{"attach", name_}, {"error", failure_}, {"retry_in", millis_text(wait)}});
+        return;
+    }
+  }
+
+  net::io_context& io_;
+  SupervisorState& state_;
+  PtyTimings timings_;
+  std::string name_;
+  std::string url_;                    // fixed at start: a reload cannot move the socket
+  DialTarget target_;                  // parsed from it by the config loader
+  std::filesystem::path secret_file_;  // fixed at start; read on every dial
+  config::PtyAttach policy_;           // the block as last seen
+  net::steady_timer backoff_timer_;
+  std::mt19937 random_;
+  std::weak_ptr<PodSession> current_;
+  std::string failure_;
+  bool stopping_ = false;
+};
+
+PtyDialers::PtyDialers(boost::asio::io_context& io, SupervisorState& state, PtyTimings timings)
+    : io_(io), state_(state), timings_(timings) {}
+
+PtyDialers::~PtyDialers() = default;
+
+void PtyDialers::start() {
+  for (const auto& attach : state_.config->pty_attaches) {
+    auto dialer = std::make_shared<Dialer>(io_, state_, attach, timings_);
+    dialers_.push_back(dialer);
+    dialer->start();
+  }
+}
+
+void PtyDialers::reloaded() {
+  for (const auto& dialer : dialers_) dialer->refresh_policy();
+}
+
+void PtyDialers::stop() {
+  for (const auto& dialer : dialers_) dialer->stop();
+}
+
+}  // namespace sb::supervisor

@@ -1,0 +1,60 @@
+// The [[pty_attach]] dialers (docs/protocol.md, "Pod sessions"): the switchboard dials an
+// openab-pty pod's tools socket, and then answers the pod as an MCP server, lending it one
+// computer under the attach's policy through the same handle_mcp() that serves HTTP
+// callers. One dialer per block present at start; each redials or stops by the rules of
+// pty_redial_policy.hpp.
+//
+// The policy (computer, tools, max_inflight) is looked up by attach name in the
+// supervisor's current config on every pod request, so a reload changes it under a live
+// socket (a computer renamed with the same verifier keeps serving the pod). The url and
+// secret_file are fixed at start; a block removed by a reload keeps dialling under its
+// last policy until a restart.
+//
+// The dial loop is here; its parts have files of their own: the secret file
+// (shared/secret_file.hpp), TLS (shared/tls_client.hpp: the system store, SSL_CERT_FILE and
+// SSL_CERT_DIR override it, with SNI and host name checks), and one upgraded socket
+// (pod_session.hpp).
+// The URL was parsed by the config loader (shared/dial_target.hpp). Beast stays out of
+// this header.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "supervisor/pods/redial_policy.hpp"
+#include "supervisor/routes/state.hpp"
+
+namespace sb::supervisor {
+
+// The most a pod may have in progress on one socket; past it a request with an id is
+// answered -32002 and not processed (docs/protocol.md, "Pod sessions").
+inline constexpr int kMaxConcurrentPodRequests = 64;
+
+class PtyDialers {
+ public:
+  PtyDialers(boost::asio::io_context& io, SupervisorState& state, PtyTimings timings = {});
+  ~PtyDialers();
+  PtyDialers(const PtyDialers&) = delete;
+  PtyDialers& operator=(const PtyDialers&) = delete;
+
+  // One dialer per [[pty_attach]] of the current config, each dialling at once.
+  void start();
+  // After a reload has swapped the config: logs each attach whose computer moved. (The
+  // policy itself is read per request and needs no call.)
+  void reloaded();
+  // No more dials; every pod socket is dropped without a close frame.
+  void stop();
+
+ private:
+  class Dialer;
+  boost::asio::io_context& io_;
+  SupervisorState& state_;
+  PtyTimings timings_;
+  std::vector<std::shared_ptr<Dialer>> dialers_;
+};
+
+}  // namespace sb::supervisor

@@ -1,0 +1,335 @@
+#include "supervisor/routes/routes.hpp"
+
+#include <openssl/rand.h>
+
+#include <algorithm>
+#include <array>
+#include <nlohmann/json.hpp>
+
+#include "shared/jsonrpc.hpp"
+#include "shared/text.hpp"
+#include "shared/verifier.hpp"
+#include "supervisor/http/origin_policy.hpp"
+#include "supervisor/mcp/call_scan.hpp"
+#include "supervisor/mcp/handler.hpp"
+#include "supervisor/workers/status_json.hpp"
+
+namespace sb::supervisor {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr std::size_t kMaxSessionIdChars = 128;
+// The 2026-07-28 revision's code for headers that disagree with the body.
+constexpr int kHeaderMismatch = -32020;
+
+// 32 hex characters from the system's random source. A session id is no secret (it scopes
+// an authenticated client's own calls), so a failed draw is not worth failing initialize.
+std::string new_session_id() {
+  std::array<unsigned char, 16> bytes{};
+  (void)RAND_bytes(bytes.data(), static_cast<int>(bytes.size()));
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string id;
+  for (const unsigned char byte : bytes) {
+    id.push_back(kHex[byte >> 4]);
+    id.push_back(kHex[byte & 0x0f]);
+  }
+  return id;
+}
+
+bool is_get(const HttpRequest& request) {
+  return request.method == "GET" || request.method == "HEAD";
+}
+
+// A caller and the computer it named, both checked.
+struct Resolved {
+  const Caller* caller = nullptr;
+  std::string computer;
+  const config::ToolList* tools = nullptr;
+};
+
+class Routes {
+ public:
+  Routes(SupervisorState& state, const HttpRequest& request, Respond respond, SendEvent send_event)
+      : state_(state),
+        request_(request),
+        respond_(std::move(respond)),
+        send_event_(std::move(send_event)) {}
+
+  Abandon run() {
+    if (request_.origin && !origin_allowed(*state_.config, *request_.origin))
+      return reply(forbidden_origin_response());
+    const std::string_view path = request_path(request_.target);
+    if (path == "/healthz") return get_only([&] { return text_response(200, "ok"); });
+    if (path == "/readyz") return get_only([&] { return readiness(state_.workers.any_ready()); });
+    if (path == "/computers")
+      return get_only(
+          [&] { return with_caller([&](const Caller& caller) { return computers(caller); }); });
+    if (path == "/status")
+      return get_only(
+          [&] { return with_caller([&](const Caller& caller) { return status(caller); }); });
+    if (path.starts_with("/readyz/")) return readyz_for(path.substr(8));
+    if (path == "/mcp") return mcp(std::nullopt);
+    if (path.starts_with("/mcp/")) return mcp(path.substr(5));
+    if (path == "/vm/attach") return reply(method_not_allowed_response("GET"));
+    return reply(empty_response(404));
+  }
+
+ private:
+  Abandon reply(HttpResponse response) {
+    respond_(std::move(response));
+    return {};
+  }
+
+  template <typename Make>
+  Abandon get_only(Make make) {
+    if (!is_get(request_)) return reply(method_not_allowed_response("GET,HEAD"));
+    return reply(make());
+  }
+
+  static HttpResponse readiness(bool ready) {
+    return ready ? text_response(200, "ok") : text_response(503, "vm offline");
+  }
+
+  const Caller* authenticate() {
+    const auto token =
+        request_.authorization ? parse_bearer(*request_.authorization) : std::nullopt;
+    const Caller* caller = state_.clients->authenticate(token);
+    if (!caller) {
+      state_.audit.auth_failure("client_auth_fail", request_.peer);
+      state_.metrics.auth_failure("client");
+    }
+    return caller;
+  }
+
+  template <typename Make>
+  HttpResponse with_caller(Make make) {
+    const Caller* caller = authenticate();
+    if (!caller) return unauthorized_response();
+    return make(*caller);
+  }
+
+  // The computer must be both in the caller's grant and configured now; otherwise the
+  // answer is the same 404 whichever it was.
+  std::optional<Resolved> resolve(const Caller& caller, std::string_view computer) const {
+    const config::ToolList* tools = caller.grant.tools_for(computer);
+    if (!tools || !state_.workers.view(computer)) return std::nullopt;
+    return Resolved{&caller, std::string(computer), tools};
+  }
+
+  HttpResponse computers(const Caller& caller) const {
+    json list = json::array();
+    for (const auto& name : state_.workers.names()) {
+      if (!caller.grant.tools_for(name)) continue;
+      const auto view = state_.workers.view(name);
+      list.push_back({{"attached", view->attached},
+                      {"default", name == caller.default_computer},
+                      {"name", name},
+                      {"ready", view->ready}});
+    }
+    return json_response(200, list.dump());
+  }
+
+  json status_of(const Caller& caller, const std::string& name) const {
+    const auto view = state_.workers.view(name);
+    if (!view) return json{{"attached", false}, {"computer", name}, {"ready", false}};
+    return computer_status_json(*view, caller.wildcard());
+  }
+
+  HttpResponse status(const Caller& caller) const {
+    json computers = json::array();
+    for (const auto& name : state_.workers.names()) {
+      if (caller.grant.tools_for(name)) computers.push_back(status_of(caller, name));
+    }
+    const json body{
+        {"computers", std::move(computers)},
+        {"switchboard", {{"name", jsonrpc::kProductName}, {"version", SWITCHBOARD_VERSION}}},
+        {"vm", status_of(caller, caller.default_computer)}};
+    return json_response(200, body.dump());
+  }
+
+  Abandon readyz_for(std::string_view segment) {
+    if (segment.empty() || segment.find('/') != std::string_view::npos)
+      return reply(empty_response(404));
+    if (!is_get(request_)) return reply(method_not_allowed_response("GET,HEAD"));
+    const Caller* caller = authenticate();
+    if (!caller) return reply(unauthorized_response());
+    const auto computer = percent_decode(segment);
+    if (!computer) return reply(text_response(400, "invalid path segment"));
+    const auto resolved = resolve(*caller, *computer);
+    if (!resolved) return reply(no_such_computer_response());
+    const auto view = state_.workers.view(*computer);
+    return reply(readiness(view && view->ready));
+  }
+
+  Abandon mcp(std::optional<std::string_view> segment) {
+    if (segment && (segment->empty() || segment->find('/') != std::string_view::npos)) {
+      return reply(empty_response(404));
+    }
+    // A browser asks before it sends Authorization; the preflight carries no token.
+    if (request_.method == "OPTIONS" && request_.origin)
+      return reply(preflight_response(*request_.origin));
+    const bool probe =
+        request_.method == "GET" || request_.method == "HEAD" || request_.method == "DELETE";
+    if (!probe && request_.method != "POST") return reply(method_not_allowed_response("POST"));
+    // The token first: without one, nothing about the path is answered.
+    const Caller* caller = authenticate();
+    if (!caller) return reply(unauthorized_response());
+    std::optional<std::string> computer;
+    if (segment) {
+      computer = percent_decode(*segment);
+      if (!computer) return reply(text_response(400, "invalid path segment"));
+    }
+    // MCP clients probe GET for an event stream; 405 tells them there is none.
+    if (probe) return reply(post_only_response());
+    const auto resolved = resolve(*caller, computer.value_or(caller->default_computer));
+    if (!resolved) return reply(no_such_computer_response());
+    return post_mcp(*resolved);
+  }
+
+  Abandon post_mcp(const Resolved& resolved) {
+    if (request_.protocol_version && !supported_protocol_version(*request_.protocol_version)) {
+      return reply(bad_request(
+          jsonrpc::kInvalidRequest,
+          "unsupported MCP-Protocol-Version; supported: " + supported_protocol_versions_text()));
+    }
+    const CallerContext context{.caller = resolved.caller->name,
+                                .computer = resolved.computer,
+                                .tools = *resolved.tools,
+                                .caller_cap = resolved.caller->caller_cap,
+                                .wildcard = resolved.caller->wildcard(),
+                                .session = session_scope(),
+                                .reply_may_arrive = true};
+    // Most requests are a plain tools/call, read without building a tree (the scan keeps
+    // to the nesting limit itself).
+    if (const auto call = scan_tools_call(request_.body, jsonrpc::kMaxNesting)) {
+      if (const auto mismatch = header_mismatch({"tools/call", call->tool, std::nullopt}))
+        return reply(bad_request(kHeaderMismatch, *mismatch));
+      return handle_tools_call(*call, context, mcp_services(state_), done(false), on_message());
+    }
+    if (!jsonrpc::nesting_within(request_.body, jsonrpc::kMaxNesting)) return reply(parse_error());
+    // JSON text holds no NUL byte, but nlohmann's parser stops at one and would read the
+    // body as whatever came before it.
+    if (request_.body.find('\0') != std::string::npos) return reply(parse_error());
+    const json message = json::parse(request_.body, nullptr, false);
+    if (message.is_discarded()) return reply(parse_error());
+    if (message.is_array()) {
+      return reply(bad_request(jsonrpc::kInvalidRequest, "JSON-RPC batches are not supported"));
+    }
+    if (message.is_object()) {
+      if (const auto mismatch = header_mismatch(facts_of(message)))
+        return reply(bad_request(kHeaderMismatch, *mismatch));
+    }
+    const bool initialize = message.is_object() && message.value("method", json()) == "initialize";
+    return handle_mcp(message, context, mcp_services(state_), done(initialize), on_message());
+  }
+
+  McpMessage on_message() const {
+    if (!request_.accepts_event_stream) return {};
+    return
+        [send = send_event_](ReplyText text) { send(std::move(text.head), std::move(text.body)); };
+  }
+
+  McpDone done(bool initialize) const {
+    return [respond = respond_, initialize](std::optional<ReplyText> text) {
+      if (!text) return respond(empty_response(202));
+      auto response = json_response(200, std::move(text->body));
+      response.body_head = std::move(text->head);
+      response.lease = std::move(text->lease);
+      response.arriving = std::move(text->arriving);
+      if (initialize) response.headers.emplace_back("Mcp-Session-Id", new_session_id());
+      respond(std::move(response));
+    };
+  }
+
+  // A session id scopes cancellations and answers only; one the switchboard never issued is
+  // as good as any (docs/protocol.md, "Sessions"). An unusable one scopes nothing.
+  std::string session_scope() const {
+    if (!request_.session_id || request_.session_id->empty() ||
+        request_.session_id->size() > kMaxSessionIdChars)
+      return {};
+    const bool visible = std::all_of(request_.session_id->begin(), request_.session_id->end(),
+                                     [](char c) { return c > 0x20 && c < 0x7f; });
+    return visible ? *request_.session_id : std::string();
+  }
+
+  // What a 2026-07-28 caller repeats in headers, as the body says it: each absent when the
+  // body has none of that type.
+  struct BodyFacts {
+    std::optional<std::string_view> method;
+    std::optional<std::string_view> tool;              // a tools/call's params.name
+    std::optional<std::string_view> protocol_version;  // params._meta's
+  };
+
+  static BodyFacts facts_of(const json& message) {
+    BodyFacts facts;
+    const auto string_at = [](const json& object, const char* key) {
+      const auto found = object.find(key);
+      return found != object.end() && found->is_string()
+                 ? std::optional<std::string_view>(found->get_ref<const std::string&>())
+                 : std::nullopt;
+    };
+    facts.method = string_at(message, "method");
+    const auto params = message.find("params");
+    if (params == message.end() || !params->is_object()) return facts;
+    if (facts.method == "tools/call") facts.tool = string_at(*params, "name");
+    const auto meta = params->find("_meta");
+    if (meta != params->end() && meta->is_object())
+      facts.protocol_version = string_at(*meta, "io.modelcontextprotocol/protocolVersion");
+    return facts;
+  }
+
+  // 2026-07-28 callers repeat the method, a tool's name and their revision in headers,
+  // which must agree with the body.
+  std::optional<std::string> header_mismatch(const BodyFacts& facts) const {
+    if (request_.mcp_method && facts.method != *request_.mcp_method)
+      return "the Mcp-Method header does not match the body's method";
+    if (request_.mcp_name && facts.method == "tools/call" && facts.tool != *request_.mcp_name)
+      return "the Mcp-Name header does not match params.name";
+    if (request_.protocol_version && facts.protocol_version &&
+        facts.protocol_version != *request_.protocol_version)
+      return "the MCP-Protocol-Version header does not match _meta's protocolVersion";
+    return std::nullopt;
+  }
+
+  static HttpResponse bad_request(int code, const std::string& message) {
+    return json_response(400, jsonrpc::error_response(nullptr, code, message).dump());
+  }
+
+  static HttpResponse parse_error() { return bad_request(jsonrpc::kParseError, "parse error"); }
+
+  SupervisorState& state_;
+  const HttpRequest& request_;
+  Respond respond_;
+  SendEvent send_event_;
+};
+
+}  // namespace
+
+std::string_view request_path(std::string_view target) {
+  return target.substr(0, target.find('?'));
+}
+
+std::optional<std::string> percent_decode(std::string_view segment) {
+  std::string out;
+  for (std::size_t i = 0; i < segment.size(); ++i) {
+    if (segment[i] != '%') {
+      out.push_back(segment[i]);
+      continue;
+    }
+    if (i + 2 >= segment.size()) return std::nullopt;
+    const int high = hex_digit_value(segment[i + 1]);
+    const int low = hex_digit_value(segment[i + 2]);
+    if (high < 0 || low < 0) return std::nullopt;
+    out.push_back(static_cast<char>(high * 16 + low));
+    i += 2;
+  }
+  return out;
+}
+
+Abandon route_request(SupervisorState& state, const HttpRequest& request, Respond respond,
+                      SendEvent send_event) {
+  return Routes(state, request, std::move(respond), std::move(send_event)).run();
+}
+
+}  // namespace sb::supervisor

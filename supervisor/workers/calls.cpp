@@ -1,0 +1,157 @@
+// The registry's calls: forwarding with a backstop deadline, cancel, answers to a
+// computer's requests, and the replies and messages that come back (worker_registry.hpp).
+#include <nlohmann/json.hpp>
+
+#include "supervisor/workers/frame_checks.hpp"
+#include "supervisor/workers/registry.hpp"
+#include "supervisor/workers/worker_record.hpp"
+
+namespace sb::supervisor {
+
+using json = nlohmann::json;
+
+namespace {
+
+constexpr auto kBackstopGrace = 2s;  // a worker's own timeout fires first
+
+}  // namespace
+
+std::uint64_t WorkerRegistry::forward(std::string_view computer, CallRequest request,
+                                      CallCallback done) {
+  const auto worker = find(computer);
+  if (!worker || !worker->channel || !view_of(*worker).ready) {
+    done(CallResult{ipc::CallStatus::kNotAttached, 0, {}});
+    return 0;
+  }
+  const std::uint64_t call_id = next_call_id_++;
+  const auto now = std::chrono::steady_clock::now();
+  InFlightCall call{.done = std::move(done),
+                    .on_message = std::move(request.on_message),
+                    .timeout = request.timeout,
+                    .last_moment = now + request.max_total,
+                    .reply_may_arrive = request.reply_may_arrive};
+  const bool stream = static_cast<bool>(call.on_message);
+  worker->in_flight.emplace(call_id, std::move(call));
+  arm_backstop(worker, call_id);
+  worker->channel->send(ipc::Frame{.type = ipc::FrameType::kCall,
+                                   .call_id = call_id,
+                                   .meta = ipc::encode_call_meta({.caller = request.caller,
+                                                                  .caller_cap = request.caller_cap,
+                                                                  .timeout = request.timeout,
+                                                                  .max_total = request.max_total,
+                                                                  .method = request.method,
+                                                                  .stream = stream}),
+                                   .body = std::move(request.params_json)});
+  return call_id;
+}
+
+// A stalled worker costs its own callers a timeout and nobody else anything. The backstop
+// fires a grace period after the worker's own deadline would have.
+void WorkerRegistry::arm_backstop(const std::shared_ptr<Worker>& worker, std::uint64_t call_id) {
+  InFlightCall& call = worker->in_flight.at(call_id);
+  const auto at =
+      std::min(std::chrono::steady_clock::now() + call.timeout, call.last_moment) + kBackstopGrace;
+  if (call.backstop.pending()) return call.backstop.move_to(at);
+  call.backstop = backstops_.add(at, [weak = std::weak_ptr<Worker>(worker), call_id] {
+    const auto alive = weak.lock();
+    if (!alive) return;
+    const auto found = alive->in_flight.find(call_id);
+    if (found == alive->in_flight.end()) return;
+    CallCallback late = std::move(found->second.done);
+    alive->in_flight.erase(found);
+    if (alive->channel) {
+      alive->channel->send(ipc::Frame{.type = ipc::FrameType::kCancel,
+                                      .call_id = call_id,
+                                      .meta = json{{"reason", "timed out"}}.dump()});
+    }
+    late(CallResult{ipc::CallStatus::kTimeout, 0, {}});
+  });
+}
+
+std::shared_ptr<Worker> WorkerRegistry::owner_of(std::uint64_t call_id) const {
+  for (const auto* list : {&workers_, &retiring_}) {
+    for (const auto& worker : *list) {
+      if (worker->in_flight.contains(call_id)) return worker;
+    }
+  }
+  return nullptr;
+}
+
+void WorkerRegistry::cancel(std::uint64_t call_id, const std::string& reason) {
+  const auto worker = owner_of(call_id);
+  if (!worker) return;
+  worker->in_flight.erase(call_id);
+  if (worker->channel) {
+    worker->channel->send(ipc::Frame{.type = ipc::FrameType::kCancel,
+                                     .call_id = call_id,
+                                     .meta = json{{"reason", reason}}.dump()});
+  }
+}
+
+bool WorkerRegistry::deliver(std::uint64_t call_id, const ipc::MessageMeta& meta,
+                             std::string body) {
+  const auto worker = owner_of(call_id);
+  if (!worker) return false;
+  auto& on_message = worker->in_flight.at(call_id).on_message;
+  if (!on_message) return false;
+  on_message(meta, std::move(body));
+  return true;
+}
+
+void WorkerRegistry::answer(std::uint64_t call_id, std::uint64_t key,
+                            std::string response_without_id) {
+  const auto worker = owner_of(call_id);
+  if (!worker || !worker->channel) return;
+  worker->channel->send(ipc::Frame{.type = ipc::FrameType::kAnswer,
+                                   .call_id = call_id,
+                                   .meta = json{{"key", key}}.dump(),
+                                   .body = std::move(response_without_id)});
+}
+
+// Tells the worker a reply has left the supervisor (kDelivered) when its last holder lets
+// go of it; a worker that is gone by then needs telling nothing. The notice rides with the
+// next frame to the worker when one follows soon (docs/architecture.md, "The channel").
+struct DeliveryNotice {
+  std::weak_ptr<ipc::Channel> channel;
+  std::uint64_t call_id = 0;
+  ~DeliveryNotice() {
+    const auto open = channel.lock();
+    if (open && open->is_open())
+      open->send_deferred(ipc::Frame{.type = ipc::FrameType::kDelivered, .call_id = call_id});
+  }
+};
+
+void WorkerRegistry::on_reply(const std::shared_ptr<Worker>& worker, ReplyFrame&& reply) {
+  if (reply.call_id >= next_call_id_) return expel(worker, "replied to a call never made");
+  auto slot = std::make_shared<DeliveryNotice>(worker->channel, reply.call_id);
+  const auto found = worker->in_flight.find(reply.call_id);
+  if (found == worker->in_flight.end()) return;  // cancelled or past its backstop
+  CallCallback done = std::move(found->second.done);
+  worker->in_flight.erase(found);
+  const auto& outcome = reply.outcome;
+  done(CallResult{outcome.status, outcome.response_bytes, std::move(reply.body),
+                  std::move(reply.arriving), outcome.kind, outcome.error_code, std::move(slot)});
+}
+
+void WorkerRegistry::on_message(const std::shared_ptr<Worker>& worker, MessageFrame&& message) {
+  if (message.call_id >= next_call_id_)
+    return expel(worker, "sent a message for a call never made");
+  if (message.call_id == 0) {
+    if (task_status_) task_status_(worker->name, std::move(message.body));
+    return;
+  }
+  const auto found = worker->in_flight.find(message.call_id);
+  if (found == worker->in_flight.end()) return;  // ended meanwhile
+  // The worker restarted its own deadline for this progress; the backstop follows, whether
+  // or not the caller takes the message.
+  if (message.meta.kind == ipc::MessageKind::kProgress) arm_backstop(worker, message.call_id);
+  if (found->second.on_message) found->second.on_message(message.meta, std::move(message.body));
+}
+
+void WorkerRegistry::fail_in_flight(Worker& worker, ipc::CallStatus status) {
+  auto calls = std::move(worker.in_flight);
+  worker.in_flight.clear();
+  for (auto& [id, call] : calls) call.done(CallResult{status, 0, {}});
+}
+
+}  // namespace sb::supervisor

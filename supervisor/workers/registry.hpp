@@ -1,0 +1,200 @@
+// The supervisor's side of the workers: one per configured computer, keyed by the
+// computer's verifier (the name is a label). One class, its jobs in their own files:
+//   worker_registry.cpp  the processes: spawn, the frames they send (each checked, and a
+//                        violation kills the worker), exits, stalls, respawn with backoff
+//   worker_calls.cpp     calls: forward with a backstop deadline, cancel, replies, messages
+//   worker_reload.cpp    hand-over of attached sockets and a reload as a diff by verifier
+//   worker_views.cpp     what routes and `switchboard workers` see
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <deque>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/unique_fd.hpp"
+#include "ipc/channel.hpp"
+#include "ipc/frame.hpp"
+#include "ipc/messages.hpp"
+#include "ipc/status_board.hpp"
+#include "shared/deadline_queue.hpp"
+#include "shared/timings.hpp"
+#include "supervisor/config/config.hpp"
+
+namespace sb::supervisor {
+
+class AuditLog;
+struct Worker;
+struct HelloFrame;
+struct ReplyFrame;
+struct MessageFrame;
+struct SessionEvent;
+
+// A message from the computer for a call's caller, as a kMessage frame carried it.
+using MessageCallback = std::function<void(const ipc::MessageMeta&, std::string body)>;
+
+struct CallRequest {
+  std::string caller;
+  int caller_cap = 0;                            // 0: the default share of the socket's cap
+  std::chrono::milliseconds timeout{60'000};     // restarted by each progress notification
+  std::chrono::milliseconds max_total{600'000};  // never exceeded
+  std::string method;
+  std::string params_json;
+  // Messages during the call go here; empty when the caller cannot take any.
+  MessageCallback on_message;
+  // The reply may come as CallResult::arriving, before its worker has sent all of it.
+  bool reply_may_arrive = false;
+};
+
+// A reply at least this large, to a call that allows it, is passed on as it arrives.
+inline constexpr std::size_t kArrivingReplyFrom = 256 * 1024;
+
+struct CallResult {
+  ipc::CallStatus status = ipc::CallStatus::kDisconnected;
+  std::size_t response_bytes = 0;
+  std::string reply_without_id;  // the computer's reply object, its "id" removed
+  // Instead of reply_without_id, for a large reply still arriving from the worker (only
+  // when the request allowed it): the same bytes, filled as they come.
+  std::shared_ptr<ipc::ArrivingBody> arriving;
+  ipc::ReplyKind kind = ipc::ReplyKind::kOk;
+  std::optional<std::int64_t> error_code;
+  // While held, the worker keeps the call's place in the computer's caps: the reply is
+  // still in the supervisor. Released when the reply has been written or dropped.
+  std::shared_ptr<void> slot;
+};
+
+using CallCallback = std::function<void(CallResult)>;
+
+// What the routes need to know about one computer.
+struct ComputerView {
+  std::string name;
+  ipc::ComputerStatus status;
+  bool attached = false;  // a live socket holds the slot, possibly mid-handshake
+  bool ready = false;     // handshake complete and the worker alive
+};
+
+enum class HandOver { kDone, kRevoked, kWorkerUnavailable };
+
+// One row of `switchboard workers`.
+struct WorkerRow {
+  std::string computer;
+  int pid = 0;
+  std::string state;  // starting / idle / handshaking / ready / stalled / restarting
+  std::int64_t attached_for_secs = -1;
+  std::uint32_t in_flight = 0;
+  std::uint32_t max_in_flight = 0;
+  int restarts = 0;
+  std::int64_t resident_kib = 0;
+  bool sandboxed = false;        // no_new_privs and a seccomp filter, as /proc shows them
+  std::uint64_t torn_reads = 0;  // status reads that found the record torn
+  bool attached = false;         // a socket holds the slot, possibly mid-handshake
+  std::uint64_t attaches = 0;
+  std::map<std::string, std::uint64_t> detaches;  // by close code ("1000", ..., "other")
+  std::uint64_t stalls = 0;
+  std::uint64_t messages_dropped = 0;  // as the worker's status record says
+};
+
+class WorkerRegistry {
+ public:
+  // Opens `worker_binary` now and spawns from that descriptor ever after: replacing the
+  // file (a package upgrade) cannot mix two builds. Throws when it cannot be opened.
+  WorkerRegistry(boost::asio::io_context& io, const std::filesystem::path& worker_binary,
+                 AuditLog& audit, Timings timings = {});
+  ~WorkerRegistry();
+
+  // Spawns a worker per computer, a few at a time, each in a turn of the event loop of its
+  // own; `all_up` runs once every one of them has said hello.
+  void start(const std::vector<config::Computer>& computers, std::function<void()> all_up);
+  // A reload: diff by verifier (docs/configuration.md, "Reload"). Writes computer_renamed
+  // and vm_revoked lines.
+  void apply(const std::vector<config::Computer>& computers);
+  // Closes every computer with 1001 and lets the workers exit; `done` runs when all have.
+  void shutdown(std::function<void()> done);
+
+  // Whether `presented` is some computer's verifier (every entry compared, no early exit).
+  bool knows_secret(const Verifier& presented) const;
+  // Re-resolves the verifier now and passes the socket to its worker. `socket` is taken
+  // only when the result is kDone.
+  HandOver hand_over(const Verifier& presented, base::UniqueFd& socket, std::string upgrade_bytes,
+                     const std::string& peer);
+
+  // Forwards one request; the callback runs exactly once unless the call is cancelled.
+  // Returns the call's id, for cancel().
+  std::uint64_t forward(std::string_view computer, CallRequest request, CallCallback done);
+  // The call ended early (`reason` is told to the computer): its share is released now and
+  // the late reply dropped.
+  void cancel(std::uint64_t call_id, const std::string& reason);
+  // Passes a caller's answer to the request the computer sent as `key` during the call.
+  void answer(std::uint64_t call_id, std::uint64_t key, std::string response_without_id);
+  // Hands a message to the caller of a call in flight; false when it cannot take any.
+  bool deliver(std::uint64_t call_id, const ipc::MessageMeta& meta, std::string body);
+  // Where a computer's notifications/tasks/status goes (by computer name); its owner is
+  // not the registry's business.
+  using TaskStatusHandler = std::function<void(const std::string& computer, std::string body)>;
+  void on_task_status(TaskStatusHandler handler) { task_status_ = std::move(handler); }
+
+  std::optional<ComputerView> view(std::string_view computer) const;
+  std::vector<std::string> names() const;  // config order
+  bool any_ready() const;
+  std::vector<WorkerRow> rows() const;
+  std::size_t size() const { return workers_.size(); }
+  bool all_started() const;
+
+ private:
+  void spawn(const std::shared_ptr<Worker>& worker);
+  void start_queued();
+  std::size_t starting_count() const;
+  std::optional<std::string> launch(Worker& worker, const std::string& segment,
+                                    ipc::ChannelEnd& parent_end);
+  void on_frame(const std::shared_ptr<Worker>& worker, ipc::Frame&& frame);
+  void on_hello(const std::shared_ptr<Worker>& worker, const HelloFrame& hello);
+  void on_event(const std::shared_ptr<Worker>& worker, SessionEvent&& event);
+  void on_reply(const std::shared_ptr<Worker>& worker, ReplyFrame&& reply);
+  void on_message(const std::shared_ptr<Worker>& worker, MessageFrame&& message);
+  void expel(const std::shared_ptr<Worker>& worker, const std::string& reason);
+  void stop(Worker& worker);
+  void arm_backstop(const std::shared_ptr<Worker>& worker, std::uint64_t call_id);
+  std::shared_ptr<Worker> owner_of(std::uint64_t call_id) const;
+  void on_exit(const std::shared_ptr<Worker>& worker, int wait_status);
+  void mourn(const std::shared_ptr<Worker>& worker, int wait_status);
+  void schedule_respawn(const std::shared_ptr<Worker>& worker);
+  void fail_in_flight(Worker& worker, ipc::CallStatus status);
+  void configure(Worker& worker);
+  void watch_stalls();
+  void watch_one(const std::shared_ptr<Worker>& worker);
+  void audit_lost_sessions(Worker& worker);
+  void retire(const std::shared_ptr<Worker>& worker, bool revoke);
+  std::shared_ptr<Worker> find(std::string_view computer) const;
+  ComputerView view_of(const Worker& worker) const;
+  void maybe_finish_shutdown();
+  void report_when_all_up();
+
+  boost::asio::io_context& io_;
+  const Timings timings_;
+  std::filesystem::path worker_binary_;
+  base::UniqueFd worker_program_;  // the binary found at start, executed by descriptor
+  AuditLog& audit_;
+  std::vector<std::shared_ptr<Worker>> workers_;   // config order
+  std::vector<std::shared_ptr<Worker>> retiring_;  // removed or rotated, exiting
+  std::deque<std::weak_ptr<Worker>> queued_;       // waiting for their first spawn, in order
+  bool start_posted_ = false;
+  std::uint64_t next_call_id_ = 1;
+  std::uint64_t next_segment_ = 1;
+  boost::asio::steady_timer stall_timer_;
+  DeadlineQueue backstops_;         // one per call in flight, on one timer
+  const std::size_t start_window_;  // workers starting at once, at most
+  std::function<void()> shutdown_done_;
+  std::function<void()> all_up_;
+  TaskStatusHandler task_status_;
+  bool shutting_down_ = false;
+};
+
+}  // namespace sb::supervisor

@@ -1,0 +1,115 @@
+// The supervisor's record of one worker: its process, its channel and status record, the
+// calls it has in flight, and the sessions the supervisor handed it. Shared by the files
+// that make up the registry (worker_registry.hpp); nothing else sees it.
+#pragma once
+
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "base/spawn.hpp"
+#include "ipc/channel.hpp"
+#include "ipc/status_board.hpp"
+#include "shared/deadline_queue.hpp"
+#include "supervisor/config/config.hpp"
+#include "supervisor/workers/registry.hpp"
+
+namespace sb::supervisor {
+
+using namespace std::chrono_literals;
+
+struct InFlightCall {
+  CallCallback done;
+  MessageCallback on_message;
+  std::chrono::milliseconds timeout{0};
+  std::chrono::steady_clock::time_point last_moment;  // start + max_total
+  DeadlineQueue::Deadline backstop;
+  bool reply_may_arrive = false;
+};
+
+// A computer's socket the supervisor handed over, by generation. The supervisor's own
+// record, so that its audit lines name the right peer and generation whatever the worker
+// says: a worker may report only sessions it was given.
+struct SessionRecord {
+  std::string peer;
+  bool attached = false;  // the worker reported its vm_attach
+  std::chrono::system_clock::time_point attached_at;
+};
+
+// What /proc says of a worker's process (worker_views.cpp).
+struct ProcessFacts {
+  std::int64_t resident_kib = 0;
+  bool sandboxed = false;  // no_new_privs and a seccomp filter
+};
+
+struct Worker {
+  // kQueued: waiting in the start queue for its first process (worker_registry.cpp).
+  enum class State { kQueued, kStarting, kRunning, kRestarting, kRetiring, kExited };
+
+  std::string name;
+  Verifier verifier;
+  int max_inflight = config::kDefaultMaxInflight;
+  bool sole_client = false;
+  std::uint64_t generation = 0;  // the last handed over; follows the verifier across respawns
+  std::map<std::uint64_t, SessionRecord> sessions;
+  State state = State::kQueued;
+  std::unique_ptr<base::ChildProcess> process;
+  int pid = 0;
+  bool said_hello = false;
+  bool expelled = false;  // killed for a violation; its exit is already explained
+  std::shared_ptr<ipc::Channel> channel;
+  std::unique_ptr<ipc::StatusReader> status;
+  std::map<std::uint64_t, InFlightCall> in_flight;
+  int restarts = 0;
+  // For /metrics (docs/metrics.md): sessions it reported attached, its sessions' ends by
+  // close code, and the times it stalled.
+  std::uint64_t attaches = 0;
+  std::map<std::string, std::uint64_t> detaches;
+  std::uint64_t stalls = 0;
+  // Messages its computers' sessions dropped in processes that have exited: the status
+  // record counts those of the running one only.
+  std::uint64_t messages_dropped_before = 0;
+  ProcessFacts facts;  // of process `facts_pid`, as read at `facts_read_at`
+  int facts_pid = 0;
+  std::chrono::steady_clock::time_point facts_read_at;
+  std::chrono::milliseconds backoff{100};
+  std::chrono::steady_clock::time_point started_at;
+  std::unique_ptr<boost::asio::steady_timer> respawn_timer;
+  bool stall_reported = false;
+  // The frame its channel was last seen inside (by number), and since when.
+  std::uint64_t unfinished_frame = 0;
+  std::chrono::steady_clock::time_point unfinished_since;
+
+  bool has_process() const {
+    return state == State::kStarting || state == State::kRunning || state == State::kRetiring;
+  }
+  // Beating within `stale` and keeping its record readable: its computer can be called.
+  // A record torn for a moment (the worker publishing while it is read) is read from its
+  // last whole state; only one torn for `stale` counts against it.
+  bool responsive(std::chrono::milliseconds stale) const {
+    return status && status->heartbeat_age_ms() <= stale.count() &&
+           status->torn_for_ms() < stale.count();
+  }
+  // The status record, with the peer and generation taken from the supervisor's own record
+  // of the live session (the one the worker names, if it was handed over and attached).
+  ipc::ComputerStatus read_status() const;
+  // The attached session the status record names, else the newest attached one.
+  const SessionRecord* live_session(std::uint64_t* generation) const;
+  // The same, given the generation the status record names.
+  const SessionRecord* session_named(std::uint64_t board_generation,
+                                     std::uint64_t* generation) const;
+};
+
+// A worker for a configured computer, not yet spawned.
+inline std::shared_ptr<Worker> make_worker(const config::Computer& computer) {
+  auto worker = std::make_shared<Worker>();
+  worker->name = computer.name;
+  worker->verifier = computer.secret;
+  worker->max_inflight = computer.max_inflight;
+  worker->sole_client = computer.sole_client;
+  return worker;
+}
+
+}  // namespace sb::supervisor
