@@ -26,7 +26,7 @@ bool in_range(int value, int low, int high) {
 
 void check_loaded(const Config& config) {
   FUZZ_CHECK(!config.computers.empty());
-  FUZZ_CHECK(!config.clients.empty() || !config.pty_attaches.empty());
+  FUZZ_CHECK(!config.clients.empty() || !config.pods.empty());
   FUZZ_CHECK(in_range(config.max_inflight, 1, 64));
   for (std::size_t i = 0; i < config.computers.size(); ++i) {
     const auto& computer = config.computers[i];
@@ -51,7 +51,7 @@ void check_loaded(const Config& config) {
       FUZZ_CHECK(&other == &client || other.token != client.token);
     }
   }
-  for (const auto& attach : config.pty_attaches) {
+  for (const auto& attach : config.pods) {
     FUZZ_CHECK(config.find_computer(attach.computer) != nullptr);
     // What was checked is what is dialled: the stored target is the URL's one parse, a
     // clear-text one goes to loopback unless allowed, and no two attaches dial one target.
@@ -59,7 +59,7 @@ void check_loaded(const Config& config) {
     FUZZ_CHECK(std::holds_alternative<sb::DialTarget>(reparsed) &&
                std::get<sb::DialTarget>(reparsed) == attach.target);
     FUZZ_CHECK(attach.target.tls || attach.target.loopback || attach.allow_insecure_transport);
-    for (const auto& other : config.pty_attaches) {
+    for (const auto& other : config.pods) {
       FUZZ_CHECK(&other == &attach || other.target != attach.target);
     }
     if (attach.max_inflight) FUZZ_CHECK(in_range(*attach.max_inflight, 1, 64));

@@ -36,9 +36,9 @@ constexpr std::string_view kAttachPrefix = "/tools/attach/";
 
 // One upgraded tools socket. Written to on the I/O thread only; its record (messages,
 // ended) is guarded by the pod's mutex.
-class PodSession {
+class Socket {
  public:
-  virtual ~PodSession() = default;
+  virtual ~Socket() = default;
   virtual void send(std::string text, bool binary) = 0;
   virtual void close(std::uint16_t code) = 0;
   virtual void drop() = 0;
@@ -73,8 +73,8 @@ struct FakePod::Impl {
   std::deque<int> refusals;                                  // guarded
   std::vector<PodDial> dials;                                // guarded
   std::size_t tls_failures = 0;                              // guarded
-  std::vector<std::shared_ptr<PodSession>> sessions;         // guarded
-  std::vector<std::shared_ptr<PodSession>> silent_sessions;  // I/O thread only
+  std::vector<std::shared_ptr<Socket>> sessions;         // guarded
+  std::vector<std::shared_ptr<Socket>> silent_sessions;  // I/O thread only
 
   template <typename Predicate>
   bool wait(Predicate predicate, std::chrono::milliseconds timeout) const {
@@ -102,13 +102,13 @@ struct FakePod::Impl {
     done.get_future().wait();
   }
 
-  std::shared_ptr<PodSession> newest() const {
+  std::shared_ptr<Socket> newest() const {
     std::lock_guard lock(mutex);
     return sessions.empty() ? nullptr : sessions.back();
   }
 
   template <typename Ws>
-  class Session final : public PodSession, public std::enable_shared_from_this<Session<Ws>> {
+  class Session final : public Socket, public std::enable_shared_from_this<Session<Ws>> {
    public:
     Session(Impl& pod, Ws ws) : pod_(pod), ws_(std::move(ws)) {}
     Ws& ws() { return ws_; }

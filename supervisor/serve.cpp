@@ -15,12 +15,15 @@
 #include "shared/log.hpp"
 #include "shared/service_notify.hpp"
 #include "shared/timings.hpp"
+#include "supervisor/audit/audit_log.hpp"
 #include "supervisor/bounds/exhaustion.hpp"
 #include "supervisor/commands.hpp"
 #include "supervisor/control/control_server.hpp"
 #include "supervisor/control/workers_table.hpp"
 #include "supervisor/http/server.hpp"
-#include "supervisor/mcp/handler.hpp"
+#include "supervisor/mcp/call_book.hpp"
+#include "supervisor/mcp/task_book.hpp"
+#include "supervisor/mcp/tasks.hpp"
 #include "supervisor/metrics/exposition.hpp"
 #include "supervisor/metrics/metrics.hpp"
 #include "supervisor/metrics/metrics_server.hpp"
@@ -67,11 +70,11 @@ void warn_about_restart_only_changes(const config::Config& before, const config:
     log_warn("reload: `metrics_listen` changed; it applies after a restart",
              {{"from", metrics_display(before)}, {"to", metrics_display(after)}});
   }
-  for (const auto& attach : after.pty_attaches) {
+  for (const auto& attach : after.pods) {
     const auto old =
-        std::find_if(before.pty_attaches.begin(), before.pty_attaches.end(),
+        std::find_if(before.pods.begin(), before.pods.end(),
                      [&](const auto& candidate) { return candidate.name == attach.name; });
-    if (old == before.pty_attaches.end()) {
+    if (old == before.pods.end()) {
       log_warn("reload: [[pty_attach]] added; it is dialled after a restart",
                {{"attach", attach.name}});
     } else if (old->url != attach.url || old->secret_file != attach.secret_file) {
@@ -79,10 +82,10 @@ void warn_about_restart_only_changes(const config::Config& before, const config:
                {{"attach", attach.name}});
     }
   }
-  for (const auto& attach : before.pty_attaches) {
-    const bool kept =
-        std::any_of(after.pty_attaches.begin(), after.pty_attaches.end(),
-                    [&](const auto& candidate) { return candidate.name == attach.name; });
+  for (const auto& attach : before.pods) {
+    const bool kept = std::any_of(after.pods.begin(), after.pods.end(), [&](const auto& candidate) {
+      return candidate.name == attach.name;
+    });
     if (!kept)
       log_warn("reload: [[pty_attach]] removed; it keeps dialling until a restart",
                {{"attach", attach.name}});
@@ -100,16 +103,15 @@ class Supervisor {
         audit_(io_, config->audit_path, timings.auth_window),
         workers_(io_, worker_binary(), audit_, timings),
         replies_(config->limits.max_reply_buffer_bytes),
-        state_{config,   std::make_shared<ClientTable>(config->clients),
-               workers_, audit_,
-               calls_,   tasks_,
-               replies_, metrics_},
+        state_{.config = config,
+               .clients = std::make_shared<ClientTable>(config->clients),
+               .services = {workers_, audit_, calls_, tasks_, replies_, metrics_}},
         http_(io_, config->listen_ip, config->listen_port, state_),
         control_(io_, config->control_socket_path(),
                  [this] { return workers_json(workers_.rows(), metrics_); }),
         signals_(io_, SIGHUP, SIGTERM, SIGINT),
         drain_timer_(io_),
-        pty_(io_, state_) {
+        pods_(io_, state_.config, state_.services) {
     if (config->metrics_listen) {
       metrics_server_ = std::make_unique<MetricsServer>(io_, *config->metrics_listen,
                                                         [this] { return scrape(); });
@@ -123,7 +125,7 @@ class Supervisor {
     if (metrics_server_) metrics_server_->start();
     // Ready for the service manager once it listens and every computer's worker is up.
     workers_.on_task_status([this](const std::string& computer, std::string body) {
-      relay_task_status(mcp_services(state_), computer, std::move(body));
+      relay_task_status(state_.services, computer, std::move(body));
     });
     workers_.start(config.computers, [this] { notifier_.ready(); });
     std::vector<std::string> names;
@@ -132,7 +134,7 @@ class Supervisor {
              {{"listen", config.listen_display()},
               {"computers", join(names)},
               {"clients", std::to_string(config.clients.size())},
-              {"pty_attach", std::to_string(config.pty_attaches.size())},
+              {"pty_attach", std::to_string(config.pods.size())},
               {"metrics_listen",
                config.metrics_listen ? config.metrics_listen->display() : std::string("off")}});
     if (config.metrics_listen && !config.metrics_listen->loopback()) {
@@ -147,7 +149,7 @@ class Supervisor {
     for (const auto& name : config.wildcard_clients()) {
       log_info("client reaches every computer, including ones added later", {{"client", name}});
     }
-    pty_.start();
+    pods_.start();
     wait_for_signal();
     io_.run();
     return 0;
@@ -195,7 +197,7 @@ class Supervisor {
     state_.clients = std::make_shared<ClientTable>(next->clients);
     state_.config = next;
     replies_.set_capacity(next->limits.max_reply_buffer_bytes);
-    pty_.reloaded();
+    pods_.reloaded();
     audit_.write("config_reloaded", nlohmann::json::object());
     metrics_.reload(true);
     log_info(
@@ -210,7 +212,7 @@ class Supervisor {
     if (metrics_server_) metrics_server_->stop();
     // Pod sockets are dropped, not closed (docs/protocol.md, "Pod sessions"); their requests in
     // progress are abandoned while the workers can still take the cancellations.
-    pty_.stop();
+    pods_.stop();
     workers_.shutdown([this] {
       audit_.stop();
       drain_timer_.expires_after(kShutdownDrain);
@@ -233,7 +235,7 @@ class Supervisor {
   ControlServer control_;
   net::signal_set signals_;
   net::steady_timer drain_timer_;
-  PtyDialers pty_;  // [[pty_attach]]: pods served through the workers above
+  PodDialers pods_;  // [[pty_attach]]: pods served through the workers above
   std::unique_ptr<MetricsServer> metrics_server_;  // when metrics_listen is set
 };
 

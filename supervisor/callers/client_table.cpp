@@ -7,7 +7,7 @@ Caller caller_from(const config::Client& client) {
                 client.max_inflight.value_or(0)};
 }
 
-Caller caller_from(const config::PtyAttach& attach) {
+Caller caller_from(const config::Pod& attach) {
   config::Grant grant;
   grant.named.emplace(attach.computer, attach.tools);
   return Caller{attach.name, std::move(grant), attach.computer, attach.max_inflight.value_or(0)};

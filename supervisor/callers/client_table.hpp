@@ -11,7 +11,7 @@
 
 namespace sb::supervisor {
 
-// A caller as the northbound side sees it: an HTTP client or a pty attach.
+// A caller as the northbound side sees it: an HTTP client or a pod.
 struct Caller {
   std::string name;
   config::Grant grant;
@@ -21,7 +21,7 @@ struct Caller {
 };
 
 Caller caller_from(const config::Client& client);
-Caller caller_from(const config::PtyAttach& attach);
+Caller caller_from(const config::Pod& attach);
 
 class ClientTable {
  public:

@@ -250,7 +250,7 @@ struct RawClient {
   std::optional<std::int64_t> max_inflight;
 };
 
-struct RawPtyAttach {
+struct RawPod {
   std::string name;
   std::string url;
   std::string secret_file;
@@ -290,7 +290,7 @@ struct RawFile {
   RawTimeouts timeouts;
   RawLimits limits;
   std::vector<RawClient> clients;
-  std::vector<RawPtyAttach> pty_attaches;
+  std::vector<RawPod> pods;
 };
 
 RawTimeouts decode_timeouts(const toml::table& table) {
@@ -380,7 +380,7 @@ RawClient decode_client(const toml::table& table, std::size_t index) {
   return out;
 }
 
-RawPtyAttach decode_pty_attach(const toml::table& table, std::size_t index) {
+RawPod decode_pod(const toml::table& table, std::size_t index) {
   const Fields fields{table, decoding_owner("[[pty_attach]]", table, index), "a [[pty_attach]]"};
   fields.allow_only({"name", "url", "secret_file", "tools", "computer", "max_inflight",
                      "allow_insecure_transport"});
@@ -429,7 +429,7 @@ RawFile decode_file(const toml::table& root) {
   }
   const auto attaches = top.tables("pty_attach");
   for (std::size_t i = 0; i < attaches.size(); ++i) {
-    out.pty_attaches.push_back(decode_pty_attach(*attaches[i], i));
+    out.pods.push_back(decode_pod(*attaches[i], i));
   }
   return out;
 }
@@ -515,7 +515,7 @@ bool only_chars(std::string_view text, std::string_view extra) {
   });
 }
 
-// Client and pty-attach names. They appear in audit lines and logs, so keep them plain.
+// Client and pod names. They appear in audit lines and logs, so keep them plain.
 void check_principal_name(std::string_view name, std::string_view owner) {
   if (!name.empty() && name.size() <= 64 && only_chars(name, "._-")) return;
   fail(owner, "name must be 1-64 chars of [A-Za-z0-9._-]");
@@ -674,8 +674,8 @@ void mark_sole_clients(Config& config) {
         config.clients.begin(), config.clients.end(),
         [&](const Client& client) { return client.grant.tools_for(computer.name) != nullptr; });
     const auto attaches =
-        std::count_if(config.pty_attaches.begin(), config.pty_attaches.end(),
-                      [&](const PtyAttach& attach) { return attach.computer == computer.name; });
+        std::count_if(config.pods.begin(), config.pods.end(),
+                      [&](const Pod& attach) { return attach.computer == computer.name; });
     computer.sole_client = clients + attaches == 1;
   }
 }
@@ -928,7 +928,7 @@ void build_clients(const RawFile& raw, Config& config) {
 // PTY attaches
 
 // The URL is parsed here once, and what this checks is what the dialer dials.
-DialTarget checked_pty_target(const RawPtyAttach& block, const Config& config,
+DialTarget checked_pod_target(const RawPod& block, const Config& config,
                               std::string_view owner) {
   auto parsed = parse_dial_target(block.url);
   if (auto* problem = std::get_if<std::string>(&parsed)) {
@@ -941,7 +941,7 @@ DialTarget checked_pty_target(const RawPtyAttach& block, const Config& config,
                     "wss://, or set allow_insecure_transport = true (acceptable over a "
                     "tailnet IP)");
   }
-  for (const PtyAttach& earlier : config.pty_attaches) {
+  for (const Pod& earlier : config.pods) {
     if (earlier.target != target) continue;
     fail(owner, "`url` " + in_quotes(block.url) + " is already dialled by [[pty_attach]] " +
                     in_quotes(earlier.name) +
@@ -951,7 +951,7 @@ DialTarget checked_pty_target(const RawPtyAttach& block, const Config& config,
   return target;
 }
 
-std::string resolve_pty_computer(const RawPtyAttach& block, const Config& config,
+std::string resolve_pod_computer(const RawPod& block, const Config& config,
                                  std::string_view owner) {
   if (block.computer) {
     if (config.find_computer(*block.computer)) return *block.computer;
@@ -966,22 +966,22 @@ std::string resolve_pty_computer(const RawPtyAttach& block, const Config& config
                   " (or another) to say which one this attach lends");
 }
 
-void build_pty_attaches(const RawFile& raw, Config& config, std::string_view home) {
-  for (const RawPtyAttach& block : raw.pty_attaches) {
+void build_pods(const RawFile& raw, Config& config, std::string_view home) {
+  for (const RawPod& block : raw.pods) {
     const std::string owner = block_owner("[[pty_attach]]", block.name);
     check_principal_name(block.name, owner);
     const auto same_name = [&](const auto& other) { return other.name == block.name; };
     if (std::any_of(config.clients.begin(), config.clients.end(), same_name) ||
-        std::any_of(config.pty_attaches.begin(), config.pty_attaches.end(), same_name)) {
+        std::any_of(config.pods.begin(), config.pods.end(), same_name)) {
       fail(owner, "name " + in_quotes(block.name) +
                       " is already used by a client or attach; clients and pty attaches share "
                       "one namespace, give this attach its own name");
     }
-    PtyAttach attach;
-    attach.target = checked_pty_target(block, config, owner);
+    Pod attach;
+    attach.target = checked_pod_target(block, config, owner);
     attach.name = block.name;
     attach.url = block.url;
-    attach.computer = resolve_pty_computer(block, config, owner);
+    attach.computer = resolve_pod_computer(block, config, owner);
     attach.tools = build_tool_list(block.tools, owner);
     if (block.max_inflight) {
       attach.max_inflight =
@@ -990,9 +990,9 @@ void build_pty_attaches(const RawFile& raw, Config& config, std::string_view hom
     // Not read here: the dialer re-reads it on every dial, and `check` warns about it.
     attach.secret_file = expand_home(block.secret_file, home);
     attach.allow_insecure_transport = block.allow_insecure_transport;
-    config.pty_attaches.push_back(std::move(attach));
+    config.pods.push_back(std::move(attach));
   }
-  if (config.clients.empty() && config.pty_attaches.empty()) {
+  if (config.clients.empty() && config.pods.empty()) {
     fail("",
          "nothing could ever call a computer: add a [[client]] (name, token_sha256, "
          "computers) or a [[pty_attach]]");
@@ -1027,7 +1027,7 @@ FileRead read_whole_file(const std::filesystem::path& path) {
   return out;
 }
 
-// The principals that may use computers, as grants: clients and pty attaches alike. An
+// The principals that may use computers, as grants: clients and pods alike. An
 // attach's grant is named, so it only ever counts as naming its own computer.
 bool grant_names(const Grant& grant, std::string_view computer) {
   return grant.named.contains(computer);
@@ -1096,8 +1096,8 @@ std::vector<std::string> Config::unused_computers() const {
       return grant_names(c.grant, computer.name);
     });
     const bool by_attach =
-        std::any_of(pty_attaches.begin(), pty_attaches.end(),
-                    [&](const PtyAttach& a) { return a.computer == computer.name; });
+        std::any_of(pods.begin(), pods.end(),
+                    [&](const Pod& a) { return a.computer == computer.name; });
     if (!by_client && !by_attach) unused.push_back(computer.name);
   }
   return unused;
@@ -1123,7 +1123,7 @@ Config parse_config(std::string_view toml_text, std::string_view home) {
   if (raw.audit_path) config.audit_path = expand_home(*raw.audit_path, home);
   build_computers(raw, config);
   build_clients(raw, config);
-  build_pty_attaches(raw, config, home);
+  build_pods(raw, config, home);
   config.allowed_origins = build_allowed_origins(raw);
   mark_sole_clients(config);
   return config;
@@ -1155,7 +1155,7 @@ CheckReport check_report(const Config& config) {
                                   " has computers = { \"*\" = ... }: it reaches every computer, "
                                   "including ones added later");
   }
-  for (const PtyAttach& attach : config.pty_attaches) {
+  for (const Pod& attach : config.pods) {
     const std::string owner = "warning: [[pty_attach]] " + in_quotes(attach.name) + ": ";
     const FileRead file = read_whole_file(attach.secret_file);
     if (file.error != 0) {
@@ -1173,7 +1173,7 @@ CheckReport check_report(const Config& config) {
   report.summary = "ok: listen " + config.listen_display() + ", " +
                    std::to_string(config.computers.size()) + " computer(s), " +
                    std::to_string(config.clients.size()) + " client(s), " +
-                   std::to_string(config.pty_attaches.size()) + " pty attach(es)";
+                   std::to_string(config.pods.size()) + " pty attach(es)";
   if (warnings > 0) report.summary += ", " + std::to_string(warnings) + " warning(s)";
   return report;
 }

@@ -54,7 +54,7 @@ struct Client {
   std::optional<int> max_inflight;  // per-caller share on one computer
 };
 
-struct PtyAttach {
+struct Pod {
   std::string name;
   std::string url;    // as written, for messages
   DialTarget target;  // parsed from it once, at load: what was checked is what is dialled
@@ -110,7 +110,7 @@ struct Config {
   Limits limits;
   std::vector<Computer> computers;  // config order
   std::vector<Client> clients;      // config order
-  std::vector<PtyAttach> pty_attaches;
+  std::vector<Pod> pods;
   bool v1_form = false;  // the file used [vm]
 
   // "127.0.0.1:8790" or "[::1]:8790".

@@ -20,6 +20,9 @@
 #include "supervisor/http/peer_label.hpp"
 #include "supervisor/http/request_reader.hpp"
 #include "supervisor/routes/routes.hpp"
+#include "supervisor/audit/audit_log.hpp"
+#include "supervisor/metrics/metrics.hpp"
+#include "supervisor/workers/registry.hpp"
 
 namespace sb::supervisor {
 namespace {
@@ -309,7 +312,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
         .peer = peer,
         .body = std::move(request.body()),
         .origin = optional_string(header(request, "Origin")),
-        .session_id = optional_string(header(request, "Mcp-Session-Id")),
+        .mcp_session_id = optional_string(header(request, "Mcp-Session-Id")),
         .protocol_version = optional_string(header(request, "MCP-Protocol-Version")),
         .mcp_method = optional_string(header(request, "Mcp-Method")),
         .mcp_name = optional_string(header(request, "Mcp-Name")),
@@ -373,7 +376,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     // all callers when replies waiting to be read fill the process's budget.
     const std::size_t size = head.size() + body.size();
     if (pieces_.size() >= kMaxQueuedEvents || queued_bytes_ + size > kMaxQueuedEventBytes) return;
-    auto lease = state_.replies.reserve(size);
+    auto lease = state_.services.replies.reserve(size);
     if (!lease) return;
     queue_piece(sse_chunk(head, body), std::move(*lease));
   }
@@ -673,9 +676,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
     const auto token = parse_bearer(std::string(request[http::field::authorization]));
     const Verifier presented = verifier_of(token.value_or(""));
-    if (!token || !state_.workers.knows_secret(presented)) {
-      state_.audit.auth_failure("vm_auth_fail", peer);
-      state_.metrics.auth_failure("computer");
+    if (!token || !state_.services.workers.knows_secret(presented)) {
+      state_.services.audit.auth_failure("vm_auth_fail", peer);
+      state_.services.metrics.auth_failure("computer");
       auto response = unauthorized_response();
       return write(std::move(response), false);
     }
@@ -688,14 +691,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
     const tcp protocol = stream_.socket().local_endpoint().protocol();
     base::UniqueFd socket(stream_.socket().release());
-    const HandOver result = state_.workers.hand_over(presented, socket, std::move(bytes), peer);
+    const HandOver result = state_.services.workers.hand_over(presented, socket, std::move(bytes), peer);
     if (result == HandOver::kDone) return;
     stream_.socket().assign(protocol, socket.release());
     if (result == HandOver::kWorkerUnavailable) {
       return write(text_response(503, "the computer's worker is restarting; dial again shortly"),
                    false);
     }
-    state_.audit.write("vm_revoked", {{"peer", peer}, {"at", "attach"}});
+    state_.services.audit.write("vm_revoked", {{"peer", peer}, {"at", "attach"}});
     refuse_upgraded(stream_.release_socket(), std::move(request), 4003,
                     "the VM secret was revoked or rotated");
   }
@@ -775,7 +778,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   void admit(tcp::socket socket) {
     const auto cap = static_cast<std::size_t>(state.config->limits.max_connections);
     if (open->count >= cap) {
-      state.metrics.connection_refused();
+      state.services.metrics.connection_refused();
       if (const auto count = open->refused.due()) {
         log_warn("connection refused: [limits] max_connections reached",
                  {{"max_connections", std::to_string(cap)}, {"times", std::to_string(*count)}});

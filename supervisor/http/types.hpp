@@ -21,7 +21,7 @@ struct HttpRequest {
   std::string body;
   // MCP's headers (docs/protocol.md, "Revisions"), as sent.
   std::optional<std::string> origin;
-  std::optional<std::string> session_id;        // Mcp-Session-Id
+  std::optional<std::string> mcp_session_id;    // Mcp-Session-Id
   std::optional<std::string> protocol_version;  // MCP-Protocol-Version
   std::optional<std::string> mcp_method;        // Mcp-Method (2026-07-28)
   std::optional<std::string> mcp_name;          // Mcp-Name (2026-07-28)

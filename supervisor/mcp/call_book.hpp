@@ -19,7 +19,7 @@ namespace sb::supervisor {
 struct CallOwner {
   std::string computer;
   std::string client;
-  std::string session;  // "" when the caller sent none
+  std::string mcp_session;  // "" when the caller sent none
   friend bool operator==(const CallOwner&, const CallOwner&) = default;
 };
 

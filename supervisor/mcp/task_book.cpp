@@ -2,7 +2,7 @@
 
 namespace sb::supervisor {
 
-void TaskBook::record(const ComputerSession& session, const std::string& task_id,
+void TaskBook::record(const SessionKey& session, const std::string& task_id,
                       const std::string& client) {
   Key key{session.computer, session.attached_at_ms, task_id};
   // A computer that reuses a task id for another client hands the task over, never both.
@@ -14,12 +14,12 @@ void TaskBook::record(const ComputerSession& session, const std::string& task_id
   }
 }
 
-bool TaskBook::owns(const ComputerSession& session, const std::string& task_id,
+bool TaskBook::owns(const SessionKey& session, const std::string& task_id,
                     const std::string& client) const {
   return owner(session, task_id) == client;
 }
 
-std::optional<std::string> TaskBook::owner(const ComputerSession& session,
+std::optional<std::string> TaskBook::owner(const SessionKey& session,
                                            const std::string& task_id) const {
   const auto found = owners_.find(Key{session.computer, session.attached_at_ms, task_id});
   if (found == owners_.end()) return std::nullopt;

@@ -14,8 +14,9 @@
 
 namespace sb::supervisor {
 
-// One computer session: its name and when it attached (as the status board shows it).
-struct ComputerSession {
+// Names one session of a computer: the computer, and when the session attached (as the
+// status board shows it).
+struct SessionKey {
   std::string computer;
   std::int64_t attached_at_ms = 0;
 };
@@ -24,13 +25,10 @@ class TaskBook {
  public:
   explicit TaskBook(std::size_t capacity = 4096) : capacity_(capacity) {}
 
-  void record(const ComputerSession& session, const std::string& task_id,
-              const std::string& client);
-  bool owns(const ComputerSession& session, const std::string& task_id,
-            const std::string& client) const;
+  void record(const SessionKey& session, const std::string& task_id, const std::string& client);
+  bool owns(const SessionKey& session, const std::string& task_id, const std::string& client) const;
   // The client that created the task, if it is recorded.
-  std::optional<std::string> owner(const ComputerSession& session,
-                                   const std::string& task_id) const;
+  std::optional<std::string> owner(const SessionKey& session, const std::string& task_id) const;
   std::size_t size() const { return owners_.size(); }
 
  private:

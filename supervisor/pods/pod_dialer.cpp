@@ -28,8 +28,10 @@
 #include "shared/log.hpp"
 #include "shared/secret_file.hpp"
 #include "shared/tls_client.hpp"
+#include "supervisor/audit/audit_log.hpp"
 #include "supervisor/callers/client_table.hpp"
 #include "supervisor/mcp/handler.hpp"
+#include "supervisor/metrics/metrics.hpp"
 #include "supervisor/pods/pod_socket.hpp"
 
 namespace sb::supervisor {
@@ -48,13 +50,14 @@ std::string millis_text(milliseconds duration) {
 
 }  // namespace
 
-class PtyDialers::Dialer final : public SessionOwner,
-                                 public std::enable_shared_from_this<PtyDialers::Dialer> {
+class PodDialers::Dialer final : public SocketOwner,
+                                 public std::enable_shared_from_this<PodDialers::Dialer> {
  public:
-  Dialer(net::io_context& io, SupervisorState& state, const config::PtyAttach& attach,
-         const PtyTimings& timings)
+  Dialer(net::io_context& io, const std::shared_ptr<const config::Config>& config,
+         const McpServices& services, const config::Pod& attach, const PodTimings& timings)
       : io_(io),
-        state_(state),
+        config_(config),
+        services_(services),
         timings_(timings),
         name_(attach.name),
         url_(attach.url),
@@ -85,9 +88,9 @@ class PtyDialers::Dialer final : public SessionOwner,
   // Reads this attach's block from the current config. A block that a reload removed
   // keeps its last policy (the reload has warned that it keeps dialling).
   void refresh_policy() {
-    const auto& attaches = state_.config->pty_attaches;
+    const auto& attaches = config_->pods;
     const auto found = std::find_if(attaches.begin(), attaches.end(),
-                                    [&](const config::PtyAttach& a) { return a.name == name_; });
+                                    [&](const config::Pod& a) { return a.name == name_; });
     if (found == attaches.end()) return;
     if (found->computer != policy_.computer) {
       log_info("pty attach now lends another computer",
@@ -107,9 +110,10 @@ class PtyDialers::Dialer final : public SessionOwner,
                          .wildcard = caller.wildcard()};
   }
 
-  McpServices services() const override { return mcp_services(state_); }
+  const McpServices& services() const override { return services_; }
+  std::shared_ptr<const config::Config> config() const override { return config_; }
 
-  const PtyTimings& timings() const override { return timings_; }
+  const PodTimings& timings() const override { return timings_; }
 
  private:
   static std::mt19937::result_type seed() {
@@ -171,10 +175,10 @@ class PtyDialers::Dialer final : public SessionOwner,
       } catch (const std::exception& failure) {
         co_return fail(std::string("setting up TLS: ") + failure.what());
       }
-      auto link = std::make_shared<PodLink<TlsWs>>(io_, self, tls, io_, *tls);
+      auto link = std::make_shared<SocketOver<TlsWs>>(io_, self, tls, io_, *tls);
       co_return co_await dial(link, target, endpoints, secret);
     }
-    auto link = std::make_shared<PodLink<PlainWs>>(io_, self, nullptr, io_);
+    auto link = std::make_shared<SocketOver<PlainWs>>(io_, self, nullptr, io_);
     co_return co_await dial(link, target, endpoints, secret);
   }
 
@@ -222,29 +226,29 @@ class PtyDialers::Dialer final : public SessionOwner,
       co_return fail("upgrading " + target.host_header + ": " + upgrade_error.message());
 
     const std::string computer = current_computer();
-    state_.metrics.pod_dial(name_, "connected");
-    state_.audit.write("pty_attach", {{"attach", name_}, {"computer", computer}});
+    services_.metrics.pod_dial(name_, "connected");
+    services_.audit.write("pty_attach", {{"attach", name_}, {"computer", computer}});
     log_info("lent a computer to an openab-pty session",
              {{"attach", name_}, {"computer", computer}});
     const std::optional<int> code = co_await link->run();
-    state_.audit.write("pty_detach", {{"attach", name_},
-                                      {"computer", current_computer()},
-                                      {"code", code ? json(*code) : json(nullptr)}});
+    services_.audit.write("pty_detach", {{"attach", name_},
+                                         {"computer", current_computer()},
+                                         {"code", code ? json(*code) : json(nullptr)}});
     co_return AttemptOutcome::closed(code, milliseconds(0));
   }
 
   void report(const AttemptOutcome& outcome, const RedialDecision& decision, milliseconds wait) {
     // A dial that connected was counted when it did.
     if (outcome.kind != AttemptOutcome::Kind::kClosed) {
-      state_.metrics.pod_dial(name_, outcome.kind == AttemptOutcome::Kind::kFailed ? "failed"
-                                     : decision.credential_refusal                 ? "unauthorized"
-                                                                                   : "refused");
+      services_.metrics.pod_dial(name_, outcome.kind == AttemptOutcome::Kind::kFailed ? "failed"
+                                        : decision.credential_refusal ? "unauthorized"
+                                                                      : "refused");
     }
     switch (outcome.kind) {
       case AttemptOutcome::Kind::kClosed:
         if (decision.stop) {
-          state_.audit.write("pty_attach_stopped",
-                             {{"attach", name_}, {"code", *outcome.close_code}});
+          services_.audit.write("pty_attach_stopped",
+                                {{"attach", name_}, {"code", *outcome.close_code}});
           log_info("the pod ended the pty attach; not redialling until a restart",
                    {{"attach", name_}, {"code", code_text(outcome.close_code)}});
         } else {
@@ -255,7 +259,8 @@ class PtyDialers::Dialer final : public SessionOwner,
         return;
       case AttemptOutcome::Kind::kRefused:
         if (decision.credential_refusal) {
-          state_.audit.write("pty_attach_refused", {{"attach", name_}, {"status", outcome.status}});
+          services_.audit.write("pty_attach_refused",
+                                {{"attach", name_}, {"status", outcome.status}});
           log_warn("pty attach refused; waiting for a fresh grant in secret_file",
                    {{"attach", name_},
                     {"status", std::to_string(outcome.status)},
@@ -275,38 +280,41 @@ class PtyDialers::Dialer final : public SessionOwner,
   }
 
   net::io_context& io_;
-  SupervisorState& state_;
-  PtyTimings timings_;
+  const std::shared_ptr<const config::Config>& config_;  // as of now: a reload swaps it
+  const McpServices& services_;
+  PodTimings timings_;
   std::string name_;
   std::string url_;                    // fixed at start: a reload cannot move the socket
   DialTarget target_;                  // parsed from it by the config loader
   std::filesystem::path secret_file_;  // fixed at start; read on every dial
-  config::PtyAttach policy_;           // the block as last seen
+  config::Pod policy_;                 // the block as last seen
   net::steady_timer backoff_timer_;
   std::mt19937 random_;
-  std::weak_ptr<PodSession> current_;
+  std::weak_ptr<Socket> current_;
   std::string failure_;
   bool stopping_ = false;
 };
 
-PtyDialers::PtyDialers(boost::asio::io_context& io, SupervisorState& state, PtyTimings timings)
-    : io_(io), state_(state), timings_(timings) {}
+PodDialers::PodDialers(boost::asio::io_context& io,
+                       const std::shared_ptr<const config::Config>& config,
+                       const McpServices& services, PodTimings timings)
+    : io_(io), config_(config), services_(services), timings_(timings) {}
 
-PtyDialers::~PtyDialers() = default;
+PodDialers::~PodDialers() = default;
 
-void PtyDialers::start() {
-  for (const auto& attach : state_.config->pty_attaches) {
-    auto dialer = std::make_shared<Dialer>(io_, state_, attach, timings_);
+void PodDialers::start() {
+  for (const auto& attach : config_->pods) {
+    auto dialer = std::make_shared<Dialer>(io_, config_, services_, attach, timings_);
     dialers_.push_back(dialer);
     dialer->start();
   }
 }
 
-void PtyDialers::reloaded() {
+void PodDialers::reloaded() {
   for (const auto& dialer : dialers_) dialer->refresh_policy();
 }
 
-void PtyDialers::stop() {
+void PodDialers::stop() {
   for (const auto& dialer : dialers_) dialer->stop();
 }
 

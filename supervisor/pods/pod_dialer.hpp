@@ -25,21 +25,20 @@
 #include <string_view>
 #include <vector>
 
+#include "supervisor/config/config.hpp"
+#include "supervisor/mcp/request.hpp"
 #include "supervisor/pods/redial_policy.hpp"
-#include "supervisor/routes/state.hpp"
 
 namespace sb::supervisor {
 
-// The most a pod may have in progress on one socket; past it a request with an id is
-// answered -32002 and not processed (docs/protocol.md, "Pod sessions").
-inline constexpr int kMaxConcurrentPodRequests = 64;
-
-class PtyDialers {
+class PodDialers {
  public:
-  PtyDialers(boost::asio::io_context& io, SupervisorState& state, PtyTimings timings = {});
-  ~PtyDialers();
-  PtyDialers(const PtyDialers&) = delete;
-  PtyDialers& operator=(const PtyDialers&) = delete;
+  // `config` is the supervisor's own pointer, read as of each request (a reload swaps it).
+  PodDialers(boost::asio::io_context& io, const std::shared_ptr<const config::Config>& config,
+             const McpServices& services, PodTimings timings = {});
+  ~PodDialers();
+  PodDialers(const PodDialers&) = delete;
+  PodDialers& operator=(const PodDialers&) = delete;
 
   // One dialer per [[pty_attach]] of the current config, each dialling at once.
   void start();
@@ -52,8 +51,9 @@ class PtyDialers {
  private:
   class Dialer;
   boost::asio::io_context& io_;
-  SupervisorState& state_;
-  PtyTimings timings_;
+  const std::shared_ptr<const config::Config>& config_;
+  const McpServices& services_;
+  PodTimings timings_;
   std::vector<std::shared_ptr<Dialer>> dialers_;
 };
 

@@ -1,7 +1,7 @@
 // One upgraded openab-pty pod socket (docs/protocol.md, "Pod sessions"): the pod's
 // requests served through northbound MCP, the 64-permit ceiling, the outbound queue and
-// the keepalive (PodSession), and the WebSocket I/O over plain TCP or TLS (PodLink).
-// Included by the dialer alone (pty_dialer.cpp), which dials and owns each session.
+// the keepalive (Socket), and the WebSocket I/O over plain TCP or TLS (SocketOver).
+// Included by the dialer alone (pod_dialer.cpp), which dials and owns each socket.
 #pragma once
 
 #include <array>
@@ -35,6 +35,9 @@ using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
+// The most a pod may have in progress on one socket; past it a request with an id is
+// answered -32002 and not processed (docs/protocol.md, "Pod sessions").
+inline constexpr int kMaxConcurrentPodRequests = 64;
 inline constexpr std::size_t kMaxInboundBytes = 4 * 1024 * 1024;  // one message from the pod
 inline constexpr std::size_t kOutboundQueue = 64;                 // messages waiting to be sent
 inline constexpr std::string_view kBusyMessage = "too many requests in flight on this attach";
@@ -42,27 +45,28 @@ inline constexpr std::string_view kBusyMessage = "too many requests in flight on
 using PlainWs = websocket::stream<beast::tcp_stream>;
 using TlsWs = websocket::stream<beast::ssl_stream<beast::tcp_stream>>;
 
-// What a session needs from its dialer.
-class SessionOwner {
+// What a socket needs from its dialer.
+class SocketOwner {
  public:
-  virtual ~SessionOwner() = default;
+  virtual ~SocketOwner() = default;
   // The attach's policy as of now, for one request.
   virtual CallerContext request_context() = 0;
-  virtual McpServices services() const = 0;
-  virtual const PtyTimings& timings() const = 0;
+  virtual const McpServices& services() const = 0;
+  virtual std::shared_ptr<const config::Config> config() const = 0;
+  virtual const PodTimings& timings() const = 0;
 };
 
 // One upgraded pod socket, independent of its transport: the pod's requests, the 64-permit
-// ceiling, the outbound queue and the keepalive. PodLink<Ws> adds the I/O.
-class PodSession : public std::enable_shared_from_this<PodSession> {
+// ceiling, the outbound queue and the keepalive. SocketOver<Ws> adds the I/O.
+class Socket : public std::enable_shared_from_this<Socket> {
  public:
-  PodSession(net::io_context& io, std::shared_ptr<SessionOwner> owner)
+  Socket(net::io_context& io, std::shared_ptr<SocketOwner> owner)
       : owner_(std::move(owner)), ping_timer_(io) {}
-  virtual ~PodSession() = default;
-  PodSession(const PodSession&) = delete;
-  PodSession& operator=(const PodSession&) = delete;
+  virtual ~Socket() = default;
+  Socket(const Socket&) = delete;
+  Socket& operator=(const Socket&) = delete;
 
-  // Ends the session once: the transport is dropped (no close frame), the keepalive stops,
+  // Ends the socket once: the transport is dropped (no close frame), the keepalive stops,
   // and every request still in progress is abandoned (its share given back at once).
   void end() {
     if (ended_) return;
@@ -111,23 +115,25 @@ class PodSession : public std::enable_shared_from_this<PodSession> {
     ++in_progress_;
     const std::uint64_t key = next_key_++;
     pending_.emplace(key, Abandon{});
-    CallerContext context = owner_->request_context();
-    context.session = session_;
-    const McpServices services = owner_->services();
-    Abandon abandon = handle_mcp(
-        message, context, services,
-        [weak = weak_from_this(), key](std::optional<ReplyText> reply) {
-          if (auto self = weak.lock()) self->completed(key, std::move(reply));
-        },
-        [weak = weak_from_this()](ReplyText text) {
-          if (auto self = weak.lock()) self->relay(std::move(text));
-        });
+    McpRequest request{.context = owner_->request_context(),
+                       .services = owner_->services(),
+                       .config = owner_->config(),
+                       .done =
+                           [weak = weak_from_this(), key](std::optional<ReplyText> reply) {
+                             if (auto self = weak.lock()) self->completed(key, std::move(reply));
+                           },
+                       .on_message =
+                           [weak = weak_from_this()](ReplyText text) {
+                             if (auto self = weak.lock()) self->relay(std::move(text));
+                           }};
+    request.context.mcp_session = mcp_session_;
+    Abandon abandon = handle_mcp(message, std::move(request));
     // `done` may already have run, in which case the entry is gone.
     if (const auto found = pending_.find(key); found != pending_.end())
       found->second = std::move(abandon);
   }
 
-  // Every 20 s: end the session if the pod has been silent past the idle limit, else ping
+  // Every 20 s: end the socket if the pod has been silent past the idle limit, else ping
   // (skipped when the queue is full).
   void schedule_ping() {
     ping_timer_.expires_after(owner_->timings().ping_interval);
@@ -195,10 +201,10 @@ class PodSession : public std::enable_shared_from_this<PodSession> {
     }
   }
 
-  std::shared_ptr<SessionOwner> owner_;
-  // Scopes the pod's cancellations and answers to this socket's own calls: a session
-  // ends with its socket, and with it every call it could name.
-  const std::string session_ =
+  std::shared_ptr<SocketOwner> owner_;
+  // The MCP session of this socket's calls: it scopes the pod's cancellations and answers
+  // to them, and ends with the socket, and with it every call it could name.
+  const std::string mcp_session_ =
       "pod-socket-" + std::to_string(reinterpret_cast<std::uintptr_t>(this));
   net::steady_timer ping_timer_;
   Clock::time_point last_heard_ = Clock::now();
@@ -210,14 +216,14 @@ class PodSession : public std::enable_shared_from_this<PodSession> {
 };
 
 template <typename Ws>
-class PodLink final : public PodSession {
+class SocketOver final : public Socket {
  public:
   static constexpr bool kTls = std::is_same_v<Ws, TlsWs>;
 
   template <typename... StreamArgs>
-  PodLink(net::io_context& io, std::shared_ptr<SessionOwner> owner,
-          std::shared_ptr<ssl::context> tls, StreamArgs&&... stream_args)
-      : PodSession(io, std::move(owner)),
+  SocketOver(net::io_context& io, std::shared_ptr<SocketOwner> owner,
+             std::shared_ptr<ssl::context> tls, StreamArgs&&... stream_args)
+      : Socket(io, std::move(owner)),
         tls_(std::move(tls)),
         ws_(std::forward<StreamArgs>(stream_args)...) {}
 
@@ -226,7 +232,7 @@ class PodLink final : public PodSession {
   // Serves the upgraded socket until it ends; returns the pod's close code, or nothing for
   // a drop (read error, end of stream, oversized message, idle, or end()).
   net::awaitable<std::optional<int>> run() {
-    const auto self = std::static_pointer_cast<PodLink>(shared_from_this());
+    const auto self = std::static_pointer_cast<SocketOver>(shared_from_this());
     ws_.control_callback([this](websocket::frame_type, beast::string_view) { heard(); });
     heard();
     schedule_ping();
@@ -248,7 +254,7 @@ class PodLink final : public PodSession {
 
  private:
   void write_front() override {
-    auto self = std::static_pointer_cast<PodLink>(shared_from_this());
+    auto self = std::static_pointer_cast<SocketOver>(shared_from_this());
     if (queue_.front().ping) {
       ws_.async_ping({}, [self](const beast::error_code& error) { self->wrote(error); });
       return;

@@ -15,7 +15,7 @@ bool is_credential_refusal(int status) {
   return status == 401 || status == 403 || status == 429;
 }
 
-RedialPolicy::RedialPolicy(const PtyTimings& timings)
+RedialPolicy::RedialPolicy(const PodTimings& timings)
     : timings_(timings),
       backoff_(timings.first_backoff, timings.max_backoff, timings.stable_session) {}
 

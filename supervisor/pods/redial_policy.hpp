@@ -11,7 +11,7 @@ namespace sb::supervisor {
 
 // Every duration a dialer uses. The defaults are those of docs/protocol.md ("Pod sessions",
 // "Pod redial") and are what `serve` uses; tests pass shorter ones.
-struct PtyTimings {
+struct PodTimings {
   std::chrono::milliseconds first_backoff{1'000};
   std::chrono::milliseconds max_backoff{60'000};
   std::chrono::milliseconds stable_session{60'000};  // an attempt this long resets the backoff
@@ -59,12 +59,12 @@ struct RedialDecision {
 // and resets when a session lasted stable_session or longer.
 class RedialPolicy {
  public:
-  explicit RedialPolicy(const PtyTimings& timings = {});
+  explicit RedialPolicy(const PodTimings& timings = {});
   RedialDecision next(const AttemptOutcome& outcome);
   std::chrono::milliseconds backoff() const { return backoff_.current(); }
 
  private:
-  PtyTimings timings_;
+  PodTimings timings_;
   Backoff backoff_;  // shared/backoff.hpp: the same as every dialer's
 };
 

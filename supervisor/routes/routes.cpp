@@ -11,7 +11,10 @@
 #include "shared/verifier.hpp"
 #include "supervisor/http/origin_policy.hpp"
 #include "supervisor/mcp/call_scan.hpp"
+#include "supervisor/audit/audit_log.hpp"
 #include "supervisor/mcp/handler.hpp"
+#include "supervisor/metrics/metrics.hpp"
+#include "supervisor/mcp/lifecycle.hpp"
 #include "supervisor/workers/status_json.hpp"
 
 namespace sb::supervisor {
@@ -23,9 +26,9 @@ constexpr std::size_t kMaxSessionIdChars = 128;
 // The 2026-07-28 revision's code for headers that disagree with the body.
 constexpr int kHeaderMismatch = -32020;
 
-// 32 hex characters from the system's random source. A session id is no secret (it scopes
+// 32 hex characters from the system's random source. An MCP session id is no secret (it scopes
 // an authenticated client's own calls), so a failed draw is not worth failing initialize.
-std::string new_session_id() {
+std::string new_mcp_session_id() {
   std::array<unsigned char, 16> bytes{};
   (void)RAND_bytes(bytes.data(), static_cast<int>(bytes.size()));
   static constexpr char kHex[] = "0123456789abcdef";
@@ -61,7 +64,8 @@ class Routes {
       return reply(forbidden_origin_response());
     const std::string_view path = request_path(request_.target);
     if (path == "/healthz") return get_only([&] { return text_response(200, "ok"); });
-    if (path == "/readyz") return get_only([&] { return readiness(state_.workers.any_ready()); });
+    if (path == "/readyz")
+      return get_only([&] { return readiness(state_.services.workers.any_ready()); });
     if (path == "/computers")
       return get_only(
           [&] { return with_caller([&](const Caller& caller) { return computers(caller); }); });
@@ -96,8 +100,8 @@ class Routes {
         request_.authorization ? parse_bearer(*request_.authorization) : std::nullopt;
     const Caller* caller = state_.clients->authenticate(token);
     if (!caller) {
-      state_.audit.auth_failure("client_auth_fail", request_.peer);
-      state_.metrics.auth_failure("client");
+      state_.services.audit.auth_failure("client_auth_fail", request_.peer);
+      state_.services.metrics.auth_failure("client");
     }
     return caller;
   }
@@ -113,15 +117,15 @@ class Routes {
   // answer is the same 404 whichever it was.
   std::optional<Resolved> resolve(const Caller& caller, std::string_view computer) const {
     const config::ToolList* tools = caller.grant.tools_for(computer);
-    if (!tools || !state_.workers.view(computer)) return std::nullopt;
+    if (!tools || !state_.services.workers.view(computer)) return std::nullopt;
     return Resolved{&caller, std::string(computer), tools};
   }
 
   HttpResponse computers(const Caller& caller) const {
     json list = json::array();
-    for (const auto& name : state_.workers.names()) {
+    for (const auto& name : state_.services.workers.names()) {
       if (!caller.grant.tools_for(name)) continue;
-      const auto view = state_.workers.view(name);
+      const auto view = state_.services.workers.view(name);
       list.push_back({{"attached", view->attached},
                       {"default", name == caller.default_computer},
                       {"name", name},
@@ -131,14 +135,14 @@ class Routes {
   }
 
   json status_of(const Caller& caller, const std::string& name) const {
-    const auto view = state_.workers.view(name);
+    const auto view = state_.services.workers.view(name);
     if (!view) return json{{"attached", false}, {"computer", name}, {"ready", false}};
     return computer_status_json(*view, caller.wildcard());
   }
 
   HttpResponse status(const Caller& caller) const {
     json computers = json::array();
-    for (const auto& name : state_.workers.names()) {
+    for (const auto& name : state_.services.workers.names()) {
       if (caller.grant.tools_for(name)) computers.push_back(status_of(caller, name));
     }
     const json body{
@@ -158,7 +162,7 @@ class Routes {
     if (!computer) return reply(text_response(400, "invalid path segment"));
     const auto resolved = resolve(*caller, *computer);
     if (!resolved) return reply(no_such_computer_response());
-    const auto view = state_.workers.view(*computer);
+    const auto view = state_.services.workers.view(*computer);
     return reply(readiness(view && view->ready));
   }
 
@@ -193,19 +197,23 @@ class Routes {
           jsonrpc::kInvalidRequest,
           "unsupported MCP-Protocol-Version; supported: " + supported_protocol_versions_text()));
     }
-    const CallerContext context{.caller = resolved.caller->name,
-                                .computer = resolved.computer,
-                                .tools = *resolved.tools,
-                                .caller_cap = resolved.caller->caller_cap,
-                                .wildcard = resolved.caller->wildcard(),
-                                .session = session_scope(),
-                                .reply_may_arrive = true};
+    McpRequest mcp{.context = {.caller = resolved.caller->name,
+                               .computer = resolved.computer,
+                               .tools = *resolved.tools,
+                               .caller_cap = resolved.caller->caller_cap,
+                               .wildcard = resolved.caller->wildcard(),
+                               .mcp_session = mcp_session(),
+                               .reply_may_arrive = true},
+                   .services = state_.services,
+                   .config = state_.config,
+                   .on_message = on_message()};
     // Most requests are a plain tools/call, read without building a tree (the scan keeps
     // to the nesting limit itself).
     if (const auto call = scan_tools_call(request_.body, jsonrpc::kMaxNesting)) {
       if (const auto mismatch = header_mismatch({"tools/call", call->tool, std::nullopt}))
         return reply(bad_request(kHeaderMismatch, *mismatch));
-      return handle_tools_call(*call, context, mcp_services(state_), done(false), on_message());
+      mcp.done = done(false);
+      return handle_tools_call(*call, std::move(mcp));
     }
     if (!jsonrpc::nesting_within(request_.body, jsonrpc::kMaxNesting)) return reply(parse_error());
     // JSON text holds no NUL byte, but nlohmann's parser stops at one and would read the
@@ -221,7 +229,8 @@ class Routes {
         return reply(bad_request(kHeaderMismatch, *mismatch));
     }
     const bool initialize = message.is_object() && message.value("method", json()) == "initialize";
-    return handle_mcp(message, context, mcp_services(state_), done(initialize), on_message());
+    mcp.done = done(initialize);
+    return handle_mcp(message, std::move(mcp));
   }
 
   McpMessage on_message() const {
@@ -237,20 +246,21 @@ class Routes {
       response.body_head = std::move(text->head);
       response.lease = std::move(text->lease);
       response.arriving = std::move(text->arriving);
-      if (initialize) response.headers.emplace_back("Mcp-Session-Id", new_session_id());
+      if (initialize) response.headers.emplace_back("Mcp-Session-Id", new_mcp_session_id());
       respond(std::move(response));
     };
   }
 
-  // A session id scopes cancellations and answers only; one the switchboard never issued is
+  // An MCP session id scopes cancellations and answers only; one the switchboard never issued is
   // as good as any (docs/protocol.md, "Sessions"). An unusable one scopes nothing.
-  std::string session_scope() const {
-    if (!request_.session_id || request_.session_id->empty() ||
-        request_.session_id->size() > kMaxSessionIdChars)
+  std::string mcp_session() const {
+    if (!request_.mcp_session_id || request_.mcp_session_id->empty() ||
+        request_.mcp_session_id->size() > kMaxSessionIdChars)
       return {};
-    const bool visible = std::all_of(request_.session_id->begin(), request_.session_id->end(),
-                                     [](char c) { return c > 0x20 && c < 0x7f; });
-    return visible ? *request_.session_id : std::string();
+    const bool visible =
+        std::all_of(request_.mcp_session_id->begin(), request_.mcp_session_id->end(),
+                    [](char c) { return c > 0x20 && c < 0x7f; });
+    return visible ? *request_.mcp_session_id : std::string();
   }
 
   // What a 2026-07-28 caller repeats in headers, as the body says it: each absent when the

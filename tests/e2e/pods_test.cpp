@@ -331,7 +331,7 @@ TEST_F(PtyAttachE2e, ARemovedBlockKeepsServingUnderItsOldPolicy) {
 // ---------------------------------------------------------------------------------------
 // Fairness
 
-TEST_F(PtyAttachE2e, ThePerCallerCapAppliesToAPtyAttach) {
+TEST_F(PtyAttachE2e, ThePerCallerCapAppliesToAPod) {
   const auto lent = start_with_held_call();
   ASSERT_FALSE(HasFailure());
   auto& pod = *lent.pod;

@@ -88,7 +88,7 @@ const std::string kTwoComputers = kMacmini + kMuse;
 const std::string kOwner =
     client("owner", "@T1@", "default_computer = \"macmini\"\ncomputers = { \"*\" = [\"*\"] }");
 const std::string kV1 = "[vm]\nsecret_sha256 = \"@C1@\"\n";
-const std::string kPtyBody =
+const std::string kPodBody =
     "url = \"wss://pod.example.ts.net/tools/attach/s1\"\nsecret_file = \"/nonexistent\"\n"
     "tools = [\"*\"]\n";
 
@@ -143,7 +143,7 @@ TEST(ConfigToml, UnknownKeyInEveryBlockIsRefused) {
       {"[timeouts]\ndefault = 5\n" + kMacmini + kOwner, "[timeouts]"},
       {kMacmini + kOwner + client("c", "@T2@", "computers = { macmini = [\"a\"] }\ntool = []"),
        "[[client]] \"c\""},
-      {kMacmini + kOwner + pty("p", kPtyBody + "secret = \"x\""), "[[pty_attach]] \"p\""},
+      {kMacmini + kOwner + pty("p", kPodBody + "secret = \"x\""), "[[pty_attach]] \"p\""},
   };
   for (const Case& c : cases) {
     const std::string error = error_of(c.text);
@@ -289,14 +289,14 @@ TEST(ConfigMaxInflight, PerCallerMustBe1To64) {
   const std::string client_error = error_of(
       kMacmini + client("c", "@T1@", "computers = { macmini = [\"a\"] }\nmax_inflight = 65"));
   EXPECT_TRUE(Contains(client_error, "[[client]] \"c\": `max_inflight` must be 1..=64"));
-  const std::string pty_error =
-      error_of(kMacmini + kOwner + pty("p", kPtyBody + "max_inflight = 0"));
-  EXPECT_TRUE(Contains(pty_error, "[[pty_attach]] \"p\": `max_inflight` must be 1..=64"));
+  const std::string pod_error =
+      error_of(kMacmini + kOwner + pty("p", kPodBody + "max_inflight = 0"));
+  EXPECT_TRUE(Contains(pod_error, "[[pty_attach]] \"p\": `max_inflight` must be 1..=64"));
   const Config config =
       parse(kMacmini + client("c", "@T1@", "computers = { macmini = [\"a\"] }\nmax_inflight = 4") +
-            pty("p", kPtyBody + "max_inflight = 64"));
+            pty("p", kPodBody + "max_inflight = 64"));
   EXPECT_EQ(config.clients[0].max_inflight, 4);
-  EXPECT_EQ(config.pty_attaches[0].max_inflight, 64);
+  EXPECT_EQ(config.pods[0].max_inflight, 64);
   EXPECT_FALSE(parse(kMacmini + kOwner).clients[0].max_inflight);
 }
 
@@ -431,8 +431,8 @@ TEST(ConfigComputers, V1ClientMayUseTheV2FormAndSetDefaultAndCap) {
 }
 
 TEST(ConfigComputers, V1PtyAttachTargetsDefault) {
-  const Config config = parse(kV1 + pty("p", kPtyBody));
-  EXPECT_EQ(config.pty_attaches[0].computer, "default");
+  const Config config = parse(kV1 + pty("p", kPodBody));
+  EXPECT_EQ(config.pods[0].computer, "default");
 }
 
 TEST(ConfigComputers, VmTogetherWithComputerIsRefused) {
@@ -716,13 +716,13 @@ TEST(ConfigGrant, ToolsForWildcardAndNamed) {
 // ---------------------------------------------------------------------------------------
 // Pod attaches
 
-TEST(ConfigPty, BecomesANamedPrincipalOnItsComputer) {
+TEST(ConfigPod, BecomesANamedPrincipalOnItsComputer) {
   const Config config = parse(kTwoComputers + kOwner +
                               pty("p",
                                   "computer = \"muse-vm\"\nurl = \"wss://h/tools/attach/s\"\n"
                                   "secret_file = \"~/s.secret\"\ntools = [\" a \", \"b\"]"));
-  ASSERT_EQ(config.pty_attaches.size(), 1u);
-  const auto& attach = config.pty_attaches[0];
+  ASSERT_EQ(config.pods.size(), 1u);
+  const auto& attach = config.pods[0];
   EXPECT_EQ(attach.name, "p");
   EXPECT_EQ(attach.url, "wss://h/tools/attach/s");
   EXPECT_EQ(attach.computer, "muse-vm");
@@ -732,25 +732,25 @@ TEST(ConfigPty, BecomesANamedPrincipalOnItsComputer) {
   EXPECT_FALSE(attach.max_inflight);
 }
 
-TEST(ConfigPty, NameSharesTheClientNamespace) {
-  const std::string with_client = error_of(kMacmini + kOwner + pty("owner", kPtyBody));
+TEST(ConfigPod, NameSharesTheClientNamespace) {
+  const std::string with_client = error_of(kMacmini + kOwner + pty("owner", kPodBody));
   EXPECT_TRUE(Contains(with_client, "[[pty_attach]] \"owner\": "));
   EXPECT_TRUE(Contains(with_client, "already used by a client or attach"));
   const std::string with_attach =
-      error_of(kMacmini + pty("p", kPtyBody) +
+      error_of(kMacmini + pty("p", kPodBody) +
                pty("p", "url = \"wss://other/\"\nsecret_file = \"x\"\ntools = [\"*\"]"));
   EXPECT_TRUE(Contains(with_attach, "already used by a client or attach"));
-  EXPECT_TRUE(Contains(error_of(kMacmini + pty("a b", kPtyBody)),
+  EXPECT_TRUE(Contains(error_of(kMacmini + pty("a b", kPodBody)),
                        "name must be 1-64 chars of [A-Za-z0-9._-]"));
 }
 
-std::string pty_url_error(std::string_view url, std::string_view extra = "") {
+std::string pod_url_error(std::string_view url, std::string_view extra = "") {
   return error_of(kMacmini + kOwner +
                   pty("p", "url = \"" + std::string(url) +
                                "\"\nsecret_file = \"x\"\ntools = [\"*\"]\n" + std::string(extra)));
 }
 
-void expect_pty_url_ok(std::string_view url, std::string_view extra = "") {
+void expect_pod_url_ok(std::string_view url, std::string_view extra = "") {
   EXPECT_NO_THROW(
       parse(kMacmini + kOwner +
             pty("p", "url = \"" + std::string(url) + "\"\nsecret_file = \"x\"\ntools = [\"*\"]\n" +
@@ -758,38 +758,38 @@ void expect_pty_url_ok(std::string_view url, std::string_view extra = "") {
       << url;
 }
 
-TEST(ConfigPty, UrlMustParseAndHaveAHost) {
-  EXPECT_TRUE(Contains(pty_url_error("not a url"), "is not a URL"));
-  EXPECT_TRUE(Contains(pty_url_error("wss://[nothex]/x"), "is not a URL"));
-  EXPECT_TRUE(Contains(pty_url_error("wss://user:pw@h/x"), "user info"));
-  EXPECT_TRUE(Contains(pty_url_error("wss:///tools/attach/s"), "no host"));
-  EXPECT_TRUE(Contains(pty_url_error("wss:relative"), "no host"));
+TEST(ConfigPod, UrlMustParseAndHaveAHost) {
+  EXPECT_TRUE(Contains(pod_url_error("not a url"), "is not a URL"));
+  EXPECT_TRUE(Contains(pod_url_error("wss://[nothex]/x"), "is not a URL"));
+  EXPECT_TRUE(Contains(pod_url_error("wss://user:pw@h/x"), "user info"));
+  EXPECT_TRUE(Contains(pod_url_error("wss:///tools/attach/s"), "no host"));
+  EXPECT_TRUE(Contains(pod_url_error("wss:relative"), "no host"));
 }
 
-TEST(ConfigPty, WsOnlyToLoopbackUnlessAllowed) {
-  const std::string error = pty_url_error("ws://100.64.1.2:8080/tools/attach/s");
+TEST(ConfigPod, WsOnlyToLoopbackUnlessAllowed) {
+  const std::string error = pod_url_error("ws://100.64.1.2:8080/tools/attach/s");
   EXPECT_TRUE(Contains(error, "[[pty_attach]] \"p\": "));
   EXPECT_TRUE(Contains(error, "in clear"));
   EXPECT_TRUE(Contains(error, "wss://"));
   EXPECT_TRUE(Contains(error, "allow_insecure_transport = true"));
-  EXPECT_TRUE(Contains(pty_url_error("ws://example.com/"), "in clear"));
-  expect_pty_url_ok("ws://localhost:8080/tools/attach/s");
-  expect_pty_url_ok("ws://LOCALHOST/x");
-  expect_pty_url_ok("ws://127.0.0.1:8080/x");
-  expect_pty_url_ok("ws://127.9.8.7/x");
-  expect_pty_url_ok("ws://[::1]:8080/x");
-  expect_pty_url_ok("ws://100.64.1.2:8080/x", "allow_insecure_transport = true");
-  expect_pty_url_ok("wss://100.64.1.2/x");
-  expect_pty_url_ok("wss://pod.example.ts.net/tools/attach/s");
+  EXPECT_TRUE(Contains(pod_url_error("ws://example.com/"), "in clear"));
+  expect_pod_url_ok("ws://localhost:8080/tools/attach/s");
+  expect_pod_url_ok("ws://LOCALHOST/x");
+  expect_pod_url_ok("ws://127.0.0.1:8080/x");
+  expect_pod_url_ok("ws://127.9.8.7/x");
+  expect_pod_url_ok("ws://[::1]:8080/x");
+  expect_pod_url_ok("ws://100.64.1.2:8080/x", "allow_insecure_transport = true");
+  expect_pod_url_ok("wss://100.64.1.2/x");
+  expect_pod_url_ok("wss://pod.example.ts.net/tools/attach/s");
 }
 
-TEST(ConfigPty, OtherSchemesAreRefused) {
-  EXPECT_TRUE(Contains(pty_url_error("https://h/x"), "is not ws:// or wss://"));
-  EXPECT_TRUE(Contains(pty_url_error("http://localhost/x"), "is not ws:// or wss://"));
+TEST(ConfigPod, OtherSchemesAreRefused) {
+  EXPECT_TRUE(Contains(pod_url_error("https://h/x"), "is not ws:// or wss://"));
+  EXPECT_TRUE(Contains(pod_url_error("http://localhost/x"), "is not ws:// or wss://"));
 }
 
-TEST(ConfigPty, DuplicateUrlIsRefused) {
-  const std::string error = error_of(kMacmini + pty("a", kPtyBody) + pty("b", kPtyBody));
+TEST(ConfigPod, DuplicateUrlIsRefused) {
+  const std::string error = error_of(kMacmini + pty("a", kPodBody) + pty("b", kPodBody));
   EXPECT_TRUE(Contains(error, "[[pty_attach]] \"b\": "));
   EXPECT_TRUE(Contains(error, "evict each other"));
   // The same session written another way (scheme and host case, a default port) is the
@@ -797,24 +797,24 @@ TEST(ConfigPty, DuplicateUrlIsRefused) {
   const std::string other_spelling =
       "url = \"WSS://Pod.Example.TS.net:443/tools/attach/s1\"\nsecret_file = \"/x\"\n"
       "tools = [\"*\"]\n";
-  EXPECT_TRUE(Contains(error_of(kMacmini + pty("a", kPtyBody) + pty("b", other_spelling)),
+  EXPECT_TRUE(Contains(error_of(kMacmini + pty("a", kPodBody) + pty("b", other_spelling)),
                        "evict each other"));
 }
 
-TEST(ConfigPty, ComputerIsRequiredWithSeveralComputers) {
-  const std::string error = error_of(kTwoComputers + kOwner + pty("p", kPtyBody));
+TEST(ConfigPod, ComputerIsRequiredWithSeveralComputers) {
+  const std::string error = error_of(kTwoComputers + kOwner + pty("p", kPodBody));
   EXPECT_TRUE(Contains(error, "[[pty_attach]] \"p\": `computer` is required"));
   EXPECT_TRUE(Contains(error, "2 computers"));
-  EXPECT_EQ(parse(kMacmini + pty("p", kPtyBody)).pty_attaches[0].computer, "macmini");
+  EXPECT_EQ(parse(kMacmini + pty("p", kPodBody)).pods[0].computer, "macmini");
 }
 
-TEST(ConfigPty, UnconfiguredComputerIsRefused) {
+TEST(ConfigPod, UnconfiguredComputerIsRefused) {
   EXPECT_TRUE(
-      Contains(error_of(kTwoComputers + kOwner + pty("p", kPtyBody + "computer = \"macmni\"")),
+      Contains(error_of(kTwoComputers + kOwner + pty("p", kPodBody + "computer = \"macmni\"")),
                "\"macmni\" is not a configured computer"));
 }
 
-TEST(ConfigPty, ToolsFollowTheToolListRules) {
+TEST(ConfigPod, ToolsFollowTheToolListRules) {
   const std::string no_tools = "url = \"wss://h/\"\nsecret_file = \"x\"\n";
   EXPECT_TRUE(Contains(error_of(kMacmini + pty("p", no_tools + "tools = []")),
                        "[[pty_attach]] \"p\": `tools` is empty"));
@@ -822,20 +822,20 @@ TEST(ConfigPty, ToolsFollowTheToolListRules) {
                        "mixes \"*\" with names"));
 }
 
-TEST(ConfigPty, SecretFileIsExpandedAndNotRead) {
+TEST(ConfigPod, SecretFileIsExpandedAndNotRead) {
   const Config config =
       parse(kMacmini +
             pty("p", "url = \"wss://h/\"\nsecret_file = \"~/missing/secret\"\ntools = [\"*\"]"));
-  EXPECT_EQ(config.pty_attaches[0].secret_file, fs::path("/home/u/missing/secret"));
+  EXPECT_EQ(config.pods[0].secret_file, fs::path("/home/u/missing/secret"));
 }
 
-TEST(ConfigPty, AttachesAloneAreEnoughCallers) {
-  const Config config = parse(kMacmini + pty("p", kPtyBody));
+TEST(ConfigPod, AttachesAloneAreEnoughCallers) {
+  const Config config = parse(kMacmini + pty("p", kPodBody));
   EXPECT_TRUE(config.clients.empty());
-  EXPECT_EQ(config.pty_attaches.size(), 1u);
+  EXPECT_EQ(config.pods.size(), 1u);
 }
 
-TEST(ConfigPty, NoClientAndNoAttachIsRefused) {
+TEST(ConfigPod, NoClientAndNoAttachIsRefused) {
   EXPECT_TRUE(Contains(error_of(kTwoComputers), "nothing could ever call"));
 }
 
@@ -851,7 +851,7 @@ TEST(ConfigPaths, TildeSlashIsExpandedWithHome) {
   EXPECT_EQ(parse("audit_path = \"/abs/a\"\n" + kMacmini + kOwner).audit_path, fs::path("/abs/a"));
   EXPECT_EQ(
       parse(kMacmini + pty("p", "url = \"wss://h/\"\nsecret_file = \"~/s\"\ntools = [\"*\"]"), "")
-          .pty_attaches[0]
+          .pods[0]
           .secret_file,
       fs::path("s"));
 }
@@ -958,10 +958,10 @@ TEST(ConfigDerived, UnusedComputers) {
   const Config named =
       parse(kTwoComputers + third + client("c", "@T1@", "computers = { muse-vm = [\"a\"] }"));
   EXPECT_EQ(named.unused_computers(), (std::vector<std::string>{"macmini", "rpi"}));
-  // A pty attach counts as naming its computer.
+  // A pod counts as naming its computer.
   const Config with_attach =
       parse(kTwoComputers + third + client("c", "@T1@", "computers = { muse-vm = [\"a\"] }") +
-            pty("p", kPtyBody + "computer = \"rpi\""));
+            pty("p", kPodBody + "computer = \"rpi\""));
   EXPECT_EQ(with_attach.unused_computers(), (std::vector<std::string>{"macmini"}));
   // Any wildcard grant uses every computer.
   const Config wildcard = parse(kTwoComputers + third + kOwner);

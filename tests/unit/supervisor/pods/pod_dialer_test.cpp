@@ -1,4 +1,4 @@
-// The [[pty_attach]] dialer in process, with short timings injected (PtyTimings), against
+// The [[pty_attach]] dialer in process, with short timings injected (PodTimings), against
 // a fake pod: the redial loop's backoff, the keepalive pings and the idle limit
 // (docs/protocol.md, "Pod sessions", "Pod redial"), which the end-to-end tests cannot reach
 // with the real 20 s / 70 s / 60 s values.
@@ -8,10 +8,8 @@
 #include <fstream>
 
 #include "harness/fake_pod.hpp"
-#include "supervisor/audit/audit_log.hpp"
-#include "supervisor/callers/client_table.hpp"
 #include "supervisor/pods/pod_dialer.hpp"
-#include "supervisor/workers/registry.hpp"
+#include "tests/support/services_without_workers.hpp"
 
 namespace sb::supervisor {
 namespace {
@@ -23,8 +21,8 @@ using harness::FakePodOptions;
 
 constexpr std::string_view kGrant = "0123456789abcdef0123456789abcdef";
 
-PtyTimings fast_timings() {
-  return PtyTimings{.first_backoff = 50ms,
+PodTimings fast_timings() {
+  return PodTimings{.first_backoff = 50ms,
                     .max_backoff = 400ms,
                     .stable_session = 10s,
                     .refusal_wait = 10s,
@@ -42,19 +40,15 @@ class DialerHarness {
     dir_ = ::mkdtemp(pattern);
     std::ofstream(dir_ / "grant.secret") << kGrant << "\n";
     auto config = std::make_shared<config::Config>();
-    config->pty_attaches.push_back(
-        config::PtyAttach{.name = "kiro",
-                          .url = url,
-                          .target = std::get<DialTarget>(parse_dial_target(url)),
-                          .secret_file = dir_ / "grant.secret",
-                          .computer = "alpha",
-                          .tools = config::ToolList{.all = true}});
-    audit_.emplace(io_, dir_ / "audit.jsonl");
-    // No computer is configured, so the registry opens a program it never runs.
-    workers_.emplace(io_, "/bin/true", *audit_);
-    state_.emplace(SupervisorState{config, std::make_shared<ClientTable>(config->clients),
-                                   *workers_, *audit_, calls_, tasks_, replies_, metrics_});
-    dialers_.emplace(io_, *state_, fast_timings());
+    config->pods.push_back(config::Pod{.name = "kiro",
+                                       .url = url,
+                                       .target = std::get<DialTarget>(parse_dial_target(url)),
+                                       .secret_file = dir_ / "grant.secret",
+                                       .computer = "alpha",
+                                       .tools = config::ToolList{.all = true}});
+    config_ = config;
+    parts_.emplace(io_, dir_ / "audit.jsonl");
+    dialers_.emplace(io_, config_, parts_->services, fast_timings());
     dialers_->start();
   }
 
@@ -90,17 +84,12 @@ class DialerHarness {
  private:
   boost::asio::io_context io_;
   std::filesystem::path dir_;
-  std::optional<AuditLog> audit_;
-  std::optional<WorkerRegistry> workers_;
-  CallBook calls_;
-  TaskBook tasks_;
-  ReplyBudget replies_{config::Limits{}.max_reply_buffer_bytes};
-  Metrics metrics_;
-  std::optional<SupervisorState> state_;
-  std::optional<PtyDialers> dialers_;
+  std::shared_ptr<const config::Config> config_;
+  std::optional<ServicesWithoutWorkers> parts_;
+  std::optional<PodDialers> dialers_;
 };
 
-TEST(PtyDialer, BacksOffWithTheInjectedTimings) {
+TEST(PodDialer, BacksOffWithTheInjectedTimings) {
   FakePod pod(FakePodOptions{.secret = std::string(kGrant)});
   pod.refuse_next(502, 3);
   DialerHarness harness(pod.url("laptop"));
@@ -115,7 +104,7 @@ TEST(PtyDialer, BacksOffWithTheInjectedTimings) {
   EXPECT_LT(gap(1), gap(3));
 }
 
-TEST(PtyDialer, PingsAndKeepsAnAnsweringPodPastTheIdleLimit) {
+TEST(PodDialer, PingsAndKeepsAnAnsweringPodPastTheIdleLimit) {
   FakePod pod(FakePodOptions{.secret = std::string(kGrant)});
   DialerHarness harness(pod.url("laptop"));
   ASSERT_TRUE(harness.run_until([&] { return pod.sessions() == 1; }, 5s));
@@ -125,7 +114,7 @@ TEST(PtyDialer, PingsAndKeepsAnAnsweringPodPastTheIdleLimit) {
   EXPECT_EQ(pod.dial_count(), 1u);
 }
 
-TEST(PtyDialer, DropsASilentPodAfterTheIdleLimitAndRedials) {
+TEST(PodDialer, DropsASilentPodAfterTheIdleLimitAndRedials) {
   FakePod pod(FakePodOptions{.secret = std::string(kGrant), .silent = true});
   DialerHarness harness(pod.url("laptop"));
   ASSERT_TRUE(harness.run_until([&] { return pod.sessions() == 1; }, 5s));

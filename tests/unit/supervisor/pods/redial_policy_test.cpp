@@ -14,20 +14,20 @@ namespace {
 using namespace std::chrono_literals;
 using std::chrono::milliseconds;
 
-TEST(PtyStopCodes, AreEvery4xxxExcept4006) {
+TEST(PodStopCodes, AreEvery4xxxExcept4006) {
   for (int code : {4000, 4001, 4002, 4003, 4004, 4005, 4010, 4999})
     EXPECT_TRUE(is_stop_code(code)) << code;
   for (int code : {4006, 1000, 1001, 1005, 1006, 1011, 3999, 5000})
     EXPECT_FALSE(is_stop_code(code)) << code;
 }
 
-TEST(PtyCredentialRefusals, AreExactly401And403And429) {
+TEST(PodCredentialRefusals, AreExactly401And403And429) {
   for (int status : {401, 403, 429}) EXPECT_TRUE(is_credential_refusal(status)) << status;
   for (int status : {400, 404, 500, 502, 503, 504, 200})
     EXPECT_FALSE(is_credential_refusal(status)) << status;
 }
 
-TEST(PtyRedialPolicy, FollowsTheSpecTimeline502_502_401_502) {
+TEST(PodRedialPolicy, FollowsTheSpecTimeline502_502_401_502) {
   // Dials at ≈0 s, 1 s, 3 s, 63 s, then the next after ≈8 s.
   RedialPolicy policy;
   EXPECT_EQ(policy.next(AttemptOutcome::refused(502)).wait, 1s);
@@ -39,14 +39,14 @@ TEST(PtyRedialPolicy, FollowsTheSpecTimeline502_502_401_502) {
   EXPECT_EQ(policy.next(AttemptOutcome::refused(502)).wait, 8s);
 }
 
-TEST(PtyRedialPolicy, DoublesToTheCapAfterFailures) {
+TEST(PodRedialPolicy, DoublesToTheCapAfterFailures) {
   RedialPolicy policy;
   std::vector<milliseconds> waits;
   for (int i = 0; i < 9; ++i) waits.push_back(policy.next(AttemptOutcome::failed()).wait);
   EXPECT_EQ(waits, (std::vector<milliseconds>{1s, 2s, 4s, 8s, 16s, 32s, 60s, 60s, 60s}));
 }
 
-TEST(PtyRedialPolicy, ResetsOnlyAfterASessionThatLastedAMinute) {
+TEST(PodRedialPolicy, ResetsOnlyAfterASessionThatLastedAMinute) {
   RedialPolicy policy;
   policy.next(AttemptOutcome::failed());
   policy.next(AttemptOutcome::failed());
@@ -59,7 +59,7 @@ TEST(PtyRedialPolicy, ResetsOnlyAfterASessionThatLastedAMinute) {
   EXPECT_EQ(policy.backoff(), 2s);
 }
 
-TEST(PtyRedialPolicy, A4006RedialsAfterTheCurrentBackoffAndOther4xxxStop) {
+TEST(PodRedialPolicy, A4006RedialsAfterTheCurrentBackoffAndOther4xxxStop) {
   RedialPolicy policy;
   const RedialDecision replaced = policy.next(AttemptOutcome::closed(4006, 2s));
   EXPECT_FALSE(replaced.stop);
@@ -71,15 +71,15 @@ TEST(PtyRedialPolicy, A4006RedialsAfterTheCurrentBackoffAndOther4xxxStop) {
   EXPECT_FALSE(policy.next(AttemptOutcome::closed(std::nullopt, 2s)).stop);
 }
 
-TEST(PtyRedialPolicy, CredentialRefusalsWaitAMinuteAndStillDouble) {
+TEST(PodRedialPolicy, CredentialRefusalsWaitAMinuteAndStillDouble) {
   RedialPolicy policy;
   EXPECT_EQ(policy.next(AttemptOutcome::refused(403)).wait, 60s);
   EXPECT_EQ(policy.next(AttemptOutcome::refused(429)).wait, 60s);
   EXPECT_EQ(policy.backoff(), 4s);
 }
 
-TEST(PtyRedialPolicy, UsesTheInjectedTimings) {
-  RedialPolicy policy(PtyTimings{
+TEST(PodRedialPolicy, UsesTheInjectedTimings) {
+  RedialPolicy policy(PodTimings{
       .first_backoff = 10ms, .max_backoff = 40ms, .stable_session = 100ms, .refusal_wait = 500ms});
   EXPECT_EQ(policy.next(AttemptOutcome::failed()).wait, 10ms);
   EXPECT_EQ(policy.next(AttemptOutcome::refused(401)).wait, 500ms);
@@ -87,8 +87,8 @@ TEST(PtyRedialPolicy, UsesTheInjectedTimings) {
   EXPECT_EQ(policy.next(AttemptOutcome::closed(std::nullopt, 100ms)).wait, 10ms);
 }
 
-TEST(PtyRedialPolicy, TheDefaultsAreTheSpecs) {
-  const PtyTimings timings;
+TEST(PodRedialPolicy, TheDefaultsAreTheSpecs) {
+  const PodTimings timings;
   EXPECT_EQ(timings.first_backoff, 1s);
   EXPECT_EQ(timings.max_backoff, 60s);
   EXPECT_EQ(timings.stable_session, 60s);
@@ -97,7 +97,7 @@ TEST(PtyRedialPolicy, TheDefaultsAreTheSpecs) {
   EXPECT_EQ(timings.idle_limit, 70s);
 }
 
-TEST(PtyJitter, IsPlusOrMinusTwentyPercent) {
+TEST(PodJitter, IsPlusOrMinusTwentyPercent) {
   EXPECT_EQ(jittered(1000ms, 0.0), 800ms);
   EXPECT_EQ(jittered(1000ms, 0.5), 1000ms);
   EXPECT_EQ(jittered(1000ms, 1.0), 1200ms);
@@ -106,7 +106,7 @@ TEST(PtyJitter, IsPlusOrMinusTwentyPercent) {
   EXPECT_EQ(jittered(1000ms, -1.0), 800ms);
 }
 
-TEST(PtySecret, IsTrimmedAndMustFitInAHeader) {
+TEST(PodSecret, IsTrimmedAndMustFitInAHeader) {
   EXPECT_EQ(sb::trim("  abc123\r\n\n"), "abc123");
   EXPECT_EQ(sb::trim("\n"), "");
   EXPECT_EQ(sb::trim("a b"), "a b");

@@ -1,0 +1,66 @@
+#include "supervisor/mcp/call_audit.hpp"
+
+#include "shared/jsonrpc.hpp"
+#include "supervisor/audit/audit_log.hpp"
+#include "supervisor/metrics/metrics.hpp"
+
+namespace sb::supervisor {
+namespace {
+
+constexpr std::size_t kMaxAuditArgsChars = 512;
+
+// The first `limit` characters of `text` followed by an ellipsis, when it is longer.
+std::string truncate_chars(std::string_view text, std::size_t limit) {
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) continue;
+    if (count++ == limit) return std::string(text.substr(0, i)) + "\u2026";
+  }
+  return std::string(text);
+}
+
+}  // namespace
+
+void CallAudit::write(std::string_view outcome, std::optional<std::int64_t> error_code,
+                      std::size_t response_bytes) const {
+  const auto elapsed = std::chrono::steady_clock::now() - started;
+  services.metrics.call_ended(CallEnd{.computer = computer,
+                                      .client = principal,
+                                      .tool = tool_label,
+                                      .outcome = outcome,
+                                      .duration = elapsed,
+                                      .reply_bytes = response_bytes,
+                                      .forwarded = forwarded});
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count();
+  services.audit.write_call(CallRecord{.principal = principal,
+                                       .computer = computer,
+                                       .tool = tool,
+                                       .outcome = outcome,
+                                       .error_code = error_code,
+                                       .ms = ms,
+                                       .response_bytes = response_bytes,
+                                       .args = args});
+}
+
+void CallAudit::write_reply(ipc::ReplyKind kind, std::optional<std::int64_t> error_code,
+                            std::size_t response_bytes) const {
+  if (kind == ipc::ReplyKind::kRpcError) return write("rpc_error", error_code, response_bytes);
+  write(kind == ipc::ReplyKind::kToolError ? "tool_error" : "ok", std::nullopt, response_bytes);
+}
+
+void audit_when_arrived(ipc::ArrivingBody& body, ipc::ReplyKind kind,
+                        std::optional<std::int64_t> error_code, std::size_t response_bytes,
+                        std::shared_ptr<const CallAudit> audit) {
+  body.follow([&body, kind, error_code, response_bytes, audit = std::move(audit)] {
+    if (body.complete()) audit->write_reply(kind, error_code, response_bytes);
+    if (body.failed()) audit->write("disconnected", jsonrpc::kDisconnected, 0);
+  });
+}
+
+nlohmann::json audit_args(bool audit_args, std::optional<std::string_view> arguments_json) {
+  if (!audit_args) return nullptr;
+  if (!arguments_json) return "";
+  return truncate_chars(*arguments_json, kMaxAuditArgsChars);
+}
+
+}  // namespace sb::supervisor

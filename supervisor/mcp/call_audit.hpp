@@ -1,0 +1,47 @@
+// A tool call's one record, in the audit log and the metrics alike (docs/protocol.md,
+// "Audit log"; docs/metrics.md): who called which tool on which computer, how it ended,
+// how long it took and how large its reply was.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "ipc/arriving_body.hpp"
+#include "ipc/messages.hpp"
+#include "supervisor/mcp/request.hpp"
+
+namespace sb::supervisor {
+
+struct CallAudit {
+  McpServices services;
+  std::string principal;
+  std::string computer;
+  std::string tool;
+  std::string tool_label;  // for metrics: a name from the config, or "other"
+  nlohmann::json args;     // null when `audit_args` is off
+  std::chrono::steady_clock::time_point started;
+  bool forwarded = false;
+
+  void write(std::string_view outcome, std::optional<std::int64_t> error_code,
+             std::size_t response_bytes) const;
+  // A computer's reply, by what the worker's scan found in it: ok, rpc_error or tool_error.
+  void write_reply(ipc::ReplyKind kind, std::optional<std::int64_t> error_code,
+                   std::size_t response_bytes) const;
+};
+
+// A reply passed on as it arrives is audited once it has: a worker that dies half-way
+// through it has disconnected its caller, who gets a cut-off response.
+void audit_when_arrived(ipc::ArrivingBody& body, ipc::ReplyKind kind,
+                        std::optional<std::int64_t> error_code, std::size_t response_bytes,
+                        std::shared_ptr<const CallAudit> audit);
+
+// What the audit line shows of a call's arguments: nothing when `audit_args` is off, ""
+// when there are none, else their JSON text cut to 512 characters.
+nlohmann::json audit_args(bool audit_args, std::optional<std::string_view> arguments_json);
+
+}  // namespace sb::supervisor

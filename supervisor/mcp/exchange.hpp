@@ -1,0 +1,42 @@
+// One request being answered, as each method's handler sees it (lifecycle.hpp, tools.hpp,
+// tasks.hpp): the message, its id, the caller's policy, the services and the config, and
+// the ways to answer. Shared by the files of northbound MCP; nothing else sees it.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "supervisor/mcp/call_book.hpp"
+#include "supervisor/mcp/request.hpp"
+
+namespace sb::supervisor {
+
+struct Exchange {
+  const nlohmann::json& message;  // null for a tools/call read by the scanner
+  nlohmann::json id;              // the caller's, as it sent it
+  const McpRequest& request;
+
+  const CallerContext& context() const { return request.context; }
+  const McpServices& services() const { return request.services; }
+  const config::Config& config() const { return *request.config; }
+
+  // Answers with `reply`, made here; nothing stays pending.
+  Abandon finish(const nlohmann::json& reply) const;
+  // Answers with nothing (HTTP 202): a notification or a response from the caller.
+  Abandon swallow() const;
+  // Whose calls this caller may name: its computer, its name and its MCP session.
+  CallOwner owner() const;
+  // The message's params when they are an object; null otherwise.
+  const nlohmann::json* params() const;
+  // The params as JSON text, "{}" when there are none.
+  std::string params_text() const;
+};
+
+// JSON text as the switchboard writes it: invalid UTF-8 replaced rather than thrown on.
+std::string dump(const nlohmann::json& value);
+
+// `name` in backticks, for messages.
+std::string backticked(std::string_view name);
+
+}  // namespace sb::supervisor

@@ -1,0 +1,109 @@
+#include "supervisor/mcp/forward.hpp"
+
+#include <memory>
+
+#include "shared/jsonrpc.hpp"
+#include "supervisor/mcp/reply_text.hpp"
+#include "supervisor/metrics/metrics.hpp"
+
+namespace sb::supervisor {
+namespace {
+
+using json = nlohmann::json;
+
+// JSON-RPC code for a request its caller cancelled (the code MCP SDKs use for it).
+constexpr int kRequestCancelled = -32800;
+
+// A reply waits in memory for its caller only within the reply budget; past it, the
+// caller is told the switchboard is overloaded and other callers are served as before.
+ReplyBudget::Lease admit_reply(ReplyBudget& budget, CallResult& result) {
+  if (result.status != ipc::CallStatus::kReplied) return {};
+  auto lease =
+      budget.reserve(result.arriving ? result.arriving->size() : result.reply_without_id.size());
+  if (lease) {
+    lease->keep(std::move(result.slot));  // the computer's slot, until written
+    return std::move(*lease);
+  }
+  result = CallResult{ipc::CallStatus::kOverloaded, 0, {}};
+  return {};
+}
+
+// Messages during the call, for a caller that takes them: a request from the computer gets
+// an id of the switchboard's, by which the caller's answer finds it.
+MessageCallback message_sink(const Exchange& exchange, std::shared_ptr<std::uint64_t> entry) {
+  if (!exchange.request.on_message) return {};
+  return [&book = exchange.services().calls, &metrics = exchange.services().metrics,
+          computer = exchange.context().computer, entry,
+          sink = exchange.request.on_message](const ipc::MessageMeta& meta, std::string body) {
+    if (meta.kind == ipc::MessageKind::kProgress) metrics.progress_routed(computer);
+    if (meta.kind != ipc::MessageKind::kRequest) return sink(ReplyText{.body = std::move(body)});
+    const auto routed_id = book.route_request(*entry, meta.key);
+    if (routed_id) sink(with_id_text(*routed_id, std::move(body)));
+  };
+}
+
+}  // namespace
+
+Abandon forward(const Exchange& exchange, CallRequest request,
+                std::function<ReplyText(CallResult)> reply,
+                std::function<void(std::string_view outcome)> ended_early) {
+  auto& book = exchange.services().calls;
+  auto& workers = exchange.services().workers;
+  if (!ended_early) ended_early = [](std::string_view) {};
+  request.max_total = std::chrono::seconds(exchange.config().timeouts.max_total_secs);
+  auto entry = std::make_shared<std::uint64_t>(0);
+  request.on_message = message_sink(exchange, entry);
+  const McpDone& done = exchange.request.done;
+  const std::uint64_t call_id = workers.forward(
+      exchange.context().computer, std::move(request),
+      [&book, &budget = exchange.services().replies, entry, reply, done](CallResult result) {
+        book.close(*entry);
+        auto lease = admit_reply(budget, result);
+        ReplyText text = reply(std::move(result));
+        text.lease = std::move(lease);
+        done(std::move(text));
+      });
+  if (call_id == 0) return {};
+  *entry = book.open(
+      exchange.owner(), dump(exchange.id), call_id,
+      [&workers, call_id, ended_early, id = exchange.id, done](const std::string& reason) {
+        workers.cancel(call_id, reason);
+        ended_early("cancelled");
+        done(ReplyText{
+            .body = dump(jsonrpc::error_response(id, kRequestCancelled, "request cancelled"))});
+      });
+  return [&book, &workers, entry, call_id, ended_early] {
+    book.close(*entry);
+    workers.cancel(call_id, "caller disconnected");
+    ended_early("abandoned");
+  };
+}
+
+void cancel_call(const Exchange& exchange) {
+  const json* params = exchange.params();
+  if (!params) return;
+  const auto request_id = params->find("requestId");
+  if (request_id == params->end()) return;
+  const auto reason = params->find("reason");
+  const std::string why = reason != params->end() && reason->is_string()
+                              ? reason->get<std::string>()
+                              : std::string("cancelled by the caller");
+  exchange.services().calls.cancel(exchange.owner(), dump(*request_id), why);
+}
+
+Abandon answer_routed_request(const Exchange& exchange) {
+  const auto answer = exchange.services().calls.take_answer(exchange.owner(), dump(exchange.id));
+  if (answer) {
+    const json& message = exchange.message;
+    json response{{"jsonrpc", "2.0"}};
+    if (const auto result = message.find("result"); result != message.end()) {
+      response["result"] = *result;
+    } else {
+      response["error"] = message.at("error");
+    }
+    exchange.services().workers.answer(answer->call_id, answer->key, dump(response));
+  }
+  return exchange.swallow();
+}
+
+}  // namespace sb::supervisor

@@ -1,0 +1,56 @@
+#include "supervisor/mcp/reply_text.hpp"
+
+#include "shared/jsonrpc.hpp"
+#include "supervisor/mcp/exchange.hpp"
+
+namespace sb::supervisor {
+namespace {
+
+using json = nlohmann::json;
+
+// `{"id":` and the id's text.
+std::string id_head(std::string_view id_text) {
+  std::string head = R"({"id":)";
+  head += id_text;
+  return head;
+}
+
+}  // namespace
+
+ReplyText with_id_text(const std::string& id_text, std::string message_without_id) {
+  ReplyText text{.head = id_head(id_text), .body = std::move(message_without_id)};
+  const auto first_member = text.body.find_first_not_of(" \t\r\n", 1);
+  if (text.body.size() < 2 || first_member == std::string::npos || text.body[first_member] == '}') {
+    text.body.assign(1, '}');  // no other member (`= "}"` trips g++ 12's false -Wrestrict)
+  } else {
+    text.body[0] = ',';
+  }
+  return text;
+}
+
+ReplyText with_caller_id(const json& id, CallResult& result) {
+  if (result.arriving) {
+    std::string head = id_head(dump(id));
+    head += ',';
+    return ReplyText{.head = std::move(head), .arriving = std::move(result.arriving)};
+  }
+  return with_id_text(dump(id), std::move(result.reply_without_id));
+}
+
+json relay_error(const json& id, ipc::CallStatus status) {
+  const int code = status == ipc::CallStatus::kOverloaded ? jsonrpc::kOverloaded
+                   : status == ipc::CallStatus::kTimeout  ? jsonrpc::kTimeout
+                                                          : jsonrpc::kDisconnected;
+  return jsonrpc::error_response(id, code, jsonrpc::relay_error_message(code));
+}
+
+ReplyText relayed(const json& id, CallResult result) {
+  if (result.status == ipc::CallStatus::kReplied) return with_caller_id(id, result);
+  if (result.status == ipc::CallStatus::kNotAttached)
+    return ReplyText{
+        .body = dump(jsonrpc::error_response(id, jsonrpc::kNotAttached,
+                                             jsonrpc::relay_error_message(jsonrpc::kNotAttached)))};
+  return ReplyText{.body = dump(relay_error(id, result.status))};
+}
+
+}  // namespace sb::supervisor

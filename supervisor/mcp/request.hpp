@@ -1,0 +1,80 @@
+// What northbound MCP is handed with each caller's message and what it answers with
+// (docs/protocol.md, "POST /mcp" to "Tasks"): the caller's policy, the process's services,
+// and where the reply and any message during the call go. HTTP callers and pods alike.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "ipc/arriving_body.hpp"
+#include "supervisor/bounds/reply_budget.hpp"
+#include "supervisor/config/config.hpp"
+
+namespace sb::supervisor {
+
+class AuditLog;
+class CallBook;
+class Metrics;
+class TaskBook;
+class WorkerRegistry;
+
+// Policy for one request, resolved before any frame is sent.
+struct CallerContext {
+  std::string caller;  // the client's or the pod's name; the audit calls it "principal"
+  std::string computer;
+  config::ToolList tools;
+  int caller_cap = 0;  // 0: the default share
+  bool wildcard = false;
+  // Scopes cancellations and answers (docs/protocol.md, "Sessions"): the Mcp-Session-Id an
+  // HTTP caller sent ("" for none), or one of the switchboard's own per pod socket.
+  std::string mcp_session;
+  // The caller's transport can pass on a large reply while it is still arriving
+  // (docs/architecture.md, "Large replies"): an HTTP response can, a pod's WebSocket
+  // message is written whole.
+  bool reply_may_arrive = false;
+};
+
+// The process's parts that northbound MCP works with: one of each, owned by `serve`.
+struct McpServices {
+  WorkerRegistry& workers;
+  AuditLog& audit;
+  CallBook& calls;
+  TaskBook& tasks;
+  ReplyBudget& replies;
+  Metrics& metrics;
+};
+
+// The JSON text of a reply: `head` followed by `body`. A computer's reply arrives as one
+// large string that only lacks the caller's id; sending the id as a separate head means
+// that string is never copied on its way out.
+struct ReplyText {
+  std::string head;
+  std::string body;
+  ReplyBudget::Lease lease;  // a relayed reply's bytes, held until they are written
+  // Instead of `body`, a large reply still arriving from its worker. Its first byte, the
+  // opening brace, is never sent: `head` ends with the comma that takes its place.
+  std::shared_ptr<ipc::ArrivingBody> arriving;
+};
+
+// The reply, or nothing for a notification or a response (HTTP 202).
+using McpDone = std::function<void(std::optional<ReplyText>)>;
+// A message for the caller while its call is in flight: a progress notification, a request
+// the computer routed to it, or a notification the one-client rule lets through.
+using McpMessage = std::function<void(ReplyText)>;
+// Ends a request early, when its caller is gone: what it holds is given back at once.
+using Abandon = std::function<void()>;
+
+// One caller's message to answer: who asks, with what, as of which config, and where the
+// answer goes. `on_message` is empty when the caller cannot take messages during a call
+// (an HTTP caller that does not accept event streams).
+struct McpRequest {
+  CallerContext context;
+  const McpServices& services;
+  std::shared_ptr<const config::Config> config;  // timeouts and audit_args, as of now
+  McpDone done;
+  McpMessage on_message;
+};
+
+}  // namespace sb::supervisor

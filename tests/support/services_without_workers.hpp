@@ -1,0 +1,36 @@
+// The supervisor's services with no worker running: what the unit tests of northbound MCP
+// and of the pod dialer run against. A computer named in a request is never attached.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <filesystem>
+#include <optional>
+
+#include "supervisor/audit/audit_log.hpp"
+#include "supervisor/bounds/reply_budget.hpp"
+#include "supervisor/mcp/call_book.hpp"
+#include "supervisor/mcp/request.hpp"
+#include "supervisor/mcp/task_book.hpp"
+#include "supervisor/metrics/metrics.hpp"
+#include "supervisor/workers/registry.hpp"
+
+namespace sb::supervisor {
+
+struct ServicesWithoutWorkers {
+  // Audit lines go to `audit_path`, or to stdout when there is none.
+  ServicesWithoutWorkers(boost::asio::io_context& io,
+                         std::optional<std::filesystem::path> audit_path)
+      : audit(io, std::move(audit_path)),
+        // No computer is configured, so the registry opens a program it never runs.
+        workers(io, "/bin/true", audit) {}
+
+  AuditLog audit;
+  WorkerRegistry workers;
+  CallBook calls;
+  TaskBook tasks;
+  ReplyBudget replies{config::Limits{}.max_reply_buffer_bytes};
+  Metrics metrics;
+  McpServices services{workers, audit, calls, tasks, replies, metrics};
+};
+
+}  // namespace sb::supervisor
