@@ -28,6 +28,7 @@
 #include "supervisor/metrics/metrics.hpp"
 #include "supervisor/metrics/metrics_server.hpp"
 #include "supervisor/pods/pod_dialer.hpp"
+#include "supervisor/routes/routes.hpp"
 #include "supervisor/routes/state.hpp"
 
 namespace sb::supervisor {
@@ -106,7 +107,8 @@ class Supervisor {
         state_{.config = config,
                .clients = std::make_shared<ClientTable>(config->clients),
                .services = {workers_, audit_, calls_, tasks_, replies_, metrics_}},
-        http_(io_, config->listen_ip, config->listen_port, state_),
+        http_services_(http_services(state_)),
+        http_(io_, config->listen_ip, config->listen_port, http_services_),
         control_(io_, config->control_socket_path(),
                  [this] { return workers_json(workers_.rows(), metrics_); }),
         signals_(io_, SIGHUP, SIGTERM, SIGINT),
@@ -231,6 +233,7 @@ class Supervisor {
   TaskBook tasks_;
   ReplyBudget replies_;
   SupervisorState state_;
+  HttpServices http_services_;
   HttpServer http_;
   ControlServer control_;
   net::signal_set signals_;

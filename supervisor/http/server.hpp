@@ -1,26 +1,27 @@
-// The HTTP/1.1 listener: one connection object per caller, keep-alive, the connection cap,
-// deadlines and HTTP errors of docs/robustness.md, the WebSocket attach hand-over, and the
-// hang-up watch that gives a caller's in-flight share back the moment it disconnects.
-// Beast stays in the .cpp.
+// The HTTP/1.1 listener: accepting, within `[limits] max_connections`, and pausing when
+// the process runs out of descriptors; each connection is served by connection.hpp. Beast
+// stays in the .cpp files.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
 #include <memory>
 #include <string>
 
-#include "supervisor/routes/state.hpp"
+#include "supervisor/http/services.hpp"
 
 namespace sb::supervisor {
 
 class HttpServer {
  public:
-  // Binds now; throws std::runtime_error "binding <addr>: <reason>".
+  // Binds now; throws std::runtime_error "binding <addr>: <reason>". `services` outlives
+  // the server.
   HttpServer(boost::asio::io_context& io, const std::string& ip, unsigned short port,
-             SupervisorState& state);
+             const HttpServices& services);
   ~HttpServer();
   void start();
   void stop();  // stops accepting; connections in progress finish
   std::size_t open_connections() const;
+  unsigned short port() const;
 
  private:
   struct Impl;

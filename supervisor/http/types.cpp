@@ -5,6 +5,10 @@ namespace {
 constexpr const char* kTextPlain = "text/plain; charset=utf-8";
 }
 
+std::string_view request_path(std::string_view target) {
+  return target.substr(0, target.find('?'));
+}
+
 HttpResponse text_response(int status, std::string body) {
   return HttpResponse{status, {{"Content-Type", kTextPlain}}, std::move(body)};
 }

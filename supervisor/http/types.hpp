@@ -44,7 +44,14 @@ using Respond = std::function<void(HttpResponse)>;
 // event stream at the first one. `head` then `body` is one JSON text (see ReplyText).
 using SendEvent = std::function<void(std::string head, std::string body)>;
 // Called by the connection when its caller hangs up before the response.
-using Abandon = std::function<void()>;
+using OnHangUp = std::function<void()>;
+// Handles one request (routes/ does): `respond` runs exactly once unless the returned
+// OnHangUp is called; `send_event` may run before it, when the caller accepts an event
+// stream.
+using RouteRequest = std::function<OnHangUp(const HttpRequest&, Respond, SendEvent)>;
+
+// The path without its query string.
+std::string_view request_path(std::string_view target);
 
 HttpResponse text_response(int status, std::string body);
 HttpResponse json_response(int status, std::string body);

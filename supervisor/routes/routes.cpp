@@ -9,12 +9,13 @@
 #include "shared/jsonrpc.hpp"
 #include "shared/text.hpp"
 #include "shared/verifier.hpp"
+#include "supervisor/audit/audit_log.hpp"
 #include "supervisor/http/origin_policy.hpp"
 #include "supervisor/mcp/call_scan.hpp"
-#include "supervisor/audit/audit_log.hpp"
 #include "supervisor/mcp/handler.hpp"
-#include "supervisor/metrics/metrics.hpp"
 #include "supervisor/mcp/lifecycle.hpp"
+#include "supervisor/metrics/metrics.hpp"
+#include "supervisor/routes/computer_door.hpp"
 #include "supervisor/workers/status_json.hpp"
 
 namespace sb::supervisor {
@@ -59,7 +60,7 @@ class Routes {
         respond_(std::move(respond)),
         send_event_(std::move(send_event)) {}
 
-  Abandon run() {
+  OnHangUp run() {
     if (request_.origin && !origin_allowed(*state_.config, *request_.origin))
       return reply(forbidden_origin_response());
     const std::string_view path = request_path(request_.target);
@@ -80,13 +81,13 @@ class Routes {
   }
 
  private:
-  Abandon reply(HttpResponse response) {
+  OnHangUp reply(HttpResponse response) {
     respond_(std::move(response));
     return {};
   }
 
   template <typename Make>
-  Abandon get_only(Make make) {
+  OnHangUp get_only(Make make) {
     if (!is_get(request_)) return reply(method_not_allowed_response("GET,HEAD"));
     return reply(make());
   }
@@ -152,7 +153,7 @@ class Routes {
     return json_response(200, body.dump());
   }
 
-  Abandon readyz_for(std::string_view segment) {
+  OnHangUp readyz_for(std::string_view segment) {
     if (segment.empty() || segment.find('/') != std::string_view::npos)
       return reply(empty_response(404));
     if (!is_get(request_)) return reply(method_not_allowed_response("GET,HEAD"));
@@ -166,7 +167,7 @@ class Routes {
     return reply(readiness(view && view->ready));
   }
 
-  Abandon mcp(std::optional<std::string_view> segment) {
+  OnHangUp mcp(std::optional<std::string_view> segment) {
     if (segment && (segment->empty() || segment->find('/') != std::string_view::npos)) {
       return reply(empty_response(404));
     }
@@ -191,7 +192,7 @@ class Routes {
     return post_mcp(*resolved);
   }
 
-  Abandon post_mcp(const Resolved& resolved) {
+  OnHangUp post_mcp(const Resolved& resolved) {
     if (request_.protocol_version && !supported_protocol_version(*request_.protocol_version)) {
       return reply(bad_request(
           jsonrpc::kInvalidRequest,
@@ -316,10 +317,6 @@ class Routes {
 
 }  // namespace
 
-std::string_view request_path(std::string_view target) {
-  return target.substr(0, target.find('?'));
-}
-
 std::optional<std::string> percent_decode(std::string_view segment) {
   std::string out;
   for (std::size_t i = 0; i < segment.size(); ++i) {
@@ -337,9 +334,25 @@ std::optional<std::string> percent_decode(std::string_view segment) {
   return out;
 }
 
-Abandon route_request(SupervisorState& state, const HttpRequest& request, Respond respond,
-                      SendEvent send_event) {
+OnHangUp route_request(SupervisorState& state, const HttpRequest& request, Respond respond,
+                       SendEvent send_event) {
   return Routes(state, request, std::move(respond), std::move(send_event)).run();
+}
+
+HttpServices http_services(SupervisorState& state) {
+  return HttpServices{
+      .config = state.config,
+      .replies = state.services.replies,
+      .metrics = state.services.metrics,
+      .route =
+          [&state](const HttpRequest& request, Respond respond, SendEvent send_event) {
+            return route_request(state, request, std::move(respond), std::move(send_event));
+          },
+      .computer_door =
+          [&state](const std::optional<std::string>& token, base::UniqueFd& socket,
+                   std::string upgrade_bytes, const std::string& peer) {
+            return enter_computer(state, token, socket, std::move(upgrade_bytes), peer);
+          }};
 }
 
 }  // namespace sb::supervisor

@@ -1,0 +1,41 @@
+// A computer's GET /vm/attach (docs/protocol.md, "Attach"): the upgrade checked, then the
+// socket itself, the request and whatever was read past it passed through the door, which
+// checks the secret and hands the socket to the computer's worker. The worker completes the
+// WebSocket handshake.
+#pragma once
+
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "base/unique_fd.hpp"
+#include "supervisor/http/types.hpp"
+
+namespace sb::supervisor {
+
+enum class AttachVerdict {
+  kHandedOver,         // the socket is the worker's now
+  kUnknownSecret,      // 401
+  kWorkerUnavailable,  // 503: the worker is restarting
+  kRevoked,            // the secret was rotated out between the check and the hand-over: 4003
+};
+
+// What lets a computer in (routes/ keeps it: the secret's check, the audit, the hand-over).
+// It takes `socket` only for kHandedOver.
+using ComputerDoor = std::function<AttachVerdict(const std::optional<std::string>& bearer_token,
+                                                 base::UniqueFd& socket, std::string upgrade_bytes,
+                                                 const std::string& peer)>;
+
+using AttachRequest = boost::beast::http::request<boost::beast::http::string_body>;
+
+// Nothing when the socket has left `stream` (to a worker, or to be closed 4003 as a
+// WebSocket); otherwise the response to write before the connection closes.
+std::optional<HttpResponse> attach_computer(boost::beast::tcp_stream& stream, AttachRequest request,
+                                            const boost::beast::flat_buffer& read_past,
+                                            const std::string& peer, const ComputerDoor& door);
+
+}  // namespace sb::supervisor
