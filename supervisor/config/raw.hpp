@@ -1,0 +1,78 @@
+// What the first pass makes of the document: its blocks as plain structs, typed but not yet
+// checked against any rule (rules.hpp builds the Config from them).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sb::config {
+
+struct RawComputer {
+  std::string name;
+  std::string secret;
+  std::optional<std::int64_t> max_inflight;
+};
+
+using RawComputerTable = std::map<std::string, std::vector<std::string>, std::less<>>;
+
+struct RawClient {
+  std::string name;
+  std::string token;
+  std::optional<std::vector<std::string>> tools;
+  std::optional<RawComputerTable> computers;
+  std::optional<std::string> default_computer;
+  std::optional<std::int64_t> max_inflight;
+};
+
+struct RawPod {
+  std::string name;
+  std::string url;
+  std::string secret_file;
+  std::vector<std::string> tools;
+  std::optional<std::string> computer;
+  std::optional<std::int64_t> max_inflight;
+  bool allow_insecure_transport = false;
+};
+
+struct RawTimeouts {
+  std::optional<std::int64_t> default_secs;
+  std::optional<std::int64_t> control_secs;
+  std::optional<std::int64_t> max_total_secs;
+  std::optional<std::int64_t> write_secs;
+  std::optional<std::int64_t> idle_secs;
+  std::map<std::string, std::int64_t, std::less<>> tools;  // ascending key order
+};
+
+struct RawLimits {
+  std::optional<std::int64_t> max_connections;
+  std::optional<std::int64_t> max_request_bytes;
+  std::optional<std::int64_t> max_reply_buffer_mib;
+};
+
+struct RawFile {
+  std::optional<std::string> listen;
+  std::optional<bool> trust_peer_headers;
+  bool allow_insecure_bind = false;
+  std::optional<std::int64_t> max_inflight;
+  bool audit_args = true;
+  std::optional<std::string> audit_path;
+  std::optional<std::string> control_socket;
+  std::optional<std::string> metrics_listen;
+  std::optional<std::vector<std::string>> allowed_origins;
+  std::optional<std::string> vm_secret;  // set when the file has [vm]
+  std::vector<RawComputer> computers;
+  RawTimeouts timeouts;
+  RawLimits limits;
+  std::vector<RawClient> clients;
+  std::vector<RawPod> pods;
+};
+
+// The TOML layer (decode.cpp): syntax, unknown keys, types and missing required keys fail
+// here, each message with the line and column at fault.
+RawFile decode_toml(std::string_view toml_text);
+
+}  // namespace sb::config

@@ -1,0 +1,323 @@
+// End to end: full-fidelity MCP through the relay (docs/protocol.md), from the computer's
+// side. Requests from the computer reach the one caller that can answer them; the client
+// capabilities the switchboard declares; tasks reach only the client that created them;
+// logging only when one client can hear it.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tests/e2e/fidelity_helpers.hpp"
+
+namespace sbtest {
+namespace {
+
+// ---------------------------------------------------------------------------------------
+// Requests from the computer (docs/protocol.md, "Requests from the computer")
+
+const json kElicitParams{{"message", "Which colour?"},
+                         {"requestedSchema",
+                          {{"type", "object"},
+                           {"properties", {{"colour", {{"type", "string"}}}}},
+                           {"required", json::array({"colour"})}}}};
+
+json elicitation(const json& id) {
+  return json{
+      {"jsonrpc", "2.0"}, {"id", id}, {"method", "elicitation/create"}, {"params", kElicitParams}};
+}
+
+json accept_answer(const json& id, const json& content) {
+  return json{
+      {"jsonrpc", "2.0"}, {"id", id}, {"result", {{"action", "accept"}, {"content", content}}}};
+}
+
+// The computer's frame answering its own request `id` (null if none came in time).
+json answer_to(const FakeComputer& fake, const json& id) {
+  return fake.wait_for_frame([&](const json& frame) {
+    return has_id(frame, id) && (frame.contains("result") || frame.contains("error"));
+  });
+}
+
+TEST_F(Fidelity, TheSwitchboardDeclaresSamplingElicitationAndRootsToTheComputer) {
+  SwitchboardProcess sb(config());
+  auto fake = attach_alpha(sb);
+  ASSERT_TRUE(fake);
+  const auto initializes = fake->requests("initialize");
+  ASSERT_EQ(initializes.size(), 1u);
+  const json capabilities = initializes[0].at("params").value("capabilities", json());
+  for (const char* capability : {"sampling", "elicitation", "roots"}) {
+    EXPECT_TRUE(capabilities.is_object() && capabilities.contains(capability) &&
+                capabilities[capability].is_object())
+        << capability << " missing from " << capabilities;
+  }
+}
+
+TEST_F(Fidelity, AnElicitationReachesTheOnlyCallersStreamAndItsAnswerReachesTheComputer) {
+  HeldEcho held(*this, {.id = "ask"});
+  ASSERT_TRUE(held.ready());
+
+  held.fake->send_text(elicitation("e-1").dump());
+  expect_event_stream_head(held.call.head());
+  const json asked = held.call.next();
+  EXPECT_EQ(asked["jsonrpc"], "2.0");
+  EXPECT_EQ(asked["method"], "elicitation/create");
+  EXPECT_EQ(asked["params"], kElicitParams);
+  ASSERT_TRUE(asked.contains("id") && !asked["id"].is_null()) << asked;
+  const json routed_id = asked["id"];
+
+  // The caller answers on another connection, meanwhile.
+  const json content{{"colour", "teal"}};
+  const auto accepted =
+      http(held.sb.port(), post(kPath, alice_.secret, accept_answer(routed_id, content)));
+  EXPECT_EQ(accepted.status, 202);
+  EXPECT_EQ(answer_to(*held.fake, "e-1"), accept_answer("e-1", content))
+      << "the computer must get its own id back with the caller's result";
+
+  held.fake->answer(id_of(held.seen), text_result("teal it is"));
+  const json reply = held.call.next();
+  EXPECT_EQ(reply["id"], "ask");
+  EXPECT_EQ(result_text(reply), "teal it is");
+  EXPECT_TRUE(held.call.next().is_null());
+}
+
+TEST_F(Fidelity, WithTwoCallsInFlightARequestFromTheComputerIsRefusedWith32601) {
+  SwitchboardProcess sb(config());
+  auto fake = attach_alpha(sb);
+  ASSERT_TRUE(fake);
+  OpenCall alices(sb.port(), post(kPath, alice_.secret, tool_call(1, "echo", hold(1))));
+  OpenCall bobs(sb.port(), post(kPath, bob_.secret, tool_call(2, "echo", hold(2))));
+  const json alice_seen = computer_call(*fake, hold(1));
+  const json bob_seen = computer_call(*fake, hold(2));
+  ASSERT_FALSE(alice_seen.is_null() || bob_seen.is_null());
+
+  fake->send_text(elicitation("e-2").dump());
+  const json refused = answer_to(*fake, "e-2");
+  EXPECT_EQ(error_code(refused), kMethodNotFound) << refused;
+
+  // Neither caller saw it: with nothing streamed, both replies are plain JSON.
+  fake->answer_echo(alice_seen);
+  fake->answer_echo(bob_seen);
+  const HttpResponse alice_reply = alices.rest();
+  expect_plain_json(alice_reply);
+  EXPECT_EQ(echoed(alice_reply.json()), hold(1));
+  const HttpResponse bob_reply = bobs.rest();
+  expect_plain_json(bob_reply);
+  EXPECT_EQ(echoed(bob_reply.json()), hold(2));
+}
+
+TEST_F(Fidelity, ARequestFromTheComputerIsRefusedWhenItsCallerDoesNotAcceptEventStreams) {
+  HeldEcho held(*this, {.headers = kAcceptJsonOnly});
+  ASSERT_TRUE(held.ready());
+  held.fake->send_text(elicitation("e-3").dump());
+  EXPECT_EQ(error_code(answer_to(*held.fake, "e-3")), kMethodNotFound);
+  held.answer_and_expect_plain_echo();
+}
+
+TEST_F(Fidelity, APingFromTheComputerIsAnsweredByTheSwitchboardNotTheCaller) {
+  HeldEcho held(*this);
+  ASSERT_TRUE(held.ready());
+  held.fake->send_text(R"({"jsonrpc":"2.0","id":"p-1","method":"ping"})");
+  EXPECT_EQ(answer_to(*held.fake, "p-1"),
+            (json{{"jsonrpc", "2.0"}, {"id", "p-1"}, {"result", json::object()}}));
+  held.answer_and_expect_plain_echo();
+}
+
+TEST_F(Fidelity, AnAnswerPostedByAnotherClientNeverReachesTheComputer) {
+  HeldEcho held(*this);
+  ASSERT_TRUE(held.ready());
+  held.fake->send_text(elicitation("e-4").dump());
+  const json asked = held.call.next();
+  ASSERT_EQ(asked.value("method", ""), "elicitation/create") << asked;
+  const json routed_id = asked["id"];
+
+  // bob answers first; alice after him. Had bob's been forwarded, it would have come first.
+  EXPECT_EQ(
+      http(held.sb.port(), post(kPath, bob_.secret, accept_answer(routed_id, {{"colour", "red"}})))
+          .status,
+      202);
+  EXPECT_EQ(http(held.sb.port(),
+                 post(kPath, alice_.secret, accept_answer(routed_id, {{"colour", "blue"}})))
+                .status,
+            202);
+  EXPECT_EQ(answer_to(*held.fake, "e-4"), accept_answer("e-4", {{"colour", "blue"}}));
+
+  held.fake->answer_echo(held.seen);
+  EXPECT_EQ(echoed(held.call.next()), hold(1));
+  EXPECT_TRUE(held.call.next().is_null());
+  std::size_t answers = 0;
+  for (const auto& frame : held.fake->frames()) answers += has_id(frame, "e-4") ? 1 : 0;
+  EXPECT_EQ(answers, 1u) << "the computer got more than one answer to e-4";
+}
+
+// ---------------------------------------------------------------------------------------
+// Tasks (docs/protocol.md, "Tasks")
+
+// A computer that creates a task for every tools/call asking for one (its id named by the
+// call's arguments), and answers tasks/get and tasks/list.
+FakeComputerOptions task_computer() {
+  FakeComputerOptions options;
+  options.on_call = [](const json& params) {
+    if (!params.contains("task")) return scripted_by_arguments(params);
+    return CallAction::result(json{
+        {"task", {{"taskId", params["arguments"].value("task_id", "")}, {"status", "working"}}}});
+  };
+  options.replies["tasks/get"] = json{{"result", {{"taskId", "t-alice"}, {"status", "completed"}}}};
+  options.replies["tasks/list"] =
+      json{{"result",
+            {{"tasks", json::array({{{"taskId", "t-alice"}, {"status", "completed"}},
+                                    {{"taskId", "t-bob"}, {"status", "working"}},
+                                    {{"taskId", "t-elsewhere"}, {"status", "working"}}})}}}};
+  return options;
+}
+
+json task_call(const json& id, const std::string& task_id) {
+  return rpc(
+      id, "tools/call",
+      json{{"name", "echo"}, {"arguments", {{"task_id", task_id}}}, {"task", {{"ttl", 60000}}}});
+}
+
+TEST_F(Fidelity, ATaskIsReachableOnlyByTheClientThatCreatedIt) {
+  SwitchboardProcess sb(config());
+  auto fake = attach_alpha(sb, task_computer());
+  ASSERT_TRUE(fake);
+  const json created = post_mcp(sb.port(), kPath, alice_.secret, task_call(1, "t-alice")).json();
+  EXPECT_EQ(created["result"]["task"]["taskId"], "t-alice") << created;
+  post_mcp(sb.port(), kPath, bob_.secret, task_call(2, "t-bob"));
+
+  // The creator reaches its task through the computer.
+  const json got =
+      post_mcp(sb.port(), kPath, alice_.secret, rpc(3, "tasks/get", json{{"taskId", "t-alice"}}))
+          .json();
+  EXPECT_EQ(got, (json{{"id", 3},
+                       {"jsonrpc", "2.0"},
+                       {"result", {{"taskId", "t-alice"}, {"status", "completed"}}}}));
+  ASSERT_EQ(fake->requests("tasks/get").size(), 1u);
+  EXPECT_EQ(fake->requests("tasks/get")[0]["params"], (json{{"taskId", "t-alice"}}));
+
+  // Another client's task and one that never existed get the same answer, and neither
+  // reaches the computer.
+  const auto not_yours =
+      post_mcp(sb.port(), kPath, bob_.secret, rpc(4, "tasks/get", json{{"taskId", "t-alice"}}));
+  const auto not_there =
+      post_mcp(sb.port(), kPath, bob_.secret, rpc(4, "tasks/get", json{{"taskId", "t-nothing"}}));
+  EXPECT_EQ(not_yours.status, not_there.status);
+  EXPECT_EQ(not_yours.body, not_there.body);
+  EXPECT_EQ(error_code(not_yours.json()), -32602) << not_yours.body;
+  for (const char* method : {"tasks/result", "tasks/cancel"}) {
+    const auto refused =
+        post_mcp(sb.port(), kPath, bob_.secret, rpc(4, method, json{{"taskId", "t-alice"}}));
+    EXPECT_EQ(refused.body, not_there.body) << method;
+  }
+  EXPECT_EQ(fake->requests("tasks/get").size(), 1u);
+  EXPECT_TRUE(fake->requests("tasks/result").empty());
+  EXPECT_TRUE(fake->requests("tasks/cancel").empty());
+
+  // tasks/list shows each client its own tasks only.
+  const json alices = post_mcp(sb.port(), kPath, alice_.secret, rpc(5, "tasks/list")).json();
+  EXPECT_EQ(alices["result"]["tasks"],
+            json::array({{{"taskId", "t-alice"}, {"status", "completed"}}}))
+      << alices;
+  const json bobs = post_mcp(sb.port(), kPath, bob_.secret, rpc(6, "tasks/list")).json();
+  EXPECT_EQ(bobs["result"]["tasks"], json::array({{{"taskId", "t-bob"}, {"status", "working"}}}))
+      << bobs;
+}
+
+TEST_F(Fidelity, ATaskEndsWithTheComputerSessionThatCreatedIt) {
+  SwitchboardProcess sb(config());
+  auto fake = attach_alpha(sb, task_computer());
+  ASSERT_TRUE(fake);
+  post_mcp(sb.port(), kPath, alice_.secret, task_call(1, "t-alice"));
+  fake->close(1000);
+  ASSERT_TRUE(wait_not_ready(sb, owner_.secret, "alpha"));
+  auto again = attach_alpha(sb, task_computer());
+  ASSERT_TRUE(again);
+  const json got =
+      post_mcp(sb.port(), kPath, alice_.secret, rpc(2, "tasks/get", json{{"taskId", "t-alice"}}))
+          .json();
+  EXPECT_EQ(error_code(got), -32602) << got;
+  EXPECT_TRUE(again->requests("tasks/get").empty());
+}
+
+TEST_F(Fidelity, ATasksStatusReachesOnlyTheClientThatOwnsIt) {
+  SwitchboardProcess sb(config());
+  auto fake = attach_alpha(sb, task_computer());
+  ASSERT_TRUE(fake);
+  post_mcp(sb.port(), kPath, alice_.secret, task_call(1, "t-alice"));
+  OpenCall bobs(sb.port(), post(kPath, bob_.secret, tool_call(2, "echo", hold(2))));
+  OpenCall alices(sb.port(), post(kPath, alice_.secret, tool_call(3, "echo", hold(3))));
+  const json bob_seen = computer_call(*fake, hold(2));
+  const json alice_seen = computer_call(*fake, hold(3));
+  ASSERT_FALSE(bob_seen.is_null());
+  ASSERT_FALSE(alice_seen.is_null());
+
+  const json status{{"jsonrpc", "2.0"},
+                    {"method", "notifications/tasks/status"},
+                    {"params", {{"taskId", "t-alice"}, {"status", "completed"}}}};
+  fake->send_text(status.dump());
+  EXPECT_EQ(alices.next(), status);
+  // A status of a task nobody recorded goes nowhere.
+  fake->send_text(
+      R"({"jsonrpc":"2.0","method":"notifications/tasks/status","params":{"taskId":"t-nobody","status":"failed"}})");
+  fake->answer_echo(alice_seen);
+  EXPECT_EQ(echoed(alices.next()), hold(3));
+  EXPECT_TRUE(alices.next().is_null());
+  fake->answer_echo(bob_seen);
+  const HttpResponse bob_reply = bobs.rest();
+  expect_plain_json(bob_reply);
+  EXPECT_EQ(echoed(bob_reply.json()), hold(2));
+}
+
+// ---------------------------------------------------------------------------------------
+// Logging under the one-client rule (docs/protocol.md, "Requests from the computer")
+
+TEST_F(Fidelity, WithSeveralClientsLoggingStaysOffTheSharedSocket) {
+  SwitchboardProcess sb(config());
+  FakeComputerOptions options;
+  options.offers_logging = true;
+  auto fake = attach_alpha(sb, options);
+  ASSERT_TRUE(fake);
+  const json set = post_mcp(sb.port(), kPath, alice_.secret,
+                            rpc(1, "logging/setLevel", json{{"level", "debug"}}))
+                       .json();
+  EXPECT_EQ(set, (json{{"id", 1}, {"jsonrpc", "2.0"}, {"result", json::object()}}));
+
+  // A log line during alice's call reaches nobody: the reply stays plain JSON.
+  OpenCall call(sb.port(), post(kPath, alice_.secret, tool_call(2, "echo", hold(1))));
+  const json seen = computer_call(*fake, hold(1));
+  ASSERT_FALSE(seen.is_null());
+  fake->send_text(
+      R"({"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"secret of bob"}})");
+  fake->answer(id_of(seen), text_result("done"));
+  const auto reply = call.rest();
+  expect_plain_json(reply);
+  EXPECT_EQ(result_text(reply.json()), "done");
+  EXPECT_TRUE(fake->requests("logging/setLevel").empty());
+}
+
+TEST_F(Fidelity, WithOneClientLoggingReachesItsStream) {
+  SwitchboardProcess sb(ConfigBuilder()
+                            .computer("alpha", alpha_)
+                            .client("alice", alice_, R"({ alpha = ["echo"] })", "alpha"));
+  FakeComputerOptions options;
+  options.offers_logging = true;
+  auto fake = attach_ready(sb, alpha_, "alpha", alice_.secret, options);
+  ASSERT_TRUE(fake);
+  const json init = post_mcp(sb.port(), kPath, alice_.secret, initialize_request(1)).json();
+  EXPECT_TRUE(init["result"]["capabilities"].contains("logging")) << init;
+  post_mcp(sb.port(), kPath, alice_.secret, rpc(2, "logging/setLevel", json{{"level", "debug"}}));
+  EXPECT_TRUE(fake->wait_for_requests("logging/setLevel", 1));
+
+  OpenCall call(sb.port(), post(kPath, alice_.secret, tool_call(3, "echo", hold(1))));
+  const json seen = computer_call(*fake, hold(1));
+  ASSERT_FALSE(seen.is_null());
+  const json line{{"jsonrpc", "2.0"},
+                  {"method", "notifications/message"},
+                  {"params", {{"level", "info"}, {"data", "working"}}}};
+  fake->send_text(line.dump());
+  EXPECT_EQ(call.next(), line);
+  fake->answer(id_of(seen), text_result("done"));
+  EXPECT_EQ(result_text(call.next()), "done");
+  EXPECT_TRUE(call.next().is_null());
+}
+
+}  // namespace
+}  // namespace sbtest
