@@ -1,7 +1,7 @@
 // One IPC frame: a fixed header, a small "meta" part and a raw body. Bodies (call
 // parameters, a computer's reply) cross as bytes and are never re-serialised on the way.
-// The supervisor checks every frame a worker sends against the set below and kills a
-// worker that sends anything else (supervisor/worker_frames.hpp).
+// Each type has its codec; the supervisor kills a worker whose frame is not exactly what
+// its type allows (worker_frames.hpp).
 #pragma once
 
 #include <cstdint>
@@ -16,37 +16,26 @@ namespace sb::ipc {
 
 // Raised whenever a frame, a meta field or the status record changes meaning. A worker's
 // kHello carries it and the build's id; the supervisor refuses a worker of another.
-inline constexpr int kProtocolVersion = 3;
+inline constexpr int kProtocolVersion = 4;
 // Unique to one configured build of the project: both programs of one build share it.
 std::string_view build_id();
 
+// Each type's meaning and codec: supervisor_frames.hpp for the first group, worker_frames.hpp
+// for the second.
 enum class FrameType : std::uint16_t {
   // supervisor -> worker
-  // meta: {"name", "max_inflight", "sole_client", "handshake_ms", "ping_interval_ms",
-  // "heartbeat_ms"}: the label (applied to the live session too), the cap for the next
-  // attach, whether exactly one client can reach the computer, and the timers (timings.hpp)
   kConfigure = 1,
-  kAttach = 2,  // fd + meta: {"peer", "generation", "max_inflight"}; body: upgrade bytes
-  // call_id; meta: a CallMeta (binary, ipc/messages.hpp); body: params
+  kAttach = 2,  // the one that carries a descriptor
   kCall = 3,
-  kCancel = 4,    // call_id; meta: {"reason"}: the call ended early; free it, tell the computer
-  kRevoke = 5,    // close the computer with 4003 and exit
-  kShutdown = 6,  // close the computer with 1001 and exit
-  // call_id; meta: {"key"}; body: the caller's response to a routed request, without "id"
+  kCancel = 4,
+  kRevoke = 5,
+  kShutdown = 6,
   kAnswer = 7,
-  // call_id: the call's reply (a kReplied kReply) has left the supervisor, or never will;
-  // its place in the computer's caps is free from now on
   kDelivered = 8,
   // worker -> supervisor
-  // meta: {"pid", "protocol", "build"}: the worker is up and has mapped its status record
   kHello = 101,
-  kReply = 102,  // call_id; meta: a CallOutcome (binary); body: the reply without its "id"
-  // body: a JSON object {"event", ...fields} about the worker's own sessions; the supervisor
-  // checks it and adds the computer's name and the time (supervisor/worker_frames.hpp)
+  kReply = 102,
   kEvent = 103,
-  // call_id; meta: a MessageMeta (binary); body: a message from the computer for that call's
-  // caller (a progress notification with the caller's token, a request without its "id",
-  // or a notification). call_id 0: a task's status, for whichever client owns the task
   kMessage = 104,
 };
 
@@ -71,6 +60,12 @@ struct WireHeader {
   std::uint32_t reserved;
 };
 static_assert(sizeof(WireHeader) == 24);
+
+// A frame that is not what its type allows, and why: the words of the log line that
+// reports it (docs/architecture.md, "Trust boundaries").
+struct Malformed {
+  std::string reason;
+};
 
 inline constexpr std::uint32_t kMaxMetaSize = 1u << 20;
 // A computer's frame is at most 16 MiB; the rest is headroom for framing.

@@ -8,8 +8,9 @@
 #include <vector>
 
 #include "shared/verifier.hpp"
-#include "supervisor/commands.hpp"
 #include "supervisor/config/config.hpp"
+#include "supervisor/control/workers_command.hpp"
+#include "supervisor/serve.hpp"
 
 namespace {
 

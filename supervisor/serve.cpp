@@ -17,7 +17,6 @@
 #include "shared/timings.hpp"
 #include "supervisor/audit/audit_log.hpp"
 #include "supervisor/bounds/exhaustion.hpp"
-#include "supervisor/commands.hpp"
 #include "supervisor/control/control_server.hpp"
 #include "supervisor/control/workers_table.hpp"
 #include "supervisor/http/server.hpp"
@@ -30,6 +29,7 @@
 #include "supervisor/pods/pod_dialer.hpp"
 #include "supervisor/routes/routes.hpp"
 #include "supervisor/routes/state.hpp"
+#include "supervisor/serve.hpp"
 
 namespace sb::supervisor {
 namespace {

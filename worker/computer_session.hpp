@@ -15,6 +15,7 @@
 
 #include "base/unique_fd.hpp"
 #include "ipc/messages.hpp"
+#include "ipc/session_events.hpp"
 #include "ipc/status_board.hpp"
 #include "shared/timings.hpp"
 
@@ -50,7 +51,7 @@ struct SessionHooks {
   std::function<void(std::uint64_t call_id, const ipc::CallOutcome&, std::string body)> reply;
   // A message from the computer for the caller of `call_id`.
   std::function<void(std::uint64_t call_id, const ipc::MessageMeta&, std::string body)> message;
-  std::function<void(nlohmann::json event)> audit;
+  std::function<void(ipc::SessionEvent event)> audit;
   std::function<void()> status_changed;
   std::function<void()> message_dropped;  // a message from the computer no caller could take
   std::function<void()> ended;            // once, after cleanup and the vm_detach line

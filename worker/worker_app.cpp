@@ -3,48 +3,14 @@
 #include <unistd.h>
 
 #include <csignal>
-#include <limits>
-#include <type_traits>
 #include <utility>
+#include <variant>
 
+#include "ipc/supervisor_frames.hpp"
+#include "ipc/worker_frames.hpp"
 #include "shared/log.hpp"
 
 namespace sb::worker {
-
-using json = nlohmann::json;
-using namespace std::chrono_literals;
-
-namespace {
-
-json parse_meta(const ipc::Frame& frame) {
-  return json::parse(frame.meta, nullptr, false);
-}
-
-// A field of the supervisor's meta, or `fallback` when it is absent or not a T. Numbers
-// are taken only when they are integers that fit: a float converted to an int out of its
-// range would be undefined behaviour.
-template <typename T>
-T meta_value(const json& meta, const char* key, T fallback) {
-  const auto found = meta.is_object() ? meta.find(key) : meta.end();
-  if (found == meta.end()) return fallback;
-  if constexpr (std::is_same_v<T, bool>) {
-    return found->is_boolean() ? found->get<bool>() : fallback;
-  } else if constexpr (std::is_integral_v<T>) {
-    if (found->is_number_unsigned()) {
-      const auto number = found->get<std::uint64_t>();
-      return number <= static_cast<std::uint64_t>(std::numeric_limits<T>::max())
-                 ? static_cast<T>(number)
-                 : fallback;
-    }
-    if (!found->is_number_integer()) return fallback;
-    const auto number = found->get<std::int64_t>();
-    return std::in_range<T>(number) ? static_cast<T>(number) : fallback;
-  } else {
-    return found->is_string() ? found->get<T>() : fallback;
-  }
-}
-
-}  // namespace
 
 WorkerApp::WorkerApp(boost::asio::io_context& io, ipc::ChannelEnd channel,
                      const std::string& status_segment)
@@ -63,69 +29,43 @@ void WorkerApp::start() {
                     // The supervisor is gone: nobody can use this computer any more.
                     leave(close_code::kGoingAway);
                   });
-  channel_->send(ipc::Frame{
-      .type = ipc::FrameType::kHello,
-      .meta = json{{"pid", pid_}, {"protocol", ipc::kProtocolVersion}, {"build", ipc::build_id()}}
-                  .dump()});
+  channel_->send(ipc::encode(
+      ipc::Hello{.pid = pid_, .protocol = ipc::kProtocolVersion, .build = std::string(ipc::build_id())}));
   termination_signals_.async_wait([this](const boost::system::error_code& error, int) {
     if (!error) leave(close_code::kGoingAway);
   });
 }
 
+// The supervisor's frames are read as strictly as a worker's: one out of contract could
+// only come from another build, which the hello rules out, so the worker leaves rather
+// than guess.
 void WorkerApp::on_frame(ipc::Frame&& frame) {
-  switch (frame.type) {
-    case ipc::FrameType::kConfigure:
-      return on_configure(frame);
-    case ipc::FrameType::kAttach:
-      return on_attach(std::move(frame));
-    case ipc::FrameType::kCall:
-      return on_call(std::move(frame));
-    case ipc::FrameType::kCancel:
-      if (current_) {
-        current_->cancel(frame.call_id,
-                         meta_value<std::string>(parse_meta(frame), "reason", "cancelled"));
-      }
-      return;
-    case ipc::FrameType::kAnswer:
-      if (current_) {
-        current_->answer(frame.call_id, meta_value<std::uint64_t>(parse_meta(frame), "key", 0),
-                         frame.body);
-      }
-      return;
-    case ipc::FrameType::kDelivered:
-      if (current_) current_->delivered(frame.call_id);
-      return;
-    case ipc::FrameType::kRevoke:  // the supervisor wrote the vm_revoked line
-      return leave(close_code::kRevoked);
-    case ipc::FrameType::kShutdown:
-      return leave(close_code::kGoingAway);
-    default:
-      log_warn("worker ignored an unexpected frame", {{"type", std::to_string(int(frame.type))}});
-  }
+  std::visit([this](auto&& decoded) { on(std::move(decoded)); },
+             ipc::decode_supervisor_frame(std::move(frame)));
 }
 
-void WorkerApp::on_configure(const ipc::Frame& frame) {
-  const json meta = parse_meta(frame);
-  computer_ = meta_value<std::string>(meta, "name", computer_);
-  next_max_inflight_ = meta_value<int>(meta, "max_inflight", next_max_inflight_);
-  sole_client_ = meta_value<bool>(meta, "sole_client", sole_client_);
-  timings_.handshake = std::chrono::milliseconds(
-      meta_value<std::int64_t>(meta, "handshake_ms", timings_.handshake.count()));
-  timings_.ping_interval = std::chrono::milliseconds(
-      meta_value<std::int64_t>(meta, "ping_interval_ms", timings_.ping_interval.count()));
-  timings_.heartbeat = std::chrono::milliseconds(
-      meta_value<std::int64_t>(meta, "heartbeat_ms", timings_.heartbeat.count()));
+void WorkerApp::on(ipc::Malformed&& malformed) {
+  log_error("the supervisor broke the IPC contract; leaving", {{"reason", malformed.reason}});
+  leave(close_code::kGoingAway);
+}
+
+void WorkerApp::on(ipc::Configure&& configure) {
+  computer_ = std::move(configure.computer);
+  next_max_inflight_ = configure.max_inflight;
+  sole_client_ = configure.sole_client;
+  timings_.handshake = configure.handshake;
+  timings_.ping_interval = configure.ping_interval;
+  timings_.heartbeat = configure.heartbeat;
   if (current_) current_->reconfigure(computer_, sole_client_);
 }
 
-void WorkerApp::on_attach(ipc::Frame&& frame) {
-  if (leaving_ || !frame.fd.valid()) return;  // the descriptor closes with the frame
-  const json meta = parse_meta(frame);
+void WorkerApp::on(ipc::Attach&& attach) {
+  if (leaving_) return;  // the descriptor closes with the frame
   SessionSettings settings{
       .computer = computer_,
-      .generation = meta_value<std::uint64_t>(meta, "generation", 0),
-      .max_inflight = meta_value<int>(meta, "max_inflight", next_max_inflight_),
-      .peer = meta_value<std::string>(meta, "peer", ""),
+      .generation = attach.generation,
+      .max_inflight = attach.max_inflight,
+      .peer = std::move(attach.peer),
       .sole_client = sole_client_,
       .handshake_timeout = timings_.handshake,
       .ping_interval = timings_.ping_interval,
@@ -138,7 +78,7 @@ void WorkerApp::on_attach(ipc::Frame&& frame) {
                       std::string body) { send_reply(call_id, outcome, std::move(body)); },
       .message = [this](std::uint64_t call_id, const ipc::MessageMeta& meta,
                         std::string body) { send_message(call_id, meta, std::move(body)); },
-      .audit = [this](json event) { audit(std::move(event)); },
+      .audit = [this](ipc::SessionEvent event) { audit(event); },
       .status_changed = [this] { publish(); },
       .message_dropped =
           [this] {
@@ -148,9 +88,46 @@ void WorkerApp::on_attach(ipc::Frame&& frame) {
       .ended = [this, session_slot] { on_session_ended(*session_slot); },
   };
   auto session = start_session(
-      io_, std::move(frame.fd), std::move(frame.body), std::move(settings), std::move(hooks),
+      io_, std::move(attach.socket), std::move(attach.upgrade_bytes), std::move(settings),
+      std::move(hooks),
       [this](std::shared_ptr<ComputerSession> installed) { on_installed(installed); });
   *session_slot = session.get();
+}
+
+void WorkerApp::on(ipc::Call&& call) {
+  if (!current_ || leaving_) {
+    return send_reply(call.call_id, ipc::CallOutcome{ipc::CallStatus::kNotAttached, 0}, {});
+  }
+  current_->forward(ForwardedCall{
+      .call_id = call.call_id,
+      .caller = std::move(call.meta.caller),
+      .caller_cap = call.meta.caller_cap,
+      .timeout = call.meta.timeout,
+      .max_total = call.meta.max_total,
+      .method = std::move(call.meta.method),
+      .params_json = call.params.empty() ? "{}" : std::move(call.params),
+      .stream = call.meta.stream,
+  });
+}
+
+void WorkerApp::on(ipc::Cancel&& cancel) {
+  if (current_) current_->cancel(cancel.call_id, cancel.reason);
+}
+
+void WorkerApp::on(ipc::Answer&& answer) {
+  if (current_) current_->answer(answer.call_id, answer.key, answer.response_without_id);
+}
+
+void WorkerApp::on(ipc::Delivered&& delivered) {
+  if (current_) current_->delivered(delivered.call_id);
+}
+
+void WorkerApp::on(ipc::Revoke&&) {
+  leave(close_code::kRevoked);  // the supervisor wrote the vm_revoked line
+}
+
+void WorkerApp::on(ipc::Shutdown&&) {
+  leave(close_code::kGoingAway);
 }
 
 void WorkerApp::on_installed(const std::shared_ptr<ComputerSession>& session) {
@@ -158,15 +135,14 @@ void WorkerApp::on_installed(const std::shared_ptr<ComputerSession>& session) {
   if (leaving_) return session->close(close_code::kGoingAway);
   if (current_ && current_->live()) {
     const auto& old = current_->settings();
-    audit(json{{"event", "vm_takeover"},
-               {"old_peer", old.peer},
-               {"old_generation", old.generation},
-               {"new_peer", settings.peer},
-               {"new_generation", settings.generation}});
+    audit(ipc::TakeoverEvent{.old_peer = old.peer,
+                             .old_generation = old.generation,
+                             .new_peer = settings.peer,
+                             .new_generation = settings.generation});
     current_->close(close_code::kReplaced);
   }
   current_ = session;
-  audit(json{{"event", "vm_attach"}, {"peer", settings.peer}, {"generation", settings.generation}});
+  audit(ipc::AttachEvent{.peer = settings.peer, .generation = settings.generation});
   log_info("computer attached", {{"computer", settings.computer},
                                  {"peer", settings.peer},
                                  {"generation", std::to_string(settings.generation)}});
@@ -179,28 +155,6 @@ void WorkerApp::on_session_ended(const ComputerSession* session) {
   if (current_ && current_.get() == session) current_.reset();
   publish();
   if (leaving_) stop_when_idle();
-}
-
-void WorkerApp::on_call(ipc::Frame&& frame) {
-  auto meta = ipc::decode_call_meta(frame.meta);
-  if (!meta) {
-    // Only another build's supervisor could send this, and kHello rules that out.
-    log_error("a call from the supervisor with a malformed meta", {});
-    return send_reply(frame.call_id, ipc::CallOutcome{ipc::CallStatus::kDisconnected, 0}, {});
-  }
-  if (!current_ || leaving_) {
-    return send_reply(frame.call_id, ipc::CallOutcome{ipc::CallStatus::kNotAttached, 0}, {});
-  }
-  current_->forward(ForwardedCall{
-      .call_id = frame.call_id,
-      .caller = std::move(meta->caller),
-      .caller_cap = meta->caller_cap,
-      .timeout = meta->timeout,
-      .max_total = meta->max_total,
-      .method = std::move(meta->method),
-      .params_json = frame.body.empty() ? "{}" : std::move(frame.body),
-      .stream = meta->stream,
-  });
 }
 
 void WorkerApp::leave(std::uint16_t close_code) {
@@ -229,24 +183,18 @@ void WorkerApp::publish() {
 }
 
 // The supervisor stamps the computer's name and the time on the line.
-void WorkerApp::audit(json event) {
-  channel_->send(ipc::Frame{.type = ipc::FrameType::kEvent, .body = event.dump()});
+void WorkerApp::audit(const ipc::SessionEvent& event) {
+  channel_->send(ipc::encode(event));
 }
 
 void WorkerApp::send_reply(std::uint64_t call_id, const ipc::CallOutcome& outcome,
                            std::string body) {
-  channel_->send(ipc::Frame{.type = ipc::FrameType::kReply,
-                            .call_id = call_id,
-                            .meta = ipc::encode_outcome(outcome),
-                            .body = std::move(body)});
+  channel_->send(ipc::encode(ipc::Reply{call_id, outcome, std::move(body)}));
 }
 
 void WorkerApp::send_message(std::uint64_t call_id, const ipc::MessageMeta& meta,
                              std::string body) {
-  channel_->send(ipc::Frame{.type = ipc::FrameType::kMessage,
-                            .call_id = call_id,
-                            .meta = ipc::encode_message_meta(meta),
-                            .body = std::move(body)});
+  channel_->send(ipc::encode(ipc::Message{call_id, meta, std::move(body)}));
 }
 
 void WorkerApp::beat() {

@@ -6,10 +6,11 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 
 #include "ipc/channel.hpp"
+#include "ipc/session_events.hpp"
+#include "ipc/supervisor_frames.hpp"
 #include "ipc/status_board.hpp"
 #include "shared/timings.hpp"
 #include "worker/computer_session.hpp"
@@ -24,15 +25,21 @@ class WorkerApp {
 
  private:
   void on_frame(ipc::Frame&& frame);
-  void on_configure(const ipc::Frame& frame);
-  void on_attach(ipc::Frame&& frame);
-  void on_call(ipc::Frame&& frame);
+  void on(ipc::Malformed&& malformed);
+  void on(ipc::Configure&& configure);
+  void on(ipc::Attach&& attach);
+  void on(ipc::Call&& call);
+  void on(ipc::Cancel&& cancel);
+  void on(ipc::Answer&& answer);
+  void on(ipc::Delivered&& delivered);
+  void on(ipc::Revoke&&);
+  void on(ipc::Shutdown&&);
   void on_installed(const std::shared_ptr<ComputerSession>& session);
   void on_session_ended(const ComputerSession* session);
   void leave(std::uint16_t close_code);
   void stop_when_idle();
   void publish();
-  void audit(nlohmann::json event);
+  void audit(const ipc::SessionEvent& event);
   void send_reply(std::uint64_t call_id, const ipc::CallOutcome& outcome, std::string body);
   void send_message(std::uint64_t call_id, const ipc::MessageMeta& meta, std::string body);
   void beat();

@@ -16,8 +16,8 @@
 #include <stdexcept>
 
 #include "base/asio_names.hpp"
-#include "supervisor/commands.hpp"
 #include "supervisor/config/config.hpp"
+#include "supervisor/control/workers_command.hpp"
 #include "supervisor/control/workers_table.hpp"
 
 namespace sb::supervisor {

@@ -2,7 +2,7 @@
 // computer's requests, and the replies and messages that come back (worker_registry.hpp).
 #include <nlohmann/json.hpp>
 
-#include "supervisor/workers/frame_checks.hpp"
+#include "ipc/supervisor_frames.hpp"
 #include "supervisor/workers/registry.hpp"
 #include "supervisor/workers/worker_record.hpp"
 
@@ -33,15 +33,14 @@ std::uint64_t WorkerRegistry::forward(std::string_view computer, CallRequest req
   const bool stream = static_cast<bool>(call.on_message);
   worker->in_flight.emplace(call_id, std::move(call));
   arm_backstop(worker, call_id);
-  worker->channel->send(ipc::Frame{.type = ipc::FrameType::kCall,
-                                   .call_id = call_id,
-                                   .meta = ipc::encode_call_meta({.caller = request.caller,
-                                                                  .caller_cap = request.caller_cap,
-                                                                  .timeout = request.timeout,
-                                                                  .max_total = request.max_total,
-                                                                  .method = request.method,
-                                                                  .stream = stream}),
-                                   .body = std::move(request.params_json)});
+  worker->channel->send(ipc::encode(ipc::Call{.call_id = call_id,
+                                              .meta = {.caller = request.caller,
+                                                       .caller_cap = request.caller_cap,
+                                                       .timeout = request.timeout,
+                                                       .max_total = request.max_total,
+                                                       .method = request.method,
+                                                       .stream = stream},
+                                              .params = std::move(request.params_json)}));
   return call_id;
 }
 
@@ -60,9 +59,7 @@ void WorkerRegistry::arm_backstop(const std::shared_ptr<Worker>& worker, std::ui
     CallCallback late = std::move(found->second.done);
     alive->in_flight.erase(found);
     if (alive->channel) {
-      alive->channel->send(ipc::Frame{.type = ipc::FrameType::kCancel,
-                                      .call_id = call_id,
-                                      .meta = json{{"reason", "timed out"}}.dump()});
+      alive->channel->send(ipc::encode(ipc::Cancel{call_id, "timed out"}));
     }
     late(CallResult{ipc::CallStatus::kTimeout, 0, {}});
   });
@@ -82,9 +79,7 @@ void WorkerRegistry::cancel(std::uint64_t call_id, const std::string& reason) {
   if (!worker) return;
   worker->in_flight.erase(call_id);
   if (worker->channel) {
-    worker->channel->send(ipc::Frame{.type = ipc::FrameType::kCancel,
-                                     .call_id = call_id,
-                                     .meta = json{{"reason", reason}}.dump()});
+    worker->channel->send(ipc::encode(ipc::Cancel{call_id, reason}));
   }
 }
 
@@ -102,10 +97,7 @@ void WorkerRegistry::answer(std::uint64_t call_id, std::uint64_t key,
                             std::string response_without_id) {
   const auto worker = owner_of(call_id);
   if (!worker || !worker->channel) return;
-  worker->channel->send(ipc::Frame{.type = ipc::FrameType::kAnswer,
-                                   .call_id = call_id,
-                                   .meta = json{{"key", key}}.dump(),
-                                   .body = std::move(response_without_id)});
+  worker->channel->send(ipc::encode(ipc::Answer{call_id, key, std::move(response_without_id)}));
 }
 
 // Tells the worker a reply has left the supervisor (kDelivered) when its last holder lets
@@ -116,12 +108,11 @@ struct DeliveryNotice {
   std::uint64_t call_id = 0;
   ~DeliveryNotice() {
     const auto open = channel.lock();
-    if (open && open->is_open())
-      open->send_deferred(ipc::Frame{.type = ipc::FrameType::kDelivered, .call_id = call_id});
+    if (open && open->is_open()) open->send_deferred(ipc::encode(ipc::Delivered{call_id}));
   }
 };
 
-void WorkerRegistry::on_reply(const std::shared_ptr<Worker>& worker, ReplyFrame&& reply) {
+void WorkerRegistry::on_reply(const std::shared_ptr<Worker>& worker, ipc::Reply&& reply) {
   if (reply.call_id >= next_call_id_) return expel(worker, "replied to a call never made");
   auto slot = std::make_shared<DeliveryNotice>(worker->channel, reply.call_id);
   const auto found = worker->in_flight.find(reply.call_id);
@@ -133,7 +124,7 @@ void WorkerRegistry::on_reply(const std::shared_ptr<Worker>& worker, ReplyFrame&
                   std::move(reply.arriving), outcome.kind, outcome.error_code, std::move(slot)});
 }
 
-void WorkerRegistry::on_message(const std::shared_ptr<Worker>& worker, MessageFrame&& message) {
+void WorkerRegistry::on_message(const std::shared_ptr<Worker>& worker, ipc::Message&& message) {
   if (message.call_id >= next_call_id_)
     return expel(worker, "sent a message for a call never made");
   if (message.call_id == 0) {

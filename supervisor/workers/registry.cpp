@@ -17,7 +17,8 @@
 
 #include "shared/log.hpp"
 #include "supervisor/audit/audit_log.hpp"
-#include "supervisor/workers/frame_checks.hpp"
+#include "ipc/supervisor_frames.hpp"
+#include "ipc/worker_frames.hpp"
 #include "supervisor/workers/worker_record.hpp"
 
 namespace sb::supervisor {
@@ -222,29 +223,28 @@ void WorkerRegistry::spawn(const std::shared_ptr<Worker>& worker) {
 
 void WorkerRegistry::configure(Worker& worker) {
   if (!worker.channel) return;
-  worker.channel->send(ipc::Frame{.type = ipc::FrameType::kConfigure,
-                                  .meta = json{{"name", worker.name},
-                                               {"max_inflight", worker.max_inflight},
-                                               {"sole_client", worker.sole_client},
-                                               {"handshake_ms", timings_.handshake.count()},
-                                               {"ping_interval_ms", timings_.ping_interval.count()},
-                                               {"heartbeat_ms", timings_.heartbeat.count()}}
-                                              .dump()});
+  worker.channel->send(ipc::encode(ipc::Configure{.computer = worker.name,
+                                                   .max_inflight = worker.max_inflight,
+                                                   .sole_client = worker.sole_client,
+                                                   .handshake = timings_.handshake,
+                                                   .ping_interval = timings_.ping_interval,
+                                                   .heartbeat = timings_.heartbeat}));
 }
 
 void WorkerRegistry::on_frame(const std::shared_ptr<Worker>& worker, ipc::Frame&& frame) {
   if (worker->expelled) return;
-  auto checked = check_worker_frame(std::move(frame));
-  if (auto* violation = std::get_if<Violation>(&checked)) return expel(worker, violation->reason);
-  if (auto* hello = std::get_if<HelloFrame>(&checked)) return on_hello(worker, *hello);
+  auto decoded = ipc::decode_worker_frame(std::move(frame));
+  if (auto* malformed = std::get_if<ipc::Malformed>(&decoded))
+    return expel(worker, malformed->reason);
+  if (auto* hello = std::get_if<ipc::Hello>(&decoded)) return on_hello(worker, *hello);
   if (!worker->said_hello) return expel(worker, "spoke before its hello");
-  if (auto* reply = std::get_if<ReplyFrame>(&checked)) return on_reply(worker, std::move(*reply));
-  if (auto* message = std::get_if<MessageFrame>(&checked))
+  if (auto* reply = std::get_if<ipc::Reply>(&decoded)) return on_reply(worker, std::move(*reply));
+  if (auto* message = std::get_if<ipc::Message>(&decoded))
     return on_message(worker, std::move(*message));
-  on_event(worker, std::move(std::get<SessionEvent>(checked)));
+  on_event(worker, std::get<ipc::SessionEvent>(decoded));
 }
 
-void WorkerRegistry::on_hello(const std::shared_ptr<Worker>& worker, const HelloFrame& hello) {
+void WorkerRegistry::on_hello(const std::shared_ptr<Worker>& worker, const ipc::Hello& hello) {
   if (worker->said_hello) return expel(worker, "said hello twice");
   if (hello.pid != worker->pid) return expel(worker, "said hello with another process's pid");
   if (hello.protocol != ipc::kProtocolVersion || hello.build != ipc::build_id()) {
@@ -283,44 +283,43 @@ void WorkerRegistry::stop(Worker& worker) {
 
 // A worker reports only sessions the supervisor handed it, by generation; the line it
 // gets is the supervisor's, stamped with the computer's current name.
-void WorkerRegistry::on_event(const std::shared_ptr<Worker>& worker, SessionEvent&& event) {
+void WorkerRegistry::on_event(const std::shared_ptr<Worker>& worker,
+                              const ipc::SessionEvent& event) {
   auto& sessions = worker->sessions;
-  auto handed = [&](const char* generation_key, const char* peer_key) -> SessionRecord* {
-    const auto found = sessions.find(event.fields[generation_key].get<std::uint64_t>());
-    if (found == sessions.end() || found->second.peer != event.fields[peer_key]) return nullptr;
+  auto handed = [&](std::uint64_t generation, const std::string& peer) -> SessionRecord* {
+    const auto found = sessions.find(generation);
+    if (found == sessions.end() || found->second.peer != peer) return nullptr;
     return &found->second;
   };
-  switch (event.kind) {
-    case SessionEvent::Kind::kAttach: {
-      SessionRecord* session = handed("generation", "peer");
-      if (!session || session->attached)
-        return expel(worker, "reported an attach it was not given");
-      session->attached = true;
-      session->attached_at = std::chrono::system_clock::now();
-      ++worker->attaches;
-      break;
-    }
-    case SessionEvent::Kind::kTakeover: {
-      const SessionRecord* old_session = handed("old_generation", "old_peer");
-      const SessionRecord* new_session = handed("new_generation", "new_peer");
-      if (!old_session || !old_session->attached || !new_session)
-        return expel(worker, "reported a takeover it was not given");
-      break;
-    }
-    case SessionEvent::Kind::kDetach: {
-      const SessionRecord* session = handed("generation", "peer");
-      if (!session) return expel(worker, "reported a detach it was not given");
-      // A socket closed before it was installed (the worker was leaving) never had its
-      // vm_attach line: it gets no vm_detach either, so that the two always pair up.
-      const bool attached = session->attached;
-      sessions.erase(event.fields["generation"].get<std::uint64_t>());
-      if (!attached) return;
-      ++worker->detaches[close_code_label(event.fields["code"].get<std::uint64_t>())];
-      break;
-    }
+  if (const auto* attach = std::get_if<ipc::AttachEvent>(&event)) {
+    SessionRecord* session = handed(attach->generation, attach->peer);
+    if (!session || session->attached) return expel(worker, "reported an attach it was not given");
+    session->attached = true;
+    session->attached_at = std::chrono::system_clock::now();
+    ++worker->attaches;
+  } else if (const auto* takeover = std::get_if<ipc::TakeoverEvent>(&event)) {
+    const SessionRecord* old_session = handed(takeover->old_generation, takeover->old_peer);
+    const SessionRecord* new_session = handed(takeover->new_generation, takeover->new_peer);
+    if (!old_session || !old_session->attached || !new_session)
+      return expel(worker, "reported a takeover it was not given");
+  } else {
+    const auto& detach = std::get<ipc::DetachEvent>(event);
+    const SessionRecord* session = handed(detach.generation, detach.peer);
+    if (!session) return expel(worker, "reported a detach it was not given");
+    // A socket closed before it was installed (the worker was leaving) never had its
+    // vm_attach line: it gets no vm_detach either, so that the two always pair up.
+    const bool attached = session->attached;
+    sessions.erase(detach.generation);
+    if (!attached) return;
+    ++worker->detaches[close_code_label(detach.code)];
   }
-  event.fields["computer"] = worker->name;
-  audit_.write(event.name, std::move(event.fields));
+  write_event(*worker, event);
+}
+
+void WorkerRegistry::write_event(const Worker& worker, const ipc::SessionEvent& event) {
+  json fields = ipc::event_fields(event);
+  fields["computer"] = worker.name;
+  audit_.write(ipc::event_name(event), std::move(fields));
 }
 
 // Its last frames (its computer's vm_detach above all) are read before it is mourned.
@@ -377,15 +376,14 @@ void WorkerRegistry::audit_lost_sessions(Worker& worker) {
   for (const auto& [generation, session] : worker.sessions) {
     if (!session.attached) continue;
     ++worker.detaches[close_code_label(1006)];
-    audit_.write(
-        "vm_detach",
-        {{"computer", worker.name},
-         {"peer", session.peer},
-         {"generation", generation},
-         {"code", 1006},
-         {"reason", "the computer's worker exited"},
-         {"attached_for_secs",
-          std::chrono::duration_cast<std::chrono::seconds>(now - session.attached_at).count()}});
+    const auto attached_for =
+        std::chrono::duration_cast<std::chrono::seconds>(now - session.attached_at).count();
+    write_event(worker, ipc::DetachEvent{.peer = session.peer,
+                                         .generation = generation,
+                                         .code = 1006,
+                                         .reason = "the computer's worker exited",
+                                         .attached_for_secs = static_cast<std::uint64_t>(
+                                             std::max<std::int64_t>(attached_for, 0))});
   }
   worker.sessions.clear();
 }

@@ -24,6 +24,7 @@
 #include "ipc/channel.hpp"
 #include "ipc/frame.hpp"
 #include "ipc/messages.hpp"
+#include "ipc/worker_frames.hpp"
 #include "ipc/status_board.hpp"
 #include "shared/deadline_queue.hpp"
 #include "shared/timings.hpp"
@@ -33,10 +34,6 @@ namespace sb::supervisor {
 
 class AuditLog;
 struct Worker;
-struct HelloFrame;
-struct ReplyFrame;
-struct MessageFrame;
-struct SessionEvent;
 
 // A message from the computer for a call's caller, as a kMessage frame carried it.
 using MessageCallback = std::function<void(const ipc::MessageMeta&, std::string body)>;
@@ -155,10 +152,11 @@ class WorkerRegistry {
   std::optional<std::string> launch(Worker& worker, const std::string& segment,
                                     ipc::ChannelEnd& parent_end);
   void on_frame(const std::shared_ptr<Worker>& worker, ipc::Frame&& frame);
-  void on_hello(const std::shared_ptr<Worker>& worker, const HelloFrame& hello);
-  void on_event(const std::shared_ptr<Worker>& worker, SessionEvent&& event);
-  void on_reply(const std::shared_ptr<Worker>& worker, ReplyFrame&& reply);
-  void on_message(const std::shared_ptr<Worker>& worker, MessageFrame&& message);
+  void on_hello(const std::shared_ptr<Worker>& worker, const ipc::Hello& hello);
+  void on_event(const std::shared_ptr<Worker>& worker, const ipc::SessionEvent& event);
+  void write_event(const Worker& worker, const ipc::SessionEvent& event);
+  void on_reply(const std::shared_ptr<Worker>& worker, ipc::Reply&& reply);
+  void on_message(const std::shared_ptr<Worker>& worker, ipc::Message&& message);
   void expel(const std::shared_ptr<Worker>& worker, const std::string& reason);
   void stop(Worker& worker);
   void arm_backstop(const std::shared_ptr<Worker>& worker, std::uint64_t call_id);

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "supervisor/audit/audit_log.hpp"
+#include "ipc/supervisor_frames.hpp"
 #include "supervisor/workers/registry.hpp"
 #include "supervisor/workers/worker_record.hpp"
 
@@ -79,8 +80,7 @@ void WorkerRegistry::retire(const std::shared_ptr<Worker>& worker, bool revoke) 
   }
   worker->state = Worker::State::kRetiring;
   retiring_.push_back(worker);
-  worker->channel->send(
-      ipc::Frame{.type = revoke ? ipc::FrameType::kRevoke : ipc::FrameType::kShutdown});
+  worker->channel->send(revoke ? ipc::encode(ipc::Revoke{}) : ipc::encode(ipc::Shutdown{}));
 }
 
 bool WorkerRegistry::knows_secret(const Verifier& presented) const {
@@ -100,13 +100,11 @@ HandOver WorkerRegistry::hand_over(const Verifier& presented, base::UniqueFd& so
   ++worker.generation;
   worker.sessions[worker.generation] = SessionRecord{.peer = peer};
   forget_oldest_unattached(worker.sessions);
-  worker.channel->send(ipc::Frame{.type = ipc::FrameType::kAttach,
-                                  .meta = json{{"peer", peer},
-                                               {"generation", worker.generation},
-                                               {"max_inflight", worker.max_inflight}}
-                                              .dump(),
-                                  .body = std::move(upgrade_bytes),
-                                  .fd = std::move(socket)});
+  worker.channel->send(ipc::encode(ipc::Attach{.socket = std::move(socket),
+                                                .peer = peer,
+                                                .generation = worker.generation,
+                                                .max_inflight = worker.max_inflight,
+                                                .upgrade_bytes = std::move(upgrade_bytes)}));
   return HandOver::kDone;
 }
 

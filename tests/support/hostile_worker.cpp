@@ -29,6 +29,7 @@
 #include "ipc/channel.hpp"
 #include "ipc/frame.hpp"
 #include "ipc/messages.hpp"
+#include "ipc/supervisor_frames.hpp"
 #include "ipc/status_board.hpp"
 
 namespace {
@@ -54,8 +55,11 @@ std::string peek_configure_name() {
       bytes.resize(sizeof header + header.meta_size);
       continue;
     }
-    const auto meta = nlohmann::json::parse(bytes.begin() + sizeof header, bytes.end());
-    return meta.at("name").get<std::string>();
+    auto configure = sb::ipc::decode_supervisor_frame(
+        sb::ipc::Frame{.type = static_cast<FrameType>(header.type),
+                       .meta = std::string(bytes.begin() + sizeof header, bytes.end())});
+    if (!std::holds_alternative<sb::ipc::Configure>(configure)) std::exit(3);
+    return std::get<sb::ipc::Configure>(configure).computer;
   }
 }
 

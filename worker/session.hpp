@@ -1,0 +1,145 @@
+// Session: the ComputerSession of one attached computer (computer_session.hpp), its member
+// functions in two files by seam: the socket's life (upgrade, MCP handshake, writing,
+// liveness, close) in computer_session.cpp; calls, replies and the computer's own messages
+// in session_calls.cpp. Included by those two alone.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/websocket.hpp>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "base/asio_names.hpp"
+#include "shared/deadline_queue.hpp"
+#include "shared/log.hpp"
+#include "worker/computer_session.hpp"
+#include "worker/pending_calls.hpp"
+#include "worker/reply_scan.hpp"
+
+namespace sb::worker {
+
+using namespace sb::asio_names;
+using json = nlohmann::json;
+
+class Session final : public ComputerSession, public std::enable_shared_from_this<Session> {
+ public:
+  Session(net::io_context& io, tcp::socket socket, std::string upgrade_bytes,
+          SessionSettings settings, SessionHooks hooks)
+      : ws_(std::move(socket)),
+        upgrade_bytes_(std::move(upgrade_bytes)),
+        settings_(std::move(settings)),
+        hooks_(std::move(hooks)),
+        pending_(settings_.max_inflight),
+        tick_timer_(io),
+        flush_timer_(io),
+        deadlines_(io) {}
+
+  void begin(std::function<void(std::shared_ptr<ComputerSession>)> installed);
+  void forward(ForwardedCall forwarded) override;
+  void cancel(std::uint64_t call_id, const std::string& reason) override;
+  void delivered(std::uint64_t call_id) override;
+  void answer(std::uint64_t call_id, std::uint64_t key,
+              std::string_view response_without_id) override;
+  void close(std::uint16_t code) override { begin_close(code, /*send_frame=*/true); }
+  void reconfigure(const std::string& computer, bool sole_client) override;
+  bool live() const override { return phase_ == Phase::kHandshaking || phase_ == Phase::kReady; }
+  const SessionSettings& settings() const override { return settings_; }
+  ipc::ComputerStatus status() const override;
+
+ private:
+  enum class Phase { kUpgrading, kHandshaking, kReady, kClosing, kEnded };
+
+  // ---- lifecycle ----
+
+  void install();
+  void begin_close(std::uint16_t code, bool send_frame);
+  void drop_connection();
+  void finish(std::uint16_t code_if_unclosed);
+  void finish_unupgraded();
+  void fail_all_pending();
+  void end_early(std::uint64_t id, std::string_view reason);
+  void forget_routed(std::uint64_t pending_id);
+
+  // ---- reading ----
+
+  void read_next();
+  void on_read(beast::error_code error);
+  void handle_message(std::string_view text);
+  void refuse_frame();
+  void drop_stray_reply();
+  void handle_notification(const std::string& method, const json& message);
+  void relay_progress(json message);
+  void drop_message(std::string_view method);
+  void handle_response(const ScannedMessage& scanned, std::string_view text);
+  void handle_request_from_computer(const ScannedMessage& scanned, std::string_view text,
+                                    const json& message);
+
+  // ---- the MCP handshake (docs/protocol.md, "Handshake") ----
+
+  void send_handshake();
+  void on_handshake_reply(const json& reply);
+
+  // ---- deadlines ----
+
+  void arm_deadline(std::uint64_t id, std::chrono::milliseconds timeout);
+  void restart_deadline(PendingCall& call);
+  void on_deadline(std::uint64_t id);
+  void reply_status(std::uint64_t call_id, ipc::CallStatus status);
+
+  // ---- writing ----
+
+  void enqueue(std::string text, bool droppable);
+  void enqueue_ping();
+  void write_next();
+
+  // ---- liveness (docs/protocol.md, "Liveness") ----
+
+  void schedule_tick();
+  void on_tick();
+
+  struct Outgoing {
+    std::string text;
+    bool ping = false;
+  };
+
+  struct RoutedRequest {
+    std::uint64_t pending_id = 0;  // the call it was routed to
+    std::string original_id;       // the computer's id, as JSON text
+  };
+
+  websocket::stream<tcp::socket> ws_;
+  std::string upgrade_bytes_;
+  SessionSettings settings_;
+  SessionHooks hooks_;
+  Phase phase_ = Phase::kUpgrading;
+  PendingCalls pending_;
+  beast::flat_buffer read_buffer_;
+  std::deque<Outgoing> outbox_;
+  bool writing_ = false;
+  net::steady_timer tick_timer_;
+  net::steady_timer flush_timer_;
+  DeadlineQueue deadlines_;  // of the calls in pending_, on one timer
+  int silent_ticks_ = 0;
+  std::optional<std::uint16_t> close_code_;
+  std::chrono::steady_clock::time_point attached_at_{};
+  std::int64_t attached_at_ms_ = 0;
+  std::string server_json_ = "null";
+  bool offers_logging_ = false;
+  std::map<std::uint64_t, RoutedRequest> routed_;  // by key
+  std::uint64_t next_route_key_ = 1;
+  LogThrottle refused_frames_;
+  LogThrottle dropped_messages_;
+  LogThrottle stray_replies_;
+};
+
+}  // namespace sb::worker

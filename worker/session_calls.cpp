@@ -1,0 +1,250 @@
+// Session's calls and replies (session.hpp): forwarding a caller's request with its id and
+// progress token rewritten, deadlines and cancellation, the computer's replies, and the
+// requests and notifications it sends on its own.
+#include <algorithm>
+#include <utility>
+
+#include "shared/jsonrpc.hpp"
+#include "worker/session.hpp"
+
+namespace sb::worker {
+namespace {
+
+// Requests from the computer waiting for their caller's answer; past this the computer is
+// answered -32601 at once. A tool asks a question or two, not hundreds.
+constexpr std::size_t kMaxRoutedRequests = 16;
+
+// Puts `token` (unique on this socket) in place of the caller's params._meta.progressToken
+// and returns the caller's token as JSON text, or "" when the call has none. Only a call
+// that mentions a token at all pays for a parse.
+std::string take_progress_token(std::string& params_json, std::uint64_t token) {
+  if (params_json.find("progressToken") == std::string::npos) return {};
+  json params = json::parse(params_json, nullptr, /*allow_exceptions=*/false);
+  if (!params.is_object()) return {};
+  const auto meta = params.find("_meta");
+  if (meta == params.end() || !meta->is_object()) return {};
+  const auto found = meta->find("progressToken");
+  if (found == meta->end() || !(found->is_string() || found->is_number_integer())) return {};
+  std::string callers = found->dump();
+  *found = token;
+  params_json = params.dump();
+  return callers;
+}
+
+}  // namespace
+
+void Session::forward(ForwardedCall forwarded) {
+  const std::uint64_t call_id = forwarded.call_id;
+  if (phase_ != Phase::kReady) return reply_status(call_id, ipc::CallStatus::kNotAttached);
+  PendingCall call{.call_id = call_id,
+                   .caller = std::move(forwarded.caller),
+                   .stream = forwarded.stream,
+                   .timeout = forwarded.timeout,
+                   .last_moment = std::chrono::steady_clock::now() + forwarded.max_total};
+  const auto id = pending_.add(std::move(call), forwarded.caller_cap);
+  if (!id) return reply_status(call_id, ipc::CallStatus::kOverloaded);
+  PendingCall& pending = *pending_.find(*id);
+  std::string params = std::move(forwarded.params_json);
+  pending.progress_token = take_progress_token(params, *id);
+  arm_deadline(*id, forwarded.timeout);
+  std::string frame = R"({"id":)" + std::to_string(*id) + R"(,"jsonrpc":"2.0","method":)" +
+                      json(forwarded.method).dump() + R"(,"params":)" + params + "}";
+  enqueue(std::move(frame), /*droppable=*/false);
+  hooks_.status_changed();
+}
+
+void Session::cancel(std::uint64_t call_id, const std::string& reason) {
+  const auto id = pending_.find_by_call_id(call_id);
+  if (!id) return;
+  end_early(*id, reason);  // its late reply will find no entry and be dropped
+}
+
+void Session::delivered(std::uint64_t call_id) {
+  pending_.delivered(call_id);
+  hooks_.status_changed();
+}
+
+void Session::answer(std::uint64_t call_id, std::uint64_t key,
+                     std::string_view response_without_id) {
+  const auto found = routed_.find(key);
+  if (found == routed_.end()) return;
+  const PendingCall* call = pending_.find(found->second.pending_id);
+  if (!call || call->call_id != call_id) return;
+  // The supervisor sends {"jsonrpc":"2.0","result"|"error":...}: the id goes in front.
+  if (response_without_id.size() < 3 || response_without_id.front() != '{') return;
+  std::string frame =
+      R"({"id":)" + found->second.original_id + "," + std::string(response_without_id.substr(1));
+  routed_.erase(found);
+  enqueue(std::move(frame), /*droppable=*/false);
+}
+
+void Session::fail_all_pending() {
+  routed_.clear();
+  for (auto& call : pending_.take_all()) {
+    if (!call.handshake) reply_status(call.call_id, ipc::CallStatus::kDisconnected);
+  }
+}
+
+// A call ends before its reply: its share is free now, and the computer is told to stop
+// working on it (docs/protocol.md, "Cancellation").
+void Session::end_early(std::uint64_t id, std::string_view reason) {
+  auto call = pending_.take(id);
+  if (!call) return;
+  forget_routed(id);
+  hooks_.status_changed();
+  const json notification{{"jsonrpc", "2.0"},
+                          {"method", "notifications/cancelled"},
+                          {"params", {{"requestId", id}, {"reason", reason}}}};
+  enqueue(notification.dump(), /*droppable=*/true);
+}
+
+void Session::forget_routed(std::uint64_t pending_id) {
+  std::erase_if(routed_, [&](const auto& entry) { return entry.second.pending_id == pending_id; });
+}
+
+void Session::handle_message(std::string_view text) {
+  const auto scanned = scan_message(text, jsonrpc::kMaxNesting);
+  if (!scanned) return refuse_frame();
+  if (scanned->is_response) return handle_response(*scanned, text);
+  // Requests and notifications from the computer are rare and small, so the tree is built
+  // after all.
+  const json message = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  const auto method = message.find("method");
+  if (method == message.end() || !method->is_string()) return refuse_frame();
+  if (scanned->has_id) return handle_request_from_computer(*scanned, text, message);
+  handle_notification(method->get_ref<const std::string&>(), message);
+}
+
+// Two messages in one frame, a bare array, a scalar: refused, and the calls it might
+// have answered keep waiting for a proper reply.
+void Session::refuse_frame() {
+  if (const auto count = refused_frames_.due()) {
+    log_warn("computer sent a frame that is not exactly one JSON-RPC message; refused",
+             {{"computer", settings_.computer}, {"count", std::to_string(*count)}});
+  }
+}
+
+// A reply no call waits for: late (its call timed out or was cancelled), repeated, or
+// for an id the switchboard never sent. Dropped, and counted in the log.
+void Session::drop_stray_reply() {
+  if (const auto count = stray_replies_.due()) {
+    log_warn("computer sent a reply no call waits for (late, repeated or unknown id); dropped",
+             {{"computer", settings_.computer}, {"count", std::to_string(*count)}});
+  }
+}
+
+void Session::handle_notification(const std::string& method, const json& message) {
+  if (method == "notifications/progress") return relay_progress(message);
+  // A task's owner is known to the supervisor alone; call id 0 names no call.
+  if (method == "notifications/tasks/status") {
+    return hooks_.message(0, ipc::MessageMeta{ipc::MessageKind::kNotification}, message.dump());
+  }
+  // No token or id names a caller: only when one client can reach the computer at all
+  // may such a message go to a caller, its newest call's.
+  const auto newest = pending_.newest_call();
+  const PendingCall* call = newest ? pending_.find(*newest) : nullptr;
+  if (!settings_.sole_client || !call || !call->stream) return drop_message(method);
+  hooks_.message(call->call_id, ipc::MessageMeta{ipc::MessageKind::kNotification}, message.dump());
+}
+
+void Session::relay_progress(json message) {
+  const auto params = message.find("params");
+  if (params == message.end() || !params->is_object())
+    return drop_message("notifications/progress");
+  const auto token = params->find("progressToken");
+  PendingCall* call = nullptr;
+  if (token != params->end() && token->is_number_unsigned()) {
+    const auto id = token->get<std::uint64_t>();
+    call = pending_.find(id);
+    if (call && !call->progress_token.empty()) restart_deadline(*call);
+  }
+  if (!call || call->progress_token.empty()) return drop_message("notifications/progress");
+  // Sent even when the caller cannot take it: the supervisor's backstop restarts too.
+  *token = json::parse(call->progress_token);
+  hooks_.message(call->call_id, ipc::MessageMeta{ipc::MessageKind::kProgress}, message.dump());
+}
+
+void Session::drop_message(std::string_view method) {
+  if (hooks_.message_dropped) hooks_.message_dropped();
+  if (const auto count = dropped_messages_.due()) {
+    log_info("dropped messages from the computer that no caller could take",
+             {{"computer", settings_.computer},
+              {"method", std::string(method)},
+              {"count", std::to_string(*count)}});
+  }
+}
+
+void Session::handle_response(const ScannedMessage& scanned, std::string_view text) {
+  auto call = scanned.id ? pending_.take(*scanned.id) : std::nullopt;
+  if (!call) return drop_stray_reply();
+  forget_routed(*scanned.id);
+  hooks_.status_changed();
+  if (call->handshake) return on_handshake_reply(json::parse(text, nullptr, false));
+  ipc::CallOutcome outcome{ipc::CallStatus::kReplied, text.size(), scanned.kind,
+                           scanned.error_code};
+  // The reply may wait in the supervisor for a slow caller: until it has left, the call
+  // keeps its place, so that max_inflight bounds replies held as well as calls running.
+  pending_.hold_until_delivered(call->call_id, call->caller);
+  hooks_.reply(call->call_id, outcome, without_id(text, scanned));
+}
+
+// A request goes to a caller only when its owner is certain: a server asks while it
+// serves a request, so with exactly one call in flight it is that call's.
+void Session::handle_request_from_computer(const ScannedMessage& scanned, std::string_view text,
+                                           const json& message) {
+  const json& id = message.at("id");
+  if (message.at("method") == "ping") {
+    return enqueue(jsonrpc::result_response(id, json::object()).dump(), /*droppable=*/true);
+  }
+  const auto only = pending_.only_call();
+  const PendingCall* call = only ? pending_.find(*only) : nullptr;
+  if (!call || !call->stream || routed_.size() >= kMaxRoutedRequests) {
+    const auto refusal =
+        jsonrpc::error_response(id, jsonrpc::kMethodNotFound, "no caller can answer this request");
+    return enqueue(refusal.dump(), /*droppable=*/true);
+  }
+  const std::uint64_t key = next_route_key_++;
+  routed_.emplace(key, RoutedRequest{*only, id.dump()});
+  hooks_.message(call->call_id, ipc::MessageMeta{ipc::MessageKind::kRequest, key},
+                 without_id(text, scanned));
+}
+
+void Session::arm_deadline(std::uint64_t id, std::chrono::milliseconds timeout) {
+  PendingCall* call = pending_.find(id);
+  const auto first = call->handshake
+                         ? std::chrono::steady_clock::now() + timeout
+                         : std::min(std::chrono::steady_clock::now() + timeout, call->last_moment);
+  // The deadline lives in the table: taking the entry withdraws it.
+  call->deadline = deadlines_.add(first, [weak = weak_from_this(), id] {
+    if (const auto self = weak.lock()) self->on_deadline(id);
+  });
+}
+
+// Progress shows the computer is still at work: the call gets its whole timeout again,
+// but never past the moment its max_total allows.
+void Session::restart_deadline(PendingCall& call) {
+  call.deadline.move_to(
+      std::min(std::chrono::steady_clock::now() + call.timeout, call.last_moment));
+}
+
+void Session::on_deadline(std::uint64_t id) {
+  PendingCall* call = pending_.find(id);
+  if (!call) return;
+  if (call->handshake) {
+    pending_.take(id);
+    hooks_.status_changed();
+    if (phase_ == Phase::kClosing || phase_ == Phase::kEnded) return;
+    log_warn("initialize toward the computer failed",
+             {{"peer", settings_.peer}, {"error", "no answer within 15 s"}});
+    return close(close_code::kHandshakeFailed);
+  }
+  const std::uint64_t call_id = call->call_id;
+  end_early(id, "timed out");
+  reply_status(call_id, ipc::CallStatus::kTimeout);
+}
+
+void Session::reply_status(std::uint64_t call_id, ipc::CallStatus status) {
+  hooks_.reply(call_id, ipc::CallOutcome{status, 0}, std::string());
+}
+
+}  // namespace sb::worker
