@@ -15,14 +15,15 @@ constexpr std::string_view kHangUpProbe = "HTTP/1.1 100 Continue\r\n\r\n";
 void HangUpWatch::start(std::function<void()> hung_up) {
   hung_up_ = std::move(hung_up);
   ++round_;
-  streaming_ = false;
   wait_readable();
 }
 
 void HangUpWatch::stop() {
   ++round_;
   hung_up_ = nullptr;
-  if (waits_ == 0 || streaming_) return;
+  const bool cancel = waits_ > 0 && !streaming_;
+  streaming_ = false;
+  if (!cancel) return;
   boost::system::error_code ignored;
   wire_.stream.socket().cancel(ignored);
 }

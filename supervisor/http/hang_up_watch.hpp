@@ -19,8 +19,8 @@ class HangUpWatch {
 
   // Watches until stop(); `hung_up` runs at most once, when the caller is gone.
   void start(std::function<void()> hung_up);
-  // From now on the response is an event stream, whose own writes find a caller that is
-  // gone: end of stream is no longer probed.
+  // From now on (until stop) the response is an event stream, whose own writes find a
+  // caller that is gone: end of stream is no longer probed. It may come before start().
   void streaming() { streaming_ = true; }
   // The response is here. A wait still under way is cancelled unless a stream is being
   // written (a cancel would cut its writes too); then it ends by itself.
