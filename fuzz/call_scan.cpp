@@ -1,5 +1,5 @@
 // Fuzz target: the supervisor's reading of a plain tools/call without a JSON tree
-// (supervisor/call_scan.hpp).
+// (supervisor/mcp/call_scan.hpp).
 //
 // Input: a request body, as a caller sent it.
 //

@@ -238,7 +238,7 @@ void deliver(Supervisor& supervisor, std::string_view rest) {
   supervisor.session->delivered(*call_id);
 }
 
-// As the supervisor builds it (northbound_mcp.cpp): jsonrpc and result or error, dumped.
+// As the supervisor builds it (supervisor/mcp/forward.cpp): jsonrpc and result or error, dumped.
 void answer(Supervisor& supervisor, std::string_view rest) {
   const auto [call_id, key] =
       supervisor.routed.value_or(std::pair<std::uint64_t, std::uint64_t>{1, 1});
@@ -337,8 +337,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         .message = [&](std::uint64_t call_id, const sb::ipc::MessageMeta& meta,
                        std::string body) { supervisor.on_message(call_id, meta, body); },
         .audit =
-            [&](json event) {
-              if (event.value("event", "") == "vm_detach") ++supervisor.detach_lines;
+            [&](const sb::ipc::SessionEvent& event) {
+              if (std::holds_alternative<sb::ipc::DetachEvent>(event)) ++supervisor.detach_lines;
             },
         .status_changed = [&] { supervisor.check_status(); },
         .ended = [&] { ++supervisor.ended; },

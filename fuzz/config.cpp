@@ -1,5 +1,5 @@
-// Fuzz target: the config loader (shared/config.hpp), which reads a file an operator edits by
-// hand and `switchboard check` reads before anything else.
+// Fuzz target: the config loader (supervisor/config/config.hpp), which reads a file an operator
+// edits by hand and `switchboard check` reads before anything else.
 //
 // Input: the file's text. The loader must either return a Config that keeps the rules it
 // enforces, or throw ConfigError with a message; any other exception, a crash or a hang is a

@@ -1,5 +1,5 @@
 // Fuzz target: one HTTP connection's bytes, read as the supervisor's listener reads them
-// (supervisor/request_reader.hpp): the head first, refuse_head on it, then the body, every
+// (supervisor/http/request_reader.hpp): the head first, refuse_head on it, then the body, every
 // failure mapped through status_for_read_error, and pipelined requests after a complete one.
 //
 // Input: one control byte, then the bytes the client sends.

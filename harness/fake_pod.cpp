@@ -70,9 +70,9 @@ struct FakePod::Impl {
 
   mutable std::mutex mutex;
   mutable std::condition_variable changed;
-  std::deque<int> refusals;                                  // guarded
-  std::vector<PodDial> dials;                                // guarded
-  std::size_t tls_failures = 0;                              // guarded
+  std::deque<int> refusals;                              // guarded
+  std::vector<PodDial> dials;                            // guarded
+  std::size_t tls_failures = 0;                          // guarded
   std::vector<std::shared_ptr<Socket>> sessions;         // guarded
   std::vector<std::shared_ptr<Socket>> silent_sessions;  // I/O thread only
 

@@ -70,7 +70,7 @@ sb::base::UniqueFd open_output(const std::optional<fs::path>& path) {
 
 }  // namespace
 
-// With the project's own spawn helper (ipc/spawn.hpp): nothing of this process (callers'
+// With the project's own spawn helper (base/spawn.hpp): nothing of this process (callers'
 // sockets, fake computers' sockets) leaks into a child, where a copy would keep a
 // connection open after the test closes it.
 pid_t start_process(const std::vector<std::string>& argv, const std::optional<fs::path>& out,

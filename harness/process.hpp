@@ -81,7 +81,7 @@ class ScopedEnv {
   std::optional<std::string> previous_;
 };
 
-// Shortened product timers for the supervisor and its workers (ipc/timings.hpp), e.g.
+// Shortened product timers for the supervisor and its workers (shared/timings.hpp), e.g.
 // TestTimings("handshake=1500"): what takes a minute for real, tested in seconds.
 class TestTimings : public ScopedEnv {
  public:

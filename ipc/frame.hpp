@@ -42,7 +42,7 @@ enum class FrameType : std::uint16_t {
 struct Frame {
   FrameType type{};
   std::uint64_t call_id = 0;
-  std::string meta;   // JSON text, a binary meta of ipc/messages.hpp, or empty
+  std::string meta;   // as its type's codec writes it, or empty
   std::string body;   // raw bytes
   base::UniqueFd fd;  // passed with SCM_RIGHTS when valid
   // Instead of `body`, for a large body handed over before it has all arrived

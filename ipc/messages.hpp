@@ -1,12 +1,12 @@
-// What the frames between supervisor and worker mean, beyond their type: the metas of the
-// frames every call makes (kCall, kReply, kMessage), shared by the side that writes them
-// and the side that reads them.
+// The metas of the frames every call makes (kCall, kReply, kMessage): what a call asks,
+// how it ended, and what a message during it is, shared by the side that writes them and
+// the side that reads them (the frames themselves: supervisor_frames.hpp,
+// worker_frames.hpp).
 //
-// These metas are binary, in host byte order like the wire header (both ends are on one
-// machine): fixed-width fields and length-prefixed text, decoded strictly (every byte
+// Binary, as every meta but kHello's (meta_codec.hpp), decoded strictly (every byte
 // accounted for, every enum and flag in range), because the supervisor reads a worker's
 // kReply and kMessage as the less trusted side's words (docs/architecture.md, "The
-// channel"). The rarer frames keep JSON metas (ipc/frame.hpp).
+// channel").
 #pragma once
 
 #include <chrono>

@@ -52,8 +52,7 @@ template <typename Event>
 json fields_of(const Event& event) {
   json fields = json::object();
   for (const auto& field : shape_of<Event>().fields) {
-    std::visit([&](auto member) { fields[std::string(field.name)] = event.*member; },
-               field.member);
+    std::visit([&](auto member) { fields[std::string(field.name)] = event.*member; }, field.member);
   }
   return fields;
 }

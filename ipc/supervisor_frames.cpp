@@ -33,8 +33,8 @@ SupervisorFrame decode_configure(const Frame& frame) {
   if (!in.complete() || !framed_as(frame, false, false) || !max_inflight || !sole_client ||
       !handshake || !ping_interval || !heartbeat)
     return malformed(frame.type);
-  return Configure{std::string(computer), *max_inflight, *sole_client,
-                   *handshake,            *ping_interval, *heartbeat};
+  return Configure{std::string(computer), *max_inflight, *sole_client, *handshake,
+                   *ping_interval,        *heartbeat};
 }
 
 SupervisorFrame decode_attach(Frame&& frame) {

@@ -66,8 +66,8 @@ struct Delivered {
 struct Revoke {};    // close the computer with 4003 and exit
 struct Shutdown {};  // close the computer with 1001 and exit
 
-using SupervisorFrame = std::variant<Configure, Attach, Call, Cancel, Answer, Delivered, Revoke,
-                                     Shutdown, Malformed>;
+using SupervisorFrame =
+    std::variant<Configure, Attach, Call, Cancel, Answer, Delivered, Revoke, Shutdown, Malformed>;
 
 Frame encode(const Configure& configure);
 Frame encode(Attach attach);

@@ -44,7 +44,8 @@ WorkerFrame decode_message(Frame&& frame) {
 }
 
 WorkerFrame decode_event(const Frame& frame) {
-  if (!frame.meta.empty() || frame.call_id != 0) return Malformed{"an event with a meta or call id"};
+  if (!frame.meta.empty() || frame.call_id != 0)
+    return Malformed{"an event with a meta or call id"};
   std::string reason;
   auto event = decode_event_body(frame.body, reason);
   if (!event) return Malformed{std::move(reason)};

@@ -1,7 +1,7 @@
 // Reading JSON text without building a tree: a cursor that validates as it goes (RFC 8259,
 // UTF-8, containers nested at most `max_nesting` deep) and lets its user pick out the few
 // members it needs as it passes them. The project's one scanner: a computer's replies
-// (worker/reply_scan.hpp) and a caller's plain tools/call (supervisor/call_scan.hpp) are
+// (worker/reply_scan.hpp) and a caller's plain tools/call (supervisor/mcp/call_scan.hpp) are
 // read with it; everything else goes through nlohmann::json.
 #pragma once
 

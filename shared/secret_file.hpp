@@ -1,6 +1,6 @@
 // A secret a dialer presents (a [[pty_attach]] block's grant, switchboard-connect's
 // computer secret): read from its file before every dial, and fit to be sent in a header
-// (docs/protocol.md, "Pod sessions", "Daemons").
+// (docs/protocol.md, "Pod sockets", "Daemons").
 #pragma once
 
 #include <filesystem>

@@ -212,7 +212,7 @@ class Supervisor {
     http_.stop();
     control_.stop();
     if (metrics_server_) metrics_server_->stop();
-    // Pod sockets are dropped, not closed (docs/protocol.md, "Pod sessions"); their requests in
+    // Pod sockets are dropped, not closed (docs/protocol.md, "Pod sockets"); their requests in
     // progress are abandoned while the workers can still take the cancellations.
     pods_.stop();
     workers_.shutdown([this] {

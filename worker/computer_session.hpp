@@ -29,7 +29,7 @@ struct SessionSettings {
   // Exactly one client can reach this computer, so notifications that name no call may go
   // to that client's newest call (docs/protocol.md, "Requests from the computer").
   bool sole_client = false;
-  // The product's values unless the tests shortened them (ipc/timings.hpp).
+  // The product's values unless the tests shortened them (shared/timings.hpp).
   std::chrono::milliseconds handshake_timeout = Timings{}.handshake;
   std::chrono::milliseconds ping_interval = Timings{}.ping_interval;
 };

@@ -29,8 +29,8 @@ void WorkerApp::start() {
                     // The supervisor is gone: nobody can use this computer any more.
                     leave(close_code::kGoingAway);
                   });
-  channel_->send(ipc::encode(
-      ipc::Hello{.pid = pid_, .protocol = ipc::kProtocolVersion, .build = std::string(ipc::build_id())}));
+  channel_->send(ipc::encode(ipc::Hello{
+      .pid = pid_, .protocol = ipc::kProtocolVersion, .build = std::string(ipc::build_id())}));
   termination_signals_.async_wait([this](const boost::system::error_code& error, int) {
     if (!error) leave(close_code::kGoingAway);
   });

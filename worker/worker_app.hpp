@@ -10,8 +10,8 @@
 
 #include "ipc/channel.hpp"
 #include "ipc/session_events.hpp"
-#include "ipc/supervisor_frames.hpp"
 #include "ipc/status_board.hpp"
+#include "ipc/supervisor_frames.hpp"
 #include "shared/timings.hpp"
 #include "worker/computer_session.hpp"
 

@@ -39,7 +39,7 @@ std::string endpoint_text(const tcp::endpoint& endpoint) {
   return address.to_string() + ":" + std::to_string(endpoint.port());
 }
 
-std::optional<std::string_view> header(const AttachRequest& request, std::string_view name) {
+std::optional<std::string_view> header(const Request& request, std::string_view name) {
   const auto found = request.find(name);
   if (found == request.end()) return std::nullopt;
   return std::string_view(found->value().data(), found->value().size());

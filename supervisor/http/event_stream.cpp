@@ -57,6 +57,7 @@ void EventStream::finish(HttpResponse response) {
     if (arrival_->body->failed()) return end(false);
     if (!writing_) queue_arriving_part();
   });
+  if (arrival_->body->failed()) return end(false);
   queue_arriving_part();
 }
 

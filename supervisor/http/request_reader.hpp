@@ -12,6 +12,7 @@
 
 namespace sb::supervisor {
 
+using Request = boost::beast::http::request<boost::beast::http::string_body>;
 using RequestParser = boost::beast::http::request_parser<boost::beast::http::string_body>;
 
 struct RequestLimits {

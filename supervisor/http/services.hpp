@@ -7,7 +7,7 @@
 
 #include "supervisor/bounds/reply_budget.hpp"
 #include "supervisor/config/config.hpp"
-#include "supervisor/http/attach_session.hpp"
+#include "supervisor/http/attach_hand_over.hpp"
 #include "supervisor/http/types.hpp"
 #include "supervisor/metrics/metrics.hpp"
 

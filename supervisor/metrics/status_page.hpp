@@ -1,5 +1,5 @@
-// The status page (docs/metrics.md, "Status page"): supervisor/status_page.html, built into
-// the binary by CMake (status_page.cpp.in), served by the metrics listener.
+// The status page (docs/metrics.md, "Status page"): supervisor/metrics/status_page.html, built
+// into the binary by CMake (status_page.cpp.in), served by the metrics listener.
 #pragma once
 
 #include <string_view>

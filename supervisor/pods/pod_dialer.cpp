@@ -207,7 +207,7 @@ class PodDialers::Dialer final : public SocketOwner,
       if (tls_error) co_return fail(tls_failure(handle, target.host_header, tls_error));
     }
     // The WebSocket stream keeps its own handshake timeout; liveness is ours
-    // (docs/protocol.md, "Pod sessions").
+    // (docs/protocol.md, "Pod sockets").
     lowest.expires_never();
     ws.set_option(websocket::stream_base::timeout{timings_.handshake_timeout,
                                                   websocket::stream_base::none(), false});

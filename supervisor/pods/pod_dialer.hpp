@@ -1,8 +1,8 @@
-// The [[pty_attach]] dialers (docs/protocol.md, "Pod sessions"): the switchboard dials an
+// The [[pty_attach]] dialers (docs/protocol.md, "Pod sockets"): the switchboard dials an
 // openab-pty pod's tools socket, and then answers the pod as an MCP server, lending it one
 // computer under the attach's policy through the same handle_mcp() that serves HTTP
 // callers. One dialer per block present at start; each redials or stops by the rules of
-// pty_redial_policy.hpp.
+// redial_policy.hpp.
 //
 // The policy (computer, tools, max_inflight) is looked up by attach name in the
 // supervisor's current config on every pod request, so a reload changes it under a live
@@ -13,7 +13,7 @@
 // The dial loop is here; its parts have files of their own: the secret file
 // (shared/secret_file.hpp), TLS (shared/tls_client.hpp: the system store, SSL_CERT_FILE and
 // SSL_CERT_DIR override it, with SNI and host name checks), and one upgraded socket
-// (pod_session.hpp).
+// (pod_socket.hpp).
 // The URL was parsed by the config loader (shared/dial_target.hpp). Beast stays out of
 // this header.
 #pragma once

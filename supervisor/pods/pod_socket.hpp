@@ -1,4 +1,4 @@
-// One upgraded openab-pty pod socket (docs/protocol.md, "Pod sessions"): the pod's
+// One upgraded openab-pty pod socket (docs/protocol.md, "Pod sockets"): the pod's
 // requests served through northbound MCP, the 64-permit ceiling, the outbound queue and
 // the keepalive (Socket), and the WebSocket I/O over plain TCP or TLS (SocketOver).
 // Included by the dialer alone (pod_dialer.cpp), which dials and owns each socket.
@@ -36,7 +36,7 @@ using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 // The most a pod may have in progress on one socket; past it a request with an id is
-// answered -32002 and not processed (docs/protocol.md, "Pod sessions").
+// answered -32002 and not processed (docs/protocol.md, "Pod sockets").
 inline constexpr int kMaxConcurrentPodRequests = 64;
 inline constexpr std::size_t kMaxInboundBytes = 4 * 1024 * 1024;  // one message from the pod
 inline constexpr std::size_t kOutboundQueue = 64;                 // messages waiting to be sent

@@ -9,7 +9,7 @@
 
 namespace sb::supervisor {
 
-// Every duration a dialer uses. The defaults are those of docs/protocol.md ("Pod sessions",
+// Every duration a dialer uses. The defaults are those of docs/protocol.md ("Pod sockets",
 // "Pod redial") and are what `serve` uses; tests pass shorter ones.
 struct PodTimings {
   std::chrono::milliseconds first_backoff{1'000};

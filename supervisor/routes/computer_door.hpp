@@ -7,7 +7,7 @@
 #include <string>
 
 #include "base/unique_fd.hpp"
-#include "supervisor/http/attach_session.hpp"
+#include "supervisor/http/attach_hand_over.hpp"
 #include "supervisor/routes/state.hpp"
 
 namespace sb::supervisor {

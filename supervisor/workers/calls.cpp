@@ -1,5 +1,5 @@
 // The registry's calls: forwarding with a backstop deadline, cancel, answers to a
-// computer's requests, and the replies and messages that come back (worker_registry.hpp).
+// computer's requests, and the replies and messages that come back (registry.hpp).
 #include <nlohmann/json.hpp>
 
 #include "ipc/supervisor_frames.hpp"
@@ -46,12 +46,13 @@ std::uint64_t WorkerRegistry::forward(std::string_view computer, CallRequest req
 
 // A stalled worker costs its own callers a timeout and nobody else anything. The backstop
 // fires a grace period after the worker's own deadline would have.
-void WorkerRegistry::arm_backstop(const std::shared_ptr<Worker>& worker, std::uint64_t call_id) {
+void WorkerRegistry::arm_backstop(const std::shared_ptr<WorkerRecord>& worker,
+                                  std::uint64_t call_id) {
   InFlightCall& call = worker->in_flight.at(call_id);
   const auto at =
       std::min(std::chrono::steady_clock::now() + call.timeout, call.last_moment) + kBackstopGrace;
   if (call.backstop.pending()) return call.backstop.move_to(at);
-  call.backstop = backstops_.add(at, [weak = std::weak_ptr<Worker>(worker), call_id] {
+  call.backstop = backstops_.add(at, [weak = std::weak_ptr<WorkerRecord>(worker), call_id] {
     const auto alive = weak.lock();
     if (!alive) return;
     const auto found = alive->in_flight.find(call_id);
@@ -65,7 +66,7 @@ void WorkerRegistry::arm_backstop(const std::shared_ptr<Worker>& worker, std::ui
   });
 }
 
-std::shared_ptr<Worker> WorkerRegistry::owner_of(std::uint64_t call_id) const {
+std::shared_ptr<WorkerRecord> WorkerRegistry::owner_of(std::uint64_t call_id) const {
   for (const auto* list : {&workers_, &retiring_}) {
     for (const auto& worker : *list) {
       if (worker->in_flight.contains(call_id)) return worker;
@@ -104,6 +105,10 @@ void WorkerRegistry::answer(std::uint64_t call_id, std::uint64_t key,
 // go of it; a worker that is gone by then needs telling nothing. The notice rides with the
 // next frame to the worker when one follows soon (docs/architecture.md, "The channel").
 struct DeliveryNotice {
+  DeliveryNotice(std::weak_ptr<ipc::Channel> channel, std::uint64_t call_id)
+      : channel(std::move(channel)), call_id(call_id) {}
+  DeliveryNotice(const DeliveryNotice&) = delete;
+  DeliveryNotice& operator=(const DeliveryNotice&) = delete;
   std::weak_ptr<ipc::Channel> channel;
   std::uint64_t call_id = 0;
   ~DeliveryNotice() {
@@ -112,7 +117,7 @@ struct DeliveryNotice {
   }
 };
 
-void WorkerRegistry::on_reply(const std::shared_ptr<Worker>& worker, ipc::Reply&& reply) {
+void WorkerRegistry::on_reply(const std::shared_ptr<WorkerRecord>& worker, ipc::Reply&& reply) {
   if (reply.call_id >= next_call_id_) return expel(worker, "replied to a call never made");
   auto slot = std::make_shared<DeliveryNotice>(worker->channel, reply.call_id);
   const auto found = worker->in_flight.find(reply.call_id);
@@ -124,7 +129,8 @@ void WorkerRegistry::on_reply(const std::shared_ptr<Worker>& worker, ipc::Reply&
                   std::move(reply.arriving), outcome.kind, outcome.error_code, std::move(slot)});
 }
 
-void WorkerRegistry::on_message(const std::shared_ptr<Worker>& worker, ipc::Message&& message) {
+void WorkerRegistry::on_message(const std::shared_ptr<WorkerRecord>& worker,
+                                ipc::Message&& message) {
   if (message.call_id >= next_call_id_)
     return expel(worker, "sent a message for a call never made");
   if (message.call_id == 0) {
@@ -139,7 +145,7 @@ void WorkerRegistry::on_message(const std::shared_ptr<Worker>& worker, ipc::Mess
   if (found->second.on_message) found->second.on_message(message.meta, std::move(message.body));
 }
 
-void WorkerRegistry::fail_in_flight(Worker& worker, ipc::CallStatus status) {
+void WorkerRegistry::fail_in_flight(WorkerRecord& worker, ipc::CallStatus status) {
   auto calls = std::move(worker.in_flight);
   worker.in_flight.clear();
   for (auto& [id, call] : calls) call.done(CallResult{status, 0, {}});

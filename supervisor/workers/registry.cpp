@@ -1,5 +1,5 @@
 // The registry's process side: spawning workers, checking every frame they send, their
-// exits and stalls, respawn with backoff, and shutdown (worker_registry.hpp).
+// exits and stalls, respawn with backoff, and shutdown (registry.hpp).
 #include "supervisor/workers/registry.hpp"
 
 #include <fcntl.h>
@@ -15,10 +15,10 @@
 #include <stdexcept>
 #include <thread>
 
-#include "shared/log.hpp"
-#include "supervisor/audit/audit_log.hpp"
 #include "ipc/supervisor_frames.hpp"
 #include "ipc/worker_frames.hpp"
+#include "shared/log.hpp"
+#include "supervisor/audit/audit_log.hpp"
 #include "supervisor/workers/worker_record.hpp"
 
 namespace sb::supervisor {
@@ -61,7 +61,7 @@ std::string close_code_label(std::uint64_t code) {
 // way, that reply's caller (docs/architecture.md, "Large replies"). A frame is written in
 // one go and read at once, so one still unfinished after the stall limit is not a slow
 // worker's: it gets as long as a silent worker, no longer.
-bool left_frame_unfinished(Worker& worker, std::chrono::milliseconds limit) {
+bool left_frame_unfinished(WorkerRecord& worker, std::chrono::milliseconds limit) {
   const ipc::Channel& channel = *worker.channel;
   const auto now = std::chrono::steady_clock::now();
   if (!channel.inside_frame() || channel.frames_started() != worker.unfinished_frame) {
@@ -97,7 +97,7 @@ void WorkerRegistry::start(const std::vector<config::Computer>& computers,
                            std::function<void()> all_up) {
   all_up_ = std::move(all_up);
   for (const auto& computer : computers) {
-    workers_.push_back(make_worker(computer));
+    workers_.push_back(make_worker_record(computer));
     queued_.push_back(workers_.back());
   }
   start_queued();
@@ -119,7 +119,7 @@ void WorkerRegistry::start_queued() {
     while (!queued_.empty()) {
       const auto worker = queued_.front().lock();
       queued_.pop_front();
-      if (worker && worker->state == Worker::State::kQueued) {
+      if (worker && worker->state == WorkerRecord::State::kQueued) {
         spawn(worker);
         break;
       }
@@ -131,7 +131,7 @@ void WorkerRegistry::start_queued() {
 std::size_t WorkerRegistry::starting_count() const {
   return static_cast<std::size_t>(
       std::count_if(workers_.begin(), workers_.end(),
-                    [](const auto& w) { return w->state == Worker::State::kStarting; }));
+                    [](const auto& w) { return w->state == WorkerRecord::State::kStarting; }));
 }
 
 void WorkerRegistry::report_when_all_up() {
@@ -144,7 +144,7 @@ void WorkerRegistry::report_when_all_up() {
 // The channel, the status board and the process of a worker; what failed, if any.
 // Failures are answers, not exceptions carried out of here: a spawn that fails must cost
 // nothing but a log line.
-std::optional<std::string> WorkerRegistry::launch(Worker& worker, const std::string& segment,
+std::optional<std::string> WorkerRegistry::launch(WorkerRecord& worker, const std::string& segment,
                                                   ipc::ChannelEnd& parent_end) {
   ipc::ChannelEnds ends;
   try {
@@ -169,7 +169,7 @@ std::optional<std::string> WorkerRegistry::launch(Worker& worker, const std::str
   return std::nullopt;
 }
 
-void WorkerRegistry::spawn(const std::shared_ptr<Worker>& worker) {
+void WorkerRegistry::spawn(const std::shared_ptr<WorkerRecord>& worker) {
   const std::string segment =
       "/switchboard-" + std::to_string(::getpid()) + "-" + std::to_string(next_segment_++);
   worker->started_at = std::chrono::steady_clock::now();
@@ -184,14 +184,14 @@ void WorkerRegistry::spawn(const std::shared_ptr<Worker>& worker) {
   if (failure) {
     log_error("cannot start a worker", {{"computer", worker->name}, {"error", *failure}});
     worker->status.reset();
-    worker->state = Worker::State::kExited;
+    worker->state = WorkerRecord::State::kExited;
     mourn(worker, -1);
     return;
   }
   worker->pid = worker->process->pid();
-  worker->state = Worker::State::kStarting;
+  worker->state = WorkerRecord::State::kStarting;
   worker->channel = std::make_shared<ipc::Channel>(io_, std::move(parent_end));
-  std::weak_ptr<Worker> weak = worker;
+  std::weak_ptr<WorkerRecord> weak = worker;
   worker->channel->start(
       [this, weak](ipc::Frame&& frame) {
         auto alive = weak.lock();
@@ -221,17 +221,17 @@ void WorkerRegistry::spawn(const std::shared_ptr<Worker>& worker) {
   worker->process->async_wait([this, worker](int wait_status) { on_exit(worker, wait_status); });
 }
 
-void WorkerRegistry::configure(Worker& worker) {
+void WorkerRegistry::configure(WorkerRecord& worker) {
   if (!worker.channel) return;
   worker.channel->send(ipc::encode(ipc::Configure{.computer = worker.name,
-                                                   .max_inflight = worker.max_inflight,
-                                                   .sole_client = worker.sole_client,
-                                                   .handshake = timings_.handshake,
-                                                   .ping_interval = timings_.ping_interval,
-                                                   .heartbeat = timings_.heartbeat}));
+                                                  .max_inflight = worker.max_inflight,
+                                                  .sole_client = worker.sole_client,
+                                                  .handshake = timings_.handshake,
+                                                  .ping_interval = timings_.ping_interval,
+                                                  .heartbeat = timings_.heartbeat}));
 }
 
-void WorkerRegistry::on_frame(const std::shared_ptr<Worker>& worker, ipc::Frame&& frame) {
+void WorkerRegistry::on_frame(const std::shared_ptr<WorkerRecord>& worker, ipc::Frame&& frame) {
   if (worker->expelled) return;
   auto decoded = ipc::decode_worker_frame(std::move(frame));
   if (auto* malformed = std::get_if<ipc::Malformed>(&decoded))
@@ -244,7 +244,8 @@ void WorkerRegistry::on_frame(const std::shared_ptr<Worker>& worker, ipc::Frame&
   on_event(worker, std::get<ipc::SessionEvent>(decoded));
 }
 
-void WorkerRegistry::on_hello(const std::shared_ptr<Worker>& worker, const ipc::Hello& hello) {
+void WorkerRegistry::on_hello(const std::shared_ptr<WorkerRecord>& worker,
+                              const ipc::Hello& hello) {
   if (worker->said_hello) return expel(worker, "said hello twice");
   if (hello.pid != worker->pid) return expel(worker, "said hello with another process's pid");
   if (hello.protocol != ipc::kProtocolVersion || hello.build != ipc::build_id()) {
@@ -259,7 +260,8 @@ void WorkerRegistry::on_hello(const std::shared_ptr<Worker>& worker, const ipc::
     return stop(*worker);
   }
   worker->said_hello = true;
-  if (worker->state == Worker::State::kStarting) worker->state = Worker::State::kRunning;
+  if (worker->state == WorkerRecord::State::kStarting)
+    worker->state = WorkerRecord::State::kRunning;
   worker->status->unlink();  // both sides have it mapped; the name is no longer needed
   start_queued();
   report_when_all_up();
@@ -267,7 +269,7 @@ void WorkerRegistry::on_hello(const std::shared_ptr<Worker>& worker, const ipc::
 
 // Chromium's rule for a less trusted process: a message out of contract ends the sender.
 // Its computer reconnects to a fresh worker after the usual backoff.
-void WorkerRegistry::expel(const std::shared_ptr<Worker>& worker, const std::string& reason) {
+void WorkerRegistry::expel(const std::shared_ptr<WorkerRecord>& worker, const std::string& reason) {
   if (worker->expelled) return;
   log_error("worker broke the IPC contract; killing it",
             {{"computer", worker->name}, {"pid", std::to_string(worker->pid)}, {"reason", reason}});
@@ -275,7 +277,7 @@ void WorkerRegistry::expel(const std::shared_ptr<Worker>& worker, const std::str
 }
 
 // Nothing more it sends is read; its exit brings the respawn.
-void WorkerRegistry::stop(Worker& worker) {
+void WorkerRegistry::stop(WorkerRecord& worker) {
   worker.expelled = true;
   if (worker.channel) worker.channel->close();
   if (worker.process) worker.process->kill();
@@ -283,7 +285,7 @@ void WorkerRegistry::stop(Worker& worker) {
 
 // A worker reports only sessions the supervisor handed it, by generation; the line it
 // gets is the supervisor's, stamped with the computer's current name.
-void WorkerRegistry::on_event(const std::shared_ptr<Worker>& worker,
+void WorkerRegistry::on_event(const std::shared_ptr<WorkerRecord>& worker,
                               const ipc::SessionEvent& event) {
   auto& sessions = worker->sessions;
   auto handed = [&](std::uint64_t generation, const std::string& peer) -> SessionRecord* {
@@ -316,20 +318,20 @@ void WorkerRegistry::on_event(const std::shared_ptr<Worker>& worker,
   write_event(*worker, event);
 }
 
-void WorkerRegistry::write_event(const Worker& worker, const ipc::SessionEvent& event) {
+void WorkerRegistry::write_event(const WorkerRecord& worker, const ipc::SessionEvent& event) {
   json fields = ipc::event_fields(event);
   fields["computer"] = worker.name;
   audit_.write(ipc::event_name(event), std::move(fields));
 }
 
 // Its last frames (its computer's vm_detach above all) are read before it is mourned.
-void WorkerRegistry::on_exit(const std::shared_ptr<Worker>& worker, int wait_status) {
+void WorkerRegistry::on_exit(const std::shared_ptr<WorkerRecord>& worker, int wait_status) {
   if (!worker->channel || worker->expelled) return mourn(worker, wait_status);
   worker->channel->drain([this, worker, wait_status] { mourn(worker, wait_status); });
 }
 
-void WorkerRegistry::mourn(const std::shared_ptr<Worker>& worker, int wait_status) {
-  const bool was_retiring = worker->state == Worker::State::kRetiring;
+void WorkerRegistry::mourn(const std::shared_ptr<WorkerRecord>& worker, int wait_status) {
+  const bool was_retiring = worker->state == WorkerRecord::State::kRetiring;
   audit_lost_sessions(*worker);
   if (worker->status) worker->messages_dropped_before += worker->status->read().messages_dropped;
   if (worker->channel) worker->channel->close();
@@ -341,7 +343,7 @@ void WorkerRegistry::mourn(const std::shared_ptr<Worker>& worker, int wait_statu
   start_queued();  // if it was starting, it made room
 
   if (was_retiring || shutting_down_) {
-    worker->state = Worker::State::kExited;
+    worker->state = WorkerRecord::State::kExited;
     std::erase(retiring_, worker);
     return maybe_finish_shutdown();
   }
@@ -353,17 +355,18 @@ void WorkerRegistry::mourn(const std::shared_ptr<Worker>& worker, int wait_statu
   schedule_respawn(worker);
 }
 
-void WorkerRegistry::schedule_respawn(const std::shared_ptr<Worker>& worker) {
-  worker->state = Worker::State::kRestarting;
+void WorkerRegistry::schedule_respawn(const std::shared_ptr<WorkerRecord>& worker) {
+  worker->state = WorkerRecord::State::kRestarting;
   ++worker->restarts;
   if (std::chrono::steady_clock::now() - worker->started_at >= kBackoffResetAfter)
     worker->backoff = kFirstBackoff;
   worker->respawn_timer = std::make_unique<boost::asio::steady_timer>(io_, worker->backoff);
   worker->backoff = std::min<std::chrono::milliseconds>(worker->backoff * 2, kMaxBackoff);
   worker->respawn_timer->async_wait(
-      [this, weak = std::weak_ptr<Worker>(worker)](boost::system::error_code error) {
+      [this, weak = std::weak_ptr<WorkerRecord>(worker)](boost::system::error_code error) {
         auto alive = weak.lock();
-        if (error || !alive || alive->state != Worker::State::kRestarting || shutting_down_) return;
+        if (error || !alive || alive->state != WorkerRecord::State::kRestarting || shutting_down_)
+          return;
         spawn(alive);
       });
 }
@@ -371,7 +374,7 @@ void WorkerRegistry::schedule_respawn(const std::shared_ptr<Worker>& worker) {
 // A worker that dies cannot write its computers' vm_detach lines. The supervisor wrote
 // the vm_attach of every session still attached, so it writes the matching detach: each
 // attach has exactly one detach, whoever writes it.
-void WorkerRegistry::audit_lost_sessions(Worker& worker) {
+void WorkerRegistry::audit_lost_sessions(WorkerRecord& worker) {
   const auto now = std::chrono::system_clock::now();
   for (const auto& [generation, session] : worker.sessions) {
     if (!session.attached) continue;
@@ -392,7 +395,7 @@ void WorkerRegistry::watch_stalls() {
   stall_timer_.expires_after(timings_.heartbeat);
   stall_timer_.async_wait([this](boost::system::error_code error) {
     if (error) return;
-    std::vector<std::shared_ptr<Worker>> watched = workers_;
+    std::vector<std::shared_ptr<WorkerRecord>> watched = workers_;
     // A removed computer's worker that stalls before it could leave must not linger
     // holding its computer's socket either.
     watched.insert(watched.end(), retiring_.begin(), retiring_.end());
@@ -401,15 +404,17 @@ void WorkerRegistry::watch_stalls() {
   });
 }
 
-void WorkerRegistry::watch_one(const std::shared_ptr<Worker>& worker) {
+void WorkerRegistry::watch_one(const std::shared_ptr<WorkerRecord>& worker) {
   // Silent since its spawn: it would hold a place in the start window for ever.
-  if (worker->state == Worker::State::kStarting && !worker->expelled &&
+  if (worker->state == WorkerRecord::State::kStarting && !worker->expelled &&
       std::chrono::steady_clock::now() - worker->started_at > timings_.stall_kill) {
     log_error("worker did not say hello in time; killing it",
               {{"computer", worker->name}, {"pid", std::to_string(worker->pid)}});
     return stop(*worker);
   }
-  if (worker->state != Worker::State::kRunning && worker->state != Worker::State::kRetiring) return;
+  if (worker->state != WorkerRecord::State::kRunning &&
+      worker->state != WorkerRecord::State::kRetiring)
+    return;
   if (!worker->status || worker->expelled) return;
   if (worker->channel && left_frame_unfinished(*worker, timings_.stall_kill))
     return expel(worker, "left a frame unfinished");

@@ -1,10 +1,10 @@
 // The supervisor's side of the workers: one per configured computer, keyed by the
 // computer's verifier (the name is a label). One class, its jobs in their own files:
-//   worker_registry.cpp  the processes: spawn, the frames they send (each checked, and a
-//                        violation kills the worker), exits, stalls, respawn with backoff
-//   worker_calls.cpp     calls: forward with a backstop deadline, cancel, replies, messages
-//   worker_reload.cpp    hand-over of attached sockets and a reload as a diff by verifier
-//   worker_views.cpp     what routes and `switchboard workers` see
+//   registry.cpp  the processes: spawn, the frames they send (each checked, and a
+//                 violation kills the worker), exits, stalls, respawn with backoff
+//   calls.cpp     calls: forward with a backstop deadline, cancel, replies, messages
+//   reload.cpp    hand-over of attached sockets and a reload as a diff by verifier
+//   views.cpp     what routes and `switchboard workers` see
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -24,8 +24,8 @@
 #include "ipc/channel.hpp"
 #include "ipc/frame.hpp"
 #include "ipc/messages.hpp"
-#include "ipc/worker_frames.hpp"
 #include "ipc/status_board.hpp"
+#include "ipc/worker_frames.hpp"
 #include "shared/deadline_queue.hpp"
 #include "shared/timings.hpp"
 #include "supervisor/config/config.hpp"
@@ -33,7 +33,7 @@
 namespace sb::supervisor {
 
 class AuditLog;
-struct Worker;
+struct WorkerRecord;
 
 // A message from the computer for a call's caller, as a kMessage frame carried it.
 using MessageCallback = std::function<void(const ipc::MessageMeta&, std::string body)>;
@@ -146,32 +146,32 @@ class WorkerRegistry {
   bool all_started() const;
 
  private:
-  void spawn(const std::shared_ptr<Worker>& worker);
+  void spawn(const std::shared_ptr<WorkerRecord>& worker);
   void start_queued();
   std::size_t starting_count() const;
-  std::optional<std::string> launch(Worker& worker, const std::string& segment,
+  std::optional<std::string> launch(WorkerRecord& worker, const std::string& segment,
                                     ipc::ChannelEnd& parent_end);
-  void on_frame(const std::shared_ptr<Worker>& worker, ipc::Frame&& frame);
-  void on_hello(const std::shared_ptr<Worker>& worker, const ipc::Hello& hello);
-  void on_event(const std::shared_ptr<Worker>& worker, const ipc::SessionEvent& event);
-  void write_event(const Worker& worker, const ipc::SessionEvent& event);
-  void on_reply(const std::shared_ptr<Worker>& worker, ipc::Reply&& reply);
-  void on_message(const std::shared_ptr<Worker>& worker, ipc::Message&& message);
-  void expel(const std::shared_ptr<Worker>& worker, const std::string& reason);
-  void stop(Worker& worker);
-  void arm_backstop(const std::shared_ptr<Worker>& worker, std::uint64_t call_id);
-  std::shared_ptr<Worker> owner_of(std::uint64_t call_id) const;
-  void on_exit(const std::shared_ptr<Worker>& worker, int wait_status);
-  void mourn(const std::shared_ptr<Worker>& worker, int wait_status);
-  void schedule_respawn(const std::shared_ptr<Worker>& worker);
-  void fail_in_flight(Worker& worker, ipc::CallStatus status);
-  void configure(Worker& worker);
+  void on_frame(const std::shared_ptr<WorkerRecord>& worker, ipc::Frame&& frame);
+  void on_hello(const std::shared_ptr<WorkerRecord>& worker, const ipc::Hello& hello);
+  void on_event(const std::shared_ptr<WorkerRecord>& worker, const ipc::SessionEvent& event);
+  void write_event(const WorkerRecord& worker, const ipc::SessionEvent& event);
+  void on_reply(const std::shared_ptr<WorkerRecord>& worker, ipc::Reply&& reply);
+  void on_message(const std::shared_ptr<WorkerRecord>& worker, ipc::Message&& message);
+  void expel(const std::shared_ptr<WorkerRecord>& worker, const std::string& reason);
+  void stop(WorkerRecord& worker);
+  void arm_backstop(const std::shared_ptr<WorkerRecord>& worker, std::uint64_t call_id);
+  std::shared_ptr<WorkerRecord> owner_of(std::uint64_t call_id) const;
+  void on_exit(const std::shared_ptr<WorkerRecord>& worker, int wait_status);
+  void mourn(const std::shared_ptr<WorkerRecord>& worker, int wait_status);
+  void schedule_respawn(const std::shared_ptr<WorkerRecord>& worker);
+  void fail_in_flight(WorkerRecord& worker, ipc::CallStatus status);
+  void configure(WorkerRecord& worker);
   void watch_stalls();
-  void watch_one(const std::shared_ptr<Worker>& worker);
-  void audit_lost_sessions(Worker& worker);
-  void retire(const std::shared_ptr<Worker>& worker, bool revoke);
-  std::shared_ptr<Worker> find(std::string_view computer) const;
-  ComputerView view_of(const Worker& worker) const;
+  void watch_one(const std::shared_ptr<WorkerRecord>& worker);
+  void audit_lost_sessions(WorkerRecord& worker);
+  void retire(const std::shared_ptr<WorkerRecord>& worker, bool revoke);
+  std::shared_ptr<WorkerRecord> find(std::string_view computer) const;
+  ComputerView view_of(const WorkerRecord& worker) const;
   void maybe_finish_shutdown();
   void report_when_all_up();
 
@@ -180,9 +180,9 @@ class WorkerRegistry {
   std::filesystem::path worker_binary_;
   base::UniqueFd worker_program_;  // the binary found at start, executed by descriptor
   AuditLog& audit_;
-  std::vector<std::shared_ptr<Worker>> workers_;   // config order
-  std::vector<std::shared_ptr<Worker>> retiring_;  // removed or rotated, exiting
-  std::deque<std::weak_ptr<Worker>> queued_;       // waiting for their first spawn, in order
+  std::vector<std::shared_ptr<WorkerRecord>> workers_;   // config order
+  std::vector<std::shared_ptr<WorkerRecord>> retiring_;  // removed or rotated, exiting
+  std::deque<std::weak_ptr<WorkerRecord>> queued_;       // waiting for their first spawn, in order
   bool start_posted_ = false;
   std::uint64_t next_call_id_ = 1;
   std::uint64_t next_segment_ = 1;

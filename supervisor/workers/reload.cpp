@@ -1,10 +1,10 @@
 // The registry's configuration side: handing attached sockets to workers, and a reload
-// applied as a diff by verifier (worker_registry.hpp).
+// applied as a diff by verifier (registry.hpp).
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "supervisor/audit/audit_log.hpp"
 #include "ipc/supervisor_frames.hpp"
+#include "supervisor/audit/audit_log.hpp"
 #include "supervisor/workers/registry.hpp"
 #include "supervisor/workers/worker_record.hpp"
 
@@ -30,15 +30,15 @@ void forget_oldest_unattached(std::map<std::uint64_t, SessionRecord>& sessions) 
 }  // namespace
 
 void WorkerRegistry::apply(const std::vector<config::Computer>& computers) {
-  std::vector<std::shared_ptr<Worker>> next;
-  std::vector<std::shared_ptr<Worker>> previous = std::move(workers_);
+  std::vector<std::shared_ptr<WorkerRecord>> next;
+  std::vector<std::shared_ptr<WorkerRecord>> previous = std::move(workers_);
   workers_.clear();
   for (const auto& computer : computers) {
     auto match = std::find_if(previous.begin(), previous.end(), [&](const auto& worker) {
       return worker && worker->verifier == computer.secret;
     });
     if (match == previous.end()) {
-      next.push_back(make_worker(computer));
+      next.push_back(make_worker_record(computer));
       queued_.push_back(next.back());
       continue;
     }
@@ -73,12 +73,12 @@ void WorkerRegistry::apply(const std::vector<config::Computer>& computers) {
   start_queued();
 }
 
-void WorkerRegistry::retire(const std::shared_ptr<Worker>& worker, bool revoke) {
+void WorkerRegistry::retire(const std::shared_ptr<WorkerRecord>& worker, bool revoke) {
   if (!worker->has_process()) {
-    worker->state = Worker::State::kExited;  // restarting: simply never respawned
+    worker->state = WorkerRecord::State::kExited;  // restarting: simply never respawned
     return;
   }
-  worker->state = Worker::State::kRetiring;
+  worker->state = WorkerRecord::State::kRetiring;
   retiring_.push_back(worker);
   worker->channel->send(revoke ? ipc::encode(ipc::Revoke{}) : ipc::encode(ipc::Shutdown{}));
 }
@@ -95,16 +95,16 @@ HandOver WorkerRegistry::hand_over(const Verifier& presented, base::UniqueFd& so
   for (const auto& worker : workers_) verifiers.push_back(worker->verifier);
   const auto index = find_verifier(verifiers, presented);
   if (!index) return HandOver::kRevoked;
-  Worker& worker = *workers_[*index];
+  WorkerRecord& worker = *workers_[*index];
   if (!worker.channel || !worker.channel->is_open()) return HandOver::kWorkerUnavailable;
   ++worker.generation;
   worker.sessions[worker.generation] = SessionRecord{.peer = peer};
   forget_oldest_unattached(worker.sessions);
   worker.channel->send(ipc::encode(ipc::Attach{.socket = std::move(socket),
-                                                .peer = peer,
-                                                .generation = worker.generation,
-                                                .max_inflight = worker.max_inflight,
-                                                .upgrade_bytes = std::move(upgrade_bytes)}));
+                                               .peer = peer,
+                                               .generation = worker.generation,
+                                               .max_inflight = worker.max_inflight,
+                                               .upgrade_bytes = std::move(upgrade_bytes)}));
   return HandOver::kDone;
 }
 

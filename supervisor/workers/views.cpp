@@ -1,5 +1,5 @@
 // The registry's views: what the routes and `switchboard workers` see of each computer
-// (worker_registry.hpp). Reads the status board; never waits on a worker.
+// (registry.hpp). Reads the status board; never waits on a worker.
 #include <fstream>
 
 #include "supervisor/workers/registry.hpp"
@@ -27,7 +27,7 @@ ProcessFacts process_facts(int pid) {
 
 // However often rows are asked for (a scrape, `switchboard workers`), each worker's /proc
 // is read at most once a second: its memory does not move faster than anyone looks.
-const ProcessFacts& recent_facts(Worker& worker) {
+const ProcessFacts& recent_facts(WorkerRecord& worker) {
   constexpr auto kFactsFor = std::chrono::seconds(1);
   const auto now = std::chrono::steady_clock::now();
   if (worker.facts_pid != worker.pid || now - worker.facts_read_at >= kFactsFor) {
@@ -46,12 +46,12 @@ std::int64_t now_ms() {
 
 }  // namespace
 
-const SessionRecord* Worker::live_session(std::uint64_t* generation) const {
+const SessionRecord* WorkerRecord::live_session(std::uint64_t* generation) const {
   return session_named(status ? status->read().generation : 0, generation);
 }
 
-const SessionRecord* Worker::session_named(std::uint64_t board_generation,
-                                           std::uint64_t* generation) const {
+const SessionRecord* WorkerRecord::session_named(std::uint64_t board_generation,
+                                                 std::uint64_t* generation) const {
   const auto named = sessions.find(board_generation);
   if (named != sessions.end() && named->second.attached) {
     *generation = named->first;
@@ -66,7 +66,7 @@ const SessionRecord* Worker::session_named(std::uint64_t board_generation,
   return nullptr;
 }
 
-ipc::ComputerStatus Worker::read_status() const {
+ipc::ComputerStatus WorkerRecord::read_status() const {
   ipc::ComputerStatus current = status->read();
   // A state the worker cannot mean reads as no computer at all.
   if (current.state > ipc::ComputerState::kReady) current.state = ipc::ComputerState::kIdle;
@@ -78,7 +78,7 @@ ipc::ComputerStatus Worker::read_status() const {
   return current;
 }
 
-std::shared_ptr<Worker> WorkerRegistry::find(std::string_view computer) const {
+std::shared_ptr<WorkerRecord> WorkerRegistry::find(std::string_view computer) const {
   for (const auto& worker : workers_) {
     if (worker->name == computer) return worker;
   }
@@ -91,9 +91,10 @@ std::optional<ComputerView> WorkerRegistry::view(std::string_view computer) cons
   return view_of(*worker);
 }
 
-ComputerView WorkerRegistry::view_of(const Worker& worker) const {
+ComputerView WorkerRegistry::view_of(const WorkerRecord& worker) const {
   ComputerView view{.name = worker.name};
-  if (worker.state != Worker::State::kRunning || !worker.status || worker.expelled) return view;
+  if (worker.state != WorkerRecord::State::kRunning || !worker.status || worker.expelled)
+    return view;
   view.status = worker.read_status();
   view.attached = view.status.state != ipc::ComputerState::kIdle;
   view.ready = view.status.state == ipc::ComputerState::kReady &&
@@ -117,7 +118,7 @@ bool WorkerRegistry::any_ready() const {
 
 bool WorkerRegistry::all_started() const {
   for (const auto& worker : workers_) {
-    if (worker->state != Worker::State::kRunning) return false;
+    if (worker->state != WorkerRecord::State::kRunning) return false;
   }
   return true;
 }
@@ -133,9 +134,9 @@ std::vector<WorkerRow> WorkerRegistry::rows() const {
                   .detaches = worker->detaches,
                   .stalls = worker->stalls};
     row.messages_dropped = worker->messages_dropped_before;
-    if (worker->state == Worker::State::kRestarting || worker->expelled) {
+    if (worker->state == WorkerRecord::State::kRestarting || worker->expelled) {
       row.state = "restarting";
-    } else if (worker->state != Worker::State::kRunning || !worker->status) {
+    } else if (worker->state != WorkerRecord::State::kRunning || !worker->status) {
       row.state = "starting";
     } else {
       const auto status = worker->read_status();

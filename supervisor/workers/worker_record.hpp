@@ -1,6 +1,6 @@
 // The supervisor's record of one worker: its process, its channel and status record, the
 // calls it has in flight, and the sessions the supervisor handed it. Shared by the files
-// that make up the registry (worker_registry.hpp); nothing else sees it.
+// that make up the registry (registry.hpp); nothing else sees it.
 #pragma once
 
 #include <boost/asio/steady_timer.hpp>
@@ -38,14 +38,14 @@ struct SessionRecord {
   std::chrono::system_clock::time_point attached_at;
 };
 
-// What /proc says of a worker's process (worker_views.cpp).
+// What /proc says of a worker's process (views.cpp).
 struct ProcessFacts {
   std::int64_t resident_kib = 0;
   bool sandboxed = false;  // no_new_privs and a seccomp filter
 };
 
-struct Worker {
-  // kQueued: waiting in the start queue for its first process (worker_registry.cpp).
+struct WorkerRecord {
+  // kQueued: waiting in the start queue for its first process (registry.cpp).
   enum class State { kQueued, kStarting, kRunning, kRestarting, kRetiring, kExited };
 
   std::string name;
@@ -102,9 +102,9 @@ struct Worker {
                                      std::uint64_t* generation) const;
 };
 
-// A worker for a configured computer, not yet spawned.
-inline std::shared_ptr<Worker> make_worker(const config::Computer& computer) {
-  auto worker = std::make_shared<Worker>();
+// The record of a worker for a configured computer, not yet spawned.
+inline std::shared_ptr<WorkerRecord> make_worker_record(const config::Computer& computer) {
+  auto worker = std::make_shared<WorkerRecord>();
   worker->name = computer.name;
   worker->verifier = computer.secret;
   worker->max_inflight = computer.max_inflight;

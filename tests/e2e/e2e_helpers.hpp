@@ -19,7 +19,7 @@ namespace sbtest {
 using json = nlohmann::json;
 
 // JSON-RPC error codes (docs/protocol.md, "Errors"; their values are pinned by
-// tests/supervisor_parts_test.cpp).
+// tests/unit/shared/jsonrpc_test.cpp).
 using sb::jsonrpc::kDisconnected;
 using sb::jsonrpc::kInvalidRequest;
 using sb::jsonrpc::kMethodNotFound;

@@ -400,7 +400,7 @@ TEST_F(HttpSurface, ThePeerLabelPrefersTailscaleThenTheFirstForwardedForEntry) {
 
 // The summary comes from a timer when the 60 s window ends (docs/protocol.md, "Audit log").
 // The window opens with the audit log, so this waits at most a minute.
-// The window is 60 s (ipc/timings.hpp); 8 s here, ample for 25 local requests.
+// The window is 60 s (shared/timings.hpp); 8 s here, ample for 25 local requests.
 TEST_F(HttpSurface, AuthFailuresOverTheCapAreSummarisedWhenTheWindowEnds) {
   TestTimings timings("auth_window=8000");
   SwitchboardProcess sb(config());

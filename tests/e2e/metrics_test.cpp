@@ -379,7 +379,8 @@ TEST_F(Metrics, TheStatusPageShowsARowPerComputerAndCallerInHeadlessChromium) {
 
   // Virtual time runs the page's 2 s polls at once. Its rates are then counts over virtual
   // seconds, so only their form is checked here; the quantile and rate arithmetic is
-  // checked where it is exact (metrics_parts_test.cpp, the same interpolation).
+  // checked where it is exact (tests/unit/supervisor/metrics/quantile_test.cpp, the same
+  // interpolation).
   TempDir profile;
   const auto result =
       run_command({*browser, "--headless", "--no-sandbox", "--disable-gpu",

@@ -37,7 +37,7 @@ TEST_F(Southbound, DuringTheHandshakeTheComputerIsAttachedButNotReady) {
   EXPECT_EQ(fake.frames().size(), 1u) << "sent before ready: " << fake.frames().back();
 }
 
-// The window is 15 s (ipc/timings.hpp); shortened here to 1.5 s.
+// The window is 15 s (shared/timings.hpp); shortened here to 1.5 s.
 TEST_F(Southbound, AnInitializeThatIsNeverAnsweredIsClosedWith4005AtTheEndOfTheWindow) {
   TestTimings timings("handshake=1500");
   SwitchboardProcess sb(config());

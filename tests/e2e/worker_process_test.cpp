@@ -184,7 +184,7 @@ TEST_F(WorkerProcess, AStoppedWorkerCostsItsCallTheBackstopAndRecoversAfterSigco
 // computer is removed meanwhile: nothing respawns it, but it must not linger holding its
 // computer's socket (the daemon would never learn that it was revoked).
 TEST_F(WorkerProcess, StalledWorkersAreKilledAtTheStallLimitAndOnlyKeptComputersRespawn) {
-  // 30 s for real (ipc/timings.hpp); 3 s here.
+  // 30 s for real (shared/timings.hpp); 3 s here.
   TestTimings timings("heartbeat=200,heartbeat_stale=1000,stall_kill=3000");
   SwitchboardProcess sb(config());
   auto alpha = attach_ready(sb, alpha_, "alpha", owner_.secret);

@@ -29,8 +29,8 @@
 #include "ipc/channel.hpp"
 #include "ipc/frame.hpp"
 #include "ipc/messages.hpp"
-#include "ipc/supervisor_frames.hpp"
 #include "ipc/status_board.hpp"
+#include "ipc/supervisor_frames.hpp"
 
 namespace {
 

@@ -1,6 +1,6 @@
 // The [[pty_attach]] dialer in process, with short timings injected (PodTimings), against
 // a fake pod: the redial loop's backoff, the keepalive pings and the idle limit
-// (docs/protocol.md, "Pod sessions", "Pod redial"), which the end-to-end tests cannot reach
+// (docs/protocol.md, "Pod sockets", "Pod redial"), which the end-to-end tests cannot reach
 // with the real 20 s / 70 s / 60 s values.
 #include <gtest/gtest.h>
 

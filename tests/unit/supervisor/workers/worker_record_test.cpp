@@ -10,8 +10,8 @@
 namespace sb::supervisor {
 namespace {
 
-TEST(WorkerHealth, MomentarilyTornRecordsKeepTheComputerResponsive) {
-  Worker worker;
+TEST(WorkerRecord, MomentarilyTornRecordsKeepTheComputerResponsive) {
+  WorkerRecord worker;
   worker.status =
       std::make_unique<ipc::StatusReader>("/switchboard-test-torn-" + std::to_string(::getpid()));
   ipc::StatusWriter writer(worker.status->segment_name());

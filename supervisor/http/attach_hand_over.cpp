@@ -1,4 +1,4 @@
-#include "supervisor/http/attach_session.hpp"
+#include "supervisor/http/attach_hand_over.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/websocket.hpp>
@@ -17,11 +17,10 @@ using tcp = boost::asio::ip::tcp;
 
 // Completes an upgrade only to close it with `code`: an attach whose secret was rotated
 // out between the check and the hand-over is told to stop.
-void refuse_upgraded(tcp::socket socket, AttachRequest request, std::uint16_t code,
-                     std::string reason) {
+void refuse_upgraded(tcp::socket socket, Request request, std::uint16_t code, std::string reason) {
   struct Refusal {
     websocket::stream<tcp::socket> ws;
-    AttachRequest request;
+    Request request;
   };
   auto refusal = std::make_shared<Refusal>(
       Refusal{websocket::stream<tcp::socket>(std::move(socket)), std::move(request)});
@@ -35,7 +34,7 @@ void refuse_upgraded(tcp::socket socket, AttachRequest request, std::uint16_t co
 
 // The upgrade request and whatever followed it: what the worker completes the handshake
 // from.
-std::string upgrade_bytes(const AttachRequest& request, const beast::flat_buffer& read_past) {
+std::string upgrade_bytes(const Request& request, const beast::flat_buffer& read_past) {
   std::ostringstream upgrade;
   upgrade << request;
   std::string bytes = upgrade.str();
@@ -46,7 +45,7 @@ std::string upgrade_bytes(const AttachRequest& request, const beast::flat_buffer
 
 }  // namespace
 
-std::optional<HttpResponse> attach_computer(beast::tcp_stream& stream, AttachRequest request,
+std::optional<HttpResponse> attach_computer(beast::tcp_stream& stream, Request request,
                                             const beast::flat_buffer& read_past,
                                             const std::string& peer, const ComputerDoor& door) {
   if (!websocket::is_upgrade(request)) return text_response(400, "expected a WebSocket upgrade");

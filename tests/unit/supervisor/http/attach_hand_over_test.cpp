@@ -1,7 +1,7 @@
 // A computer's GET /vm/attach: a request that is no WebSocket upgrade is answered without
 // asking the door; otherwise the door decides, and the socket leaves the connection only
 // when it was handed over (or is refused as a WebSocket with 4003).
-#include "supervisor/http/attach_session.hpp"
+#include "supervisor/http/attach_hand_over.hpp"
 
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -13,8 +13,8 @@ namespace {
 
 namespace http = boost::beast::http;
 
-AttachRequest upgrade(std::string_view version = "13", bool key = true) {
-  AttachRequest request{http::verb::get, "/vm/attach", 11};
+Request upgrade(std::string_view version = "13", bool key = true) {
+  Request request{http::verb::get, "/vm/attach", 11};
   request.set(http::field::host, "switchboard");
   request.set(http::field::connection, "Upgrade");
   request.set(http::field::upgrade, "websocket");
@@ -43,11 +43,11 @@ struct Door {
   }
 };
 
-TEST(AttachSession, ARequestThatIsNoUpgradeNeverReachesTheDoor) {
+TEST(AttachHandOver, ARequestThatIsNoUpgradeNeverReachesTheDoor) {
   Loopback loop;
   Door door;
   const boost::beast::flat_buffer nothing;
-  AttachRequest plain{http::verb::get, "/vm/attach", 11};
+  Request plain{http::verb::get, "/vm/attach", 11};
   EXPECT_EQ(attach_computer(loop.server(), plain, nothing, "p", door.door())->status, 400);
   const auto old_version = attach_computer(loop.server(), upgrade("12"), nothing, "p", door.door());
   EXPECT_EQ(old_version->status, 426);
@@ -58,7 +58,7 @@ TEST(AttachSession, ARequestThatIsNoUpgradeNeverReachesTheDoor) {
   EXPECT_EQ(door.asked, 0);
 }
 
-TEST(AttachSession, AnUnknownSecretOrAWorkerRestartingKeepsTheSocketForTheAnswer) {
+TEST(AttachHandOver, AnUnknownSecretOrAWorkerRestartingKeepsTheSocketForTheAnswer) {
   Loopback loop;
   Door door;
   const boost::beast::flat_buffer nothing;
@@ -70,7 +70,7 @@ TEST(AttachSession, AnUnknownSecretOrAWorkerRestartingKeepsTheSocketForTheAnswer
   EXPECT_TRUE(loop.server().socket().is_open());
 }
 
-TEST(AttachSession, HandsOverTheSocketWithTheRequestAndWhatFollowedIt) {
+TEST(AttachHandOver, HandsOverTheSocketWithTheRequestAndWhatFollowedIt) {
   Loopback loop;
   Door door{.verdict = AttachVerdict::kHandedOver};
   boost::beast::flat_buffer read_past;
@@ -86,7 +86,7 @@ TEST(AttachSession, HandsOverTheSocketWithTheRequestAndWhatFollowedIt) {
   ASSERT_TRUE(loop.run_until([&] { return loop.received() == "x"; }));
 }
 
-TEST(AttachSession, ARevokedSecretIsClosedAsAWebSocketWith4003) {
+TEST(AttachHandOver, ARevokedSecretIsClosedAsAWebSocketWith4003) {
   Loopback loop;
   Door door{.verdict = AttachVerdict::kRevoked};
   const boost::beast::flat_buffer nothing;

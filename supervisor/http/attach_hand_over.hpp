@@ -6,13 +6,12 @@
 
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
-#include <boost/beast/http/message.hpp>
-#include <boost/beast/http/string_body.hpp>
 #include <functional>
 #include <optional>
 #include <string>
 
 #include "base/unique_fd.hpp"
+#include "supervisor/http/request_reader.hpp"
 #include "supervisor/http/types.hpp"
 
 namespace sb::supervisor {
@@ -30,11 +29,9 @@ using ComputerDoor = std::function<AttachVerdict(const std::optional<std::string
                                                  base::UniqueFd& socket, std::string upgrade_bytes,
                                                  const std::string& peer)>;
 
-using AttachRequest = boost::beast::http::request<boost::beast::http::string_body>;
-
 // Nothing when the socket has left `stream` (to a worker, or to be closed 4003 as a
 // WebSocket); otherwise the response to write before the connection closes.
-std::optional<HttpResponse> attach_computer(boost::beast::tcp_stream& stream, AttachRequest request,
+std::optional<HttpResponse> attach_computer(boost::beast::tcp_stream& stream, Request request,
                                             const boost::beast::flat_buffer& read_past,
                                             const std::string& peer, const ComputerDoor& door);
 

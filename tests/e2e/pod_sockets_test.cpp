@@ -1,4 +1,4 @@
-// End to end: [[pty_attach]] (docs/protocol.md, "Pod sessions"). The real switchboard dials
+// End to end: [[pty_attach]] (docs/protocol.md, "Pod sockets"). The real switchboard dials
 // fake openab-pty pods (WebSocket servers on loopback) and lends them computers that fake
 // daemons attached over GET /vm/attach. Covered: what the pod is answered, which computer it
 // reaches, reload, the per-caller cap and the 64-request ceiling, and progress and
