@@ -67,8 +67,11 @@ struct Malformed {
   std::string reason;
 };
 
+// A message between a computer and its worker is at most this, either way: a caller's
+// request larger than this cannot be passed on.
+inline constexpr std::uint32_t kMaxMessageSize = 16u << 20;
 inline constexpr std::uint32_t kMaxMetaSize = 1u << 20;
-// A computer's frame is at most 16 MiB; the rest is headroom for framing.
-inline constexpr std::uint32_t kMaxBodySize = 17u << 20;
+// A computer's message and headroom for framing.
+inline constexpr std::uint32_t kMaxBodySize = kMaxMessageSize + (1u << 20);
 
 }  // namespace sb::ipc

@@ -80,6 +80,9 @@ Frame encode(const SessionEvent& event) {
 }
 
 WorkerFrame decode_worker_frame(Frame&& frame) {
+  // The supervisor's end never takes one (docs/architecture.md, "Trust boundaries"); a
+  // frame that had one is no frame a worker may send.
+  if (frame.fd.valid()) return Malformed{"a frame that carries a descriptor"};
   switch (frame.type) {
     case FrameType::kHello:
       return decode_hello(frame);

@@ -47,7 +47,7 @@ void ArrivingReply::write_arrived() {
       wire_.stream, parts,
       [this, keep = wire_.keep()](const boost::system::error_code& error, std::size_t written) {
         writing_ = false;
-        if (over_) return;
+        if (over_) return release();
         if (error) return end(false);
         const std::size_t of_head = std::min(written, head_.size() - head_sent_);
         head_sent_ += of_head;
@@ -59,8 +59,15 @@ void ArrivingReply::write_arrived() {
 void ArrivingReply::end(bool ok) {
   if (over_) return;
   over_ = true;
-  lease_ = {};  // the reply has left, or never will
+  if (!writing_) release();  // else once the write that points into the body has ended
   if (auto ended = std::move(ended_)) ended(ok);
+}
+
+// The reply has left, or never will: its bytes and its share of the budget go now, not
+// when the connection's next request replaces this writer.
+void ArrivingReply::release() {
+  body_.reset();
+  lease_ = {};
 }
 
 }  // namespace sb::supervisor

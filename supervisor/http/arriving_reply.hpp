@@ -33,6 +33,7 @@ class ArrivingReply {
   void write_arrived();
   std::size_t unsent() const;
   void end(bool ok);
+  void release();
 
   Wire wire_;
   std::shared_ptr<ipc::ArrivingBody> body_;

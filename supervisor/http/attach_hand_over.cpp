@@ -58,12 +58,12 @@ std::optional<HttpResponse> attach_computer(beast::tcp_stream& stream, Request r
     return text_response(400, "missing Sec-WebSocket-Key");
 
   const auto token = parse_bearer(std::string(request[http::field::authorization]));
+  if (!door.admits(token, peer)) return unauthorized_response();
   const tcp protocol = stream.socket().local_endpoint().protocol();
   base::UniqueFd socket(stream.socket().release());
-  const AttachVerdict verdict = door(token, socket, upgrade_bytes(request, read_past), peer);
+  const AttachVerdict verdict = door.enter(*token, socket, upgrade_bytes(request, read_past), peer);
   if (verdict == AttachVerdict::kHandedOver) return std::nullopt;
   stream.socket().assign(protocol, socket.release());
-  if (verdict == AttachVerdict::kUnknownSecret) return unauthorized_response();
   if (verdict == AttachVerdict::kWorkerUnavailable)
     return text_response(503, "the computer's worker is restarting; dial again shortly");
   refuse_upgraded(stream.release_socket(), std::move(request), 4003,

@@ -18,16 +18,20 @@ namespace sb::supervisor {
 
 enum class AttachVerdict {
   kHandedOver,         // the socket is the worker's now
-  kUnknownSecret,      // 401
   kWorkerUnavailable,  // 503: the worker is restarting
   kRevoked,            // the secret was rotated out between the check and the hand-over: 4003
 };
 
-// What lets a computer in (routes/ keeps it: the secret's check, the audit, the hand-over).
-// It takes `socket` only for kHandedOver.
-using ComputerDoor = std::function<AttachVerdict(const std::optional<std::string>& bearer_token,
-                                                 base::UniqueFd& socket, std::string upgrade_bytes,
-                                                 const std::string& peer)>;
+// What lets a computer in (routes/ keeps it): first whether the bearer token is some
+// computer's secret (a refusal audited and counted there), and only then, for one that is,
+// the socket handed to its worker. `enter` takes `socket` only for kHandedOver.
+struct ComputerDoor {
+  std::function<bool(const std::optional<std::string>& bearer_token, const std::string& peer)>
+      admits;
+  std::function<AttachVerdict(const std::string& bearer_token, base::UniqueFd& socket,
+                              std::string upgrade_bytes, const std::string& peer)>
+      enter;
+};
 
 // Nothing when the socket has left `stream` (to a worker, or to be closed 4003 as a
 // WebSocket); otherwise the response to write before the connection closes.

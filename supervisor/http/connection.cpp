@@ -17,6 +17,7 @@
 #include "supervisor/http/peer_label.hpp"
 #include "supervisor/http/plain_response.hpp"
 #include "supervisor/http/request_reader.hpp"
+#include "supervisor/http/response_head.hpp"
 
 namespace sb::supervisor {
 namespace {
@@ -30,8 +31,6 @@ constexpr auto kRequestReadTimeout = 30s;
 // kernel send a reset, and the client would lose the answer (docs/robustness.md).
 constexpr auto kLingerTime = 30s;
 constexpr std::size_t kIdleReadBytes = 16 * 1024;
-// Clients such as curl wait for it before sending a larger body.
-constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 
 std::string endpoint_text(const tcp::endpoint& endpoint) {
   const auto address = endpoint.address();
@@ -88,10 +87,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
  private:
-  // One request at a time: read, then pending while the route answers it (a call in
-  // flight), then its response written; a refusal lingers before the close.
-  enum class Phase { kReading, kPending, kWriting, kLingering, kClosed };
-
   const config::Config& config() const { return *services_.config; }
   RequestLimits request_limits() const {
     return RequestLimits{.max_body_bytes = config().limits.max_request_bytes};
@@ -103,7 +98,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Between requests a keep-alive connection may sit idle for `timeouts.idle_secs`; once
   // a request's first bytes are in, all of it must arrive within the request deadline.
   void await_next_request() {
-    phase_ = Phase::kReading;
     if (buffer_.size() > 0) return read_request();  // pipelined: already here
     stream_.expires_after(std::chrono::seconds(config().timeouts.idle_secs));
     stream_.async_read_some(buffer_.prepare(kIdleReadBytes),
@@ -133,7 +127,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (parser_->is_done() || !beast::iequals(request[http::field::expect], "100-continue"))
       return read_body();
     stream_.expires_after(std::chrono::seconds(config().timeouts.write_secs));
-    net::async_write(stream_, net::buffer(kContinue),
+    net::async_write(stream_, net::buffer(kContinueHead),
                      [self = shared_from_this()](beast::error_code error, std::size_t) {
                        if (error) return self->close();
                        self->stream_.expires_after(kRequestReadTimeout);
@@ -210,10 +204,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     framing_ = Framing{.keep_alive = false};
     auto refusal =
         attach_computer(stream_, parser_->release(), buffer_, peer, services_.computer_door);
-    if (!refusal) {
-      phase_ = Phase::kClosed;
-      return;
-    }
+    if (!refusal) return;
     write_plain(std::move(*refusal));
   }
 
@@ -221,7 +212,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     // The writers of the last response have ended: nothing of theirs is under way.
     events_.reset();
     arriving_.reset();
-    phase_ = Phase::kPending;
+    pending_ = true;
     const auto weak = weak_from_this();
     try {
       hang_up_ = services_.route(
@@ -239,12 +230,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
       on_response(text_response(500, "internal error"));
       return;
     }
-    if (phase_ == Phase::kPending && hang_up_) watch_->start([this] { hang_up(); });
+    if (pending_ && hang_up_) watch_->start([this] { hang_up(); });
   }
 
   void on_response(HttpResponse response) {
-    if (phase_ != Phase::kPending) return;  // the caller already hung up
-    phase_ = Phase::kWriting;
+    if (!pending_) return;  // the caller already hung up
+    pending_ = false;
     hang_up_ = nullptr;
     watch_->stop();
     if (events_) return events_->finish(std::move(response));
@@ -258,7 +249,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // A message for the caller before its response: the first one turns the response into
   // an event stream.
   void on_event(std::string_view head, std::string_view body) {
-    if (phase_ != Phase::kPending) return;
+    if (!pending_) return;
     if (!events_) {
       watch_->streaming();
       events_.emplace(
@@ -270,12 +261,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // A stream that fails before its response has lost its caller.
   void stream_ended(bool ok) {
-    if (phase_ == Phase::kPending) return hang_up();
+    if (pending_) return hang_up();
     written(ok);
   }
 
   void write_plain(HttpResponse response) {
-    phase_ = Phase::kWriting;
     write_plain_response(wire(), std::move(response), framing_, [this](bool ok) { written(ok); });
   }
 
@@ -294,7 +284,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Stops writing and discards what the client still sends, until it closes or the
   // lingering time is up.
   void linger() {
-    phase_ = Phase::kLingering;
     beast::error_code ignored;
     stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
     stream_.expires_after(kLingerTime);
@@ -311,7 +300,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   void close() {
-    phase_ = Phase::kClosed;
+    pending_ = false;
     if (events_) events_->stop();
     beast::error_code ignored;
     stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
@@ -324,7 +313,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::string socket_address_;
   beast::flat_buffer buffer_;
   std::optional<RequestParser> parser_;
-  Phase phase_ = Phase::kReading;
+  // The route has not answered this request yet (a call in flight): one request at a time
+  // is read, answered, then written.
+  bool pending_ = false;
   Framing framing_;        // of the request being answered
   bool refusing_ = false;  // the response refuses the request: linger, then close
   OnHangUp hang_up_;       // while pending

@@ -58,7 +58,7 @@ void EventStream::finish(HttpResponse response) {
     if (!writing_) queue_arriving_part();
   });
   if (arrival_->body->failed()) return end(false);
-  queue_arriving_part();
+  if (!writing_) queue_arriving_part();  // else once the caller has taken what is under way
 }
 
 void EventStream::stop() {

@@ -52,8 +52,6 @@ class EventStream {
   // The connection is closing: no more keep-alive comments.
   void stop();
 
-  std::size_t queued_bytes() const { return queued_bytes_; }
-
  private:
   // A piece of the stream, holding its share of the reply budget until written.
   struct Piece {

@@ -5,12 +5,9 @@
 #include <boost/asio/error.hpp>
 #include <string_view>
 
+#include "supervisor/http/response_head.hpp"
+
 namespace sb::supervisor {
-namespace {
-
-constexpr std::string_view kHangUpProbe = "HTTP/1.1 100 Continue\r\n\r\n";
-
-}  // namespace
 
 void HangUpWatch::start(std::function<void()> hung_up) {
   hung_up_ = std::move(hung_up);
@@ -48,9 +45,9 @@ void HangUpWatch::wait_readable() {
 // being written while a call is pending without a stream, so the probe goes out at once.
 void HangUpWatch::probe_half_close() {
   if (streaming_) return;
-  const auto sent = ::send(wire_.stream.socket().native_handle(), kHangUpProbe.data(),
-                           kHangUpProbe.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
-  if (sent != static_cast<ssize_t>(kHangUpProbe.size())) return hang_up();
+  const auto sent = ::send(wire_.stream.socket().native_handle(), kContinueHead.data(),
+                           kContinueHead.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+  if (sent != static_cast<ssize_t>(kContinueHead.size())) return hang_up();
   ++waits_;
   wire_.stream.socket().async_wait(
       boost::asio::socket_base::wait_error,

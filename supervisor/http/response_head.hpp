@@ -6,12 +6,17 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "supervisor/http/types.hpp"
 
 namespace sb::supervisor {
+
+// An interim response: what clients such as curl wait for before they send a larger body,
+// and what a client must skip (RFC 9110 §15.2), which makes it the hang-up watch's probe.
+inline constexpr std::string_view kContinueHead = "HTTP/1.1 100 Continue\r\n\r\n";
 
 // How one request's responses are framed.
 struct Framing {

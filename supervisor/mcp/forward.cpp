@@ -13,6 +13,7 @@ using json = nlohmann::json;
 
 // JSON-RPC code for a request its caller cancelled (the code MCP SDKs use for it).
 constexpr int kRequestCancelled = -32800;
+constexpr std::size_t kMaxReasonBytes = 512;
 
 // A reply waits in memory for its caller only within the reply budget; past it, the
 // caller is told the switchboard is overloaded and other callers are served as before.
@@ -85,9 +86,15 @@ void cancel_call(const Exchange& exchange) {
   const auto request_id = params->find("requestId");
   if (request_id == params->end()) return;
   const auto reason = params->find("reason");
-  const std::string why = reason != params->end() && reason->is_string()
-                              ? reason->get<std::string>()
-                              : std::string("cancelled by the caller");
+  std::string why = reason != params->end() && reason->is_string()
+                        ? reason->get<std::string>()
+                        : std::string("cancelled by the caller");
+  // It crosses in a frame's meta, which a request's body could outgrow.
+  if (why.size() > kMaxReasonBytes) {
+    std::size_t end = kMaxReasonBytes;
+    while (end > 0 && (static_cast<unsigned char>(why[end]) & 0xC0) == 0x80) --end;
+    why.resize(end);
+  }
   exchange.services().calls.cancel(exchange.owner(), dump(*request_id), why);
 }
 

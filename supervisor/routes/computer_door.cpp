@@ -7,17 +7,20 @@
 
 namespace sb::supervisor {
 
-AttachVerdict enter_computer(SupervisorState& state, const std::optional<std::string>& token,
+bool admits_computer(SupervisorState& state, const std::optional<std::string>& token,
+                     const std::string& peer) {
+  const McpServices& services = state.services;
+  if (token && services.workers.knows_secret(verifier_of(*token))) return true;
+  services.audit.auth_failure("vm_auth_fail", peer);
+  services.metrics.auth_failure("computer");
+  return false;
+}
+
+AttachVerdict enter_computer(SupervisorState& state, const std::string& token,
                              base::UniqueFd& socket, std::string upgrade_bytes,
                              const std::string& peer) {
   const McpServices& services = state.services;
-  const Verifier presented = verifier_of(token.value_or(""));
-  if (!token || !services.workers.knows_secret(presented)) {
-    services.audit.auth_failure("vm_auth_fail", peer);
-    services.metrics.auth_failure("computer");
-    return AttachVerdict::kUnknownSecret;
-  }
-  switch (services.workers.hand_over(presented, socket, std::move(upgrade_bytes), peer)) {
+  switch (services.workers.hand_over(verifier_of(token), socket, std::move(upgrade_bytes), peer)) {
     case HandOver::kDone:
       return AttachVerdict::kHandedOver;
     case HandOver::kWorkerUnavailable:

@@ -12,7 +12,12 @@
 
 namespace sb::supervisor {
 
-AttachVerdict enter_computer(SupervisorState& state, const std::optional<std::string>& token,
+// Whether `token` is some computer's secret (every verifier compared); a refusal is
+// audited and counted.
+bool admits_computer(SupervisorState& state, const std::optional<std::string>& token,
+                     const std::string& peer);
+// Hands `socket` to the worker of the computer whose secret `token` is, as of now.
+AttachVerdict enter_computer(SupervisorState& state, const std::string& token,
                              base::UniqueFd& socket, std::string upgrade_bytes,
                              const std::string& peer);
 

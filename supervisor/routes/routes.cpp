@@ -6,6 +6,7 @@
 #include <array>
 #include <nlohmann/json.hpp>
 
+#include "ipc/frame.hpp"
 #include "shared/jsonrpc.hpp"
 #include "shared/text.hpp"
 #include "shared/verifier.hpp"
@@ -208,6 +209,13 @@ class Routes {
                    .services = state_.services,
                    .config = state_.config,
                    .on_message = on_message()};
+    // Larger than a frame to the worker carries, it would end the worker's channel, and its
+    // computer's session with it, for every caller.
+    if (request_.body.size() > ipc::kMaxMessageSize) {
+      return reply(bad_request(jsonrpc::kInvalidRequest,
+                               "request over 16 MiB: more than the switchboard passes to a "
+                               "computer"));
+    }
     // Most requests are a plain tools/call, read without building a tree (the scan keeps
     // to the nesting limit itself).
     if (const auto call = scan_tools_call(request_.body, jsonrpc::kMaxNesting)) {
@@ -348,11 +356,15 @@ HttpServices http_services(SupervisorState& state) {
           [&state](const HttpRequest& request, Respond respond, SendEvent send_event) {
             return route_request(state, request, std::move(respond), std::move(send_event));
           },
-      .computer_door =
-          [&state](const std::optional<std::string>& token, base::UniqueFd& socket,
-                   std::string upgrade_bytes, const std::string& peer) {
-            return enter_computer(state, token, socket, std::move(upgrade_bytes), peer);
-          }};
+      .computer_door = {
+          .admits = [&state](
+                        const std::optional<std::string>& token,
+                        const std::string& peer) { return admits_computer(state, token, peer); },
+          .enter =
+              [&state](const std::string& token, base::UniqueFd& socket, std::string upgrade_bytes,
+                       const std::string& peer) {
+                return enter_computer(state, token, socket, std::move(upgrade_bytes), peer);
+              }}};
 }
 
 }  // namespace sb::supervisor

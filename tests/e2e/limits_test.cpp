@@ -287,6 +287,22 @@ TEST_F(Limits, OutOfDescriptorsTheSupervisorKeepsServingAndRestartsTheWorkerLate
   EXPECT_FALSE(sb.wait_exit(0ms).has_value());
 }
 
+// A body the operator allowed but a frame to the worker cannot carry is refused before it is
+// sent: passed on, it would end the worker's channel and the computer's session for every
+// caller.
+TEST_F(Limits, ARequestLargerThanAComputerMayBePassedIsRefusedAndTheComputerStays) {
+  SwitchboardProcess sb(config().block("[limits]\nmax_request_bytes = 20971520\n"));
+  auto alpha = attach_alpha(sb);
+  ASSERT_TRUE(alpha);
+  const json big = tool_call(1, "echo", json{{"text", std::string(16 * 1024 * 1024, 'x')}});
+  const auto refused = post_text(sb.port(), big.dump());
+  EXPECT_EQ(refused.status, 400) << refused.body.substr(0, 200);
+  EXPECT_EQ(error_code(refused.json()), kInvalidRequest);
+  EXPECT_EQ(echoed(call_tool(sb.port(), "/mcp/alpha", owner_.secret, "echo", json::object(), 2)),
+            json::object())
+      << "the computer is still attached and served";
+}
+
 // MCP ids are strings or integers: one that would not come back as the caller wrote it
 // is refused instead of answered under another text.
 TEST_F(Limits, AnIdThatCannotComeBackAsSentIsAnInvalidRequest) {

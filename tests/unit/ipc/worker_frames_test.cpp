@@ -1,5 +1,6 @@
 // The frames a worker sends the supervisor: each round-trips through its codec, and what
 // a worker may not send is Malformed with the reason the supervisor's log line gives.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 
 #include "ipc/worker_frames.hpp"
@@ -55,6 +56,9 @@ TEST(WorkerFrames, WhatAWorkerMayNotSendIsMalformed) {
       reason_for(encode(Message{.call_id = 0, .meta = {MessageKind::kProgress}, .body = "{}"})),
       "a message for no call that is not a notification");
   EXPECT_EQ(reason_for(encode(Message{.call_id = 1})), "an empty message");
+  Frame with_descriptor = encode(Reply{.call_id = 1, .outcome = {CallStatus::kTimeout}});
+  with_descriptor.fd = base::UniqueFd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  EXPECT_EQ(reason_for(std::move(with_descriptor)), "a frame that carries a descriptor");
   Frame event = encode(SessionEvent{AttachEvent{"p", 1}});
   event.call_id = 2;
   EXPECT_EQ(reason_for(std::move(event)), "an event with a meta or call id");

@@ -40,6 +40,8 @@ TEST(ArrivingReply, SendsTheHeadAtOnceAndEachPartAsItComes) {
   EXPECT_TRUE(*ended);
   EXPECT_EQ(body_of(loop.received()), R"({"id":9,"result":{"n":1}})");
   EXPECT_EQ(budget.held(), 0u);
+  // The bytes go with the lease, not when the connection's next request replaces the writer.
+  EXPECT_EQ(body.use_count(), 1);
 }
 
 TEST(ArrivingReply, IsCutShortWhenItsWorkerLeaves) {

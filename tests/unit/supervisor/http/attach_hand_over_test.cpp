@@ -25,21 +25,30 @@ Request upgrade(std::string_view version = "13", bool key = true) {
 }
 
 struct Door {
-  AttachVerdict verdict = AttachVerdict::kUnknownSecret;
+  bool admits = false;
+  AttachVerdict verdict = AttachVerdict::kWorkerUnavailable;
   int asked = 0;
+  int entered = 0;
   std::optional<std::string> token;
   std::string bytes;
   base::UniqueFd taken;
 
   ComputerDoor door() {
-    return [this](const std::optional<std::string>& presented, base::UniqueFd& socket,
-                  std::string upgrade_bytes, const std::string&) {
-      ++asked;
-      token = presented;
-      bytes = std::move(upgrade_bytes);
-      if (verdict == AttachVerdict::kHandedOver) taken = std::move(socket);
-      return verdict;
-    };
+    return ComputerDoor{
+        .admits =
+            [this](const std::optional<std::string>& presented, const std::string&) {
+              ++asked;
+              token = presented;
+              return admits;
+            },
+        .enter =
+            [this](const std::string&, base::UniqueFd& socket, std::string upgrade_bytes,
+                   const std::string&) {
+              ++entered;
+              bytes = std::move(upgrade_bytes);
+              if (verdict == AttachVerdict::kHandedOver) taken = std::move(socket);
+              return verdict;
+            }};
   }
 };
 
@@ -64,15 +73,16 @@ TEST(AttachHandOver, AnUnknownSecretOrAWorkerRestartingKeepsTheSocketForTheAnswe
   const boost::beast::flat_buffer nothing;
   EXPECT_EQ(attach_computer(loop.server(), upgrade(), nothing, "p", door.door())->status, 401);
   EXPECT_EQ(door.token, "s3cret");
+  EXPECT_EQ(door.entered, 0) << "an unknown secret never reaches the hand-over";
   EXPECT_TRUE(loop.server().socket().is_open());
-  door.verdict = AttachVerdict::kWorkerUnavailable;
+  door.admits = true;
   EXPECT_EQ(attach_computer(loop.server(), upgrade(), nothing, "p", door.door())->status, 503);
   EXPECT_TRUE(loop.server().socket().is_open());
 }
 
 TEST(AttachHandOver, HandsOverTheSocketWithTheRequestAndWhatFollowedIt) {
   Loopback loop;
-  Door door{.verdict = AttachVerdict::kHandedOver};
+  Door door{.admits = true, .verdict = AttachVerdict::kHandedOver};
   boost::beast::flat_buffer read_past;
   const std::string early = "\x81\x05hello";
   boost::asio::buffer_copy(read_past.prepare(early.size()), boost::asio::buffer(early));
@@ -88,7 +98,7 @@ TEST(AttachHandOver, HandsOverTheSocketWithTheRequestAndWhatFollowedIt) {
 
 TEST(AttachHandOver, ARevokedSecretIsClosedAsAWebSocketWith4003) {
   Loopback loop;
-  Door door{.verdict = AttachVerdict::kRevoked};
+  Door door{.admits = true, .verdict = AttachVerdict::kRevoked};
   const boost::beast::flat_buffer nothing;
   EXPECT_FALSE(attach_computer(loop.server(), upgrade(), nothing, "p", door.door()));
   // 101, then a close frame: opcode 8, FIN, the code 4003 (0x0fa3) first in its payload.

@@ -82,12 +82,13 @@ class ServerTest : public ::testing::Test {
       .metrics = metrics_,
       .route = [this](const HttpRequest& request, Respond respond,
                       SendEvent send_event) { return route(request, respond, send_event); },
-      .computer_door =
-          [this](const std::optional<std::string>&, base::UniqueFd&, std::string,
-                 const std::string&) {
-            ++doors_;
-            return AttachVerdict::kUnknownSecret;
-          }};
+      .computer_door = {.admits =
+                            [this](const std::optional<std::string>&, const std::string&) {
+                              ++doors_;
+                              return false;
+                            },
+                        .enter = [](const std::string&, base::UniqueFd&, std::string,
+                                    const std::string&) { return AttachVerdict::kRevoked; }}};
   std::optional<HttpServer> server_;
   tcp::socket client_;
   std::string received_;
