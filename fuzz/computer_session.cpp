@@ -1,9 +1,8 @@
 // Fuzz target: a computer's WebSocket messages into a real worker session
 // (worker/computer_session.hpp), in process. The session gets one end of a socket pair, as
 // the worker gets the attached socket from the supervisor; a Beast WebSocket client on the
-// other end plays the computer. The client dials the upgrade itself rather than the
-// supervisor handing its bytes over, so the session's accept reads the request from the
-// socket: the same Beast accept, with nothing in `upgrade_bytes`.
+// other end plays the computer. The client dials the upgrade itself; its request is read off
+// the socket here and handed to the session as the supervisor hands it over.
 //
 // Input: lines, each one step.
 //   any other line   a text message from the computer
@@ -30,6 +29,8 @@
 // a reply body is the computer's object without "id"; messages go only to calls in flight and
 // carry the caller's own progress token; everything written to the computer is JSON-RPC;
 // `ended` runs once, last, after the computer closed.
+#include <sys/socket.h>
+
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
@@ -343,8 +344,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         .status_changed = [&] { supervisor.check_status(); },
         .ended = [&] { ++supervisor.ended; },
     };
+    bool upgraded = false;
+    computer.ws.async_handshake("switchboard", "/vm/attach",
+                                [&](beast::error_code error) { upgraded = !error; });
+    settle(io);  // the request is written
+    std::string request(4096, '\0');
+    const long got = ::recv(session_end.get(), request.data(), request.size(), MSG_DONTWAIT);
+    FUZZ_CHECK(got > 0);
+    request.resize(static_cast<std::size_t>(got));
     supervisor.session = sb::worker::start_session(
-        io, std::move(session_end), std::string(),
+        io, std::move(session_end), std::move(request),
         sb::worker::SessionSettings{.computer = "macmini",
                                     .generation = 1,
                                     .max_inflight = kMaxInflight,
@@ -352,9 +361,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                     .sole_client = true},
         std::move(hooks), [&](std::shared_ptr<ComputerSession>) { supervisor.installed = true; });
 
-    bool upgraded = false;
-    computer.ws.async_handshake("switchboard", "/vm/attach",
-                                [&](beast::error_code error) { upgraded = !error; });
     settle(io);
     FUZZ_CHECK(upgraded && supervisor.installed);
     computer.open = true;

@@ -6,6 +6,7 @@
 
 #include <utility>
 
+#include "ipc/frame.hpp"
 #include "shared/jsonrpc.hpp"
 #include "worker/session.hpp"
 
@@ -15,7 +16,6 @@ namespace {
 using namespace std::chrono_literals;
 
 constexpr int kSilentTicksBeforeDrop = 3;
-constexpr std::size_t kMaxMessageBytes = 16 * 1024 * 1024;
 constexpr std::size_t kOutboxLimit = 64;
 constexpr auto kCloseFlushGrace = 2s;
 constexpr std::string_view kHandshakeCaller = "openab-sb/handshake";
@@ -56,7 +56,7 @@ std::int64_t wall_clock_ms() {
 }  // namespace
 
 void Session::begin(std::function<void(std::shared_ptr<ComputerSession>)> installed) {
-  ws_.read_message_max(kMaxMessageBytes);
+  ws_.read_message_max(ipc::kMaxMessageSize);
   ws_.text(true);
   // Liveness is ours (docs/protocol.md, "Liveness"); Beast's own idle pings stay off.
   ws_.set_option(websocket::stream_base::timeout{settings_.handshake_timeout,
@@ -126,8 +126,8 @@ void Session::begin_close(std::uint16_t code, bool send_frame) {
 
 void Session::drop_connection() {
   beast::error_code ignored;
-  beast::get_lowest_layer(ws_).shutdown(tcp::socket::shutdown_both, ignored);
-  beast::get_lowest_layer(ws_).close(ignored);
+  ws_.next_layer().socket().shutdown(tcp::socket::shutdown_both, ignored);
+  ws_.next_layer().socket().close(ignored);
 }
 
 // The read loop has stopped: the session is over whatever ended it (docs/protocol.md,
@@ -291,8 +291,17 @@ std::shared_ptr<ComputerSession> start_session(
   ::getsockname(socket.get(), reinterpret_cast<sockaddr*>(&address), &length);
   const tcp protocol = address.ss_family == AF_INET6 ? tcp::v6() : tcp::v4();
   tcp::socket stream(io, protocol, socket.release());
-  auto session = std::make_shared<Session>(io, std::move(stream), std::move(upgrade_bytes),
-                                           std::move(settings), std::move(hooks));
+  // The request is the stream's to parse; the computer's frames read past it are the
+  // socket's, which hands them on as if it had just read them.
+  const auto request_end = upgrade_bytes.find("\r\n\r\n");
+  std::string read_past;
+  if (request_end != std::string::npos) {
+    read_past = upgrade_bytes.substr(request_end + 4);
+    upgrade_bytes.resize(request_end + 4);
+  }
+  auto session =
+      std::make_shared<Session>(io, SessionSocket(std::move(stream), std::move(read_past)),
+                                std::move(upgrade_bytes), std::move(settings), std::move(hooks));
   session->begin(std::move(installed));
   return session;
 }

@@ -25,6 +25,7 @@
 #include "worker/computer_session.hpp"
 #include "worker/pending_calls.hpp"
 #include "worker/reply_scan.hpp"
+#include "worker/session_socket.hpp"
 
 namespace sb::worker {
 
@@ -33,10 +34,11 @@ using json = nlohmann::json;
 
 class Session final : public ComputerSession, public std::enable_shared_from_this<Session> {
  public:
-  Session(net::io_context& io, tcp::socket socket, std::string upgrade_bytes,
+  // `upgrade_request`: the upgrade request alone; what followed it is in `socket`.
+  Session(net::io_context& io, SessionSocket socket, std::string upgrade_request,
           SessionSettings settings, SessionHooks hooks)
       : ws_(std::move(socket)),
-        upgrade_bytes_(std::move(upgrade_bytes)),
+        upgrade_bytes_(std::move(upgrade_request)),
         settings_(std::move(settings)),
         hooks_(std::move(hooks)),
         pending_(settings_.max_inflight),
@@ -117,7 +119,7 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
     std::string original_id;       // the computer's id, as JSON text
   };
 
-  websocket::stream<tcp::socket> ws_;
+  websocket::stream<SessionSocket> ws_;
   std::string upgrade_bytes_;
   SessionSettings settings_;
   SessionHooks hooks_;

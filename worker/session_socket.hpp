@@ -1,0 +1,159 @@
+// A computer's socket as the worker's WebSocket stream reads and writes it, so that a
+// session can leave one stream object (one worker) and go on in another without the
+// computer noticing: what switching the switchboard in place without closing a computer
+// is built on.
+//
+// Beast cannot adopt a WebSocket that is already open, nor give back what it read ahead.
+// So this socket hands its reader at most the rest of the frame in progress: whatever else
+// came with it waits here, and between two messages nothing of the computer's is inside
+// the stream. At such a boundary `release()` gives the socket back with exactly the bytes
+// read from it and not yet handed on. A new stream resumes from them with a handshake
+// replayed locally: its 101 is swallowed here (`swallow_writes`), and the computer only
+// ever saw one.
+//
+// Frames are read as RFC 6455 §5.2 lays them out; a malformed one is handed on as it is,
+// for the stream to refuse. Every byte read through it is taken for a frame: the upgrade
+// request reaches the stream apart (the supervisor read it; `accept` is given it), and
+// what came after it is `already_read`.
+#pragma once
+
+#include <boost/asio/buffer.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/beast/core/buffers_prefix.hpp>
+#include <boost/beast/core/error.hpp>
+#include <boost/beast/websocket/teardown.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace sb::worker {
+
+// The upgrade request a resumed stream replays to itself, the least RFC 6455 §4.2.1 asks.
+inline constexpr std::string_view kReplayedUpgrade =
+    "GET / HTTP/1.1\r\nHost: switchboard\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+    "Sec-WebSocket-Key: AAAAAAAAAAAAAAAAAAAAAA==\r\nSec-WebSocket-Version: 13\r\n\r\n";
+
+class SessionSocket {
+ public:
+  using executor_type = boost::asio::ip::tcp::socket::executor_type;
+
+  // `already_read`: bytes of the computer's read from the socket before, from a frame
+  // boundary on (a resumed session's).
+  explicit SessionSocket(boost::asio::ip::tcp::socket socket, std::string already_read = {})
+      : socket_(std::move(socket)), incoming_(std::move(already_read)) {}
+
+  executor_type get_executor() { return socket_.get_executor(); }
+  boost::asio::ip::tcp::socket& socket() { return socket_; }
+
+  // While true, what the stream writes is dropped as if sent: the 101 of a replayed
+  // handshake.
+  void swallow_writes(bool swallow) { swallow_writes_ = swallow; }
+
+  // No frame is part way through its reader, and no message part way through its frames:
+  // the stream holds nothing of the computer's but whole messages it has delivered.
+  bool at_message_boundary() const { return frame_left_ == 0 && !inside_message_; }
+
+  // The socket, and the bytes read from it that were never handed on; only at a message
+  // boundary does that leave nothing behind.
+  std::pair<boost::asio::ip::tcp::socket, std::string> release() {
+    return {std::move(socket_), std::exchange(incoming_, {})};
+  }
+
+  template <typename MutableBuffers, typename Token>
+  auto async_read_some(const MutableBuffers& buffers, Token&& token) {
+    return boost::asio::async_initiate<Token, void(boost::beast::error_code, std::size_t)>(
+        [this](auto handler, const MutableBuffers& into) {
+          read(into, std::move(handler), /*in_completion=*/false);
+        },
+        token, buffers);
+  }
+
+  template <typename ConstBuffers, typename Token>
+  auto async_write_some(const ConstBuffers& buffers, Token&& token) {
+    return boost::asio::async_initiate<Token, void(boost::beast::error_code, std::size_t)>(
+        [this](auto handler, const ConstBuffers& from) {
+          if (!swallow_writes_) return socket_.async_write_some(from, std::move(handler));
+          boost::asio::post(
+              socket_.get_executor(),
+              [handler = std::move(handler), size = boost::asio::buffer_size(from)]() mutable {
+                handler(boost::beast::error_code(), size);
+              });
+        },
+        token, buffers);
+  }
+
+ private:
+  // The next frame's header, once it is all in `incoming_`: its length with the payload,
+  // and whether it ends a message.
+  struct FrameStart {
+    std::size_t size = 0;
+    bool control = false;
+    bool final = false;
+  };
+  std::optional<FrameStart> frame_start() const;
+
+  // At most the rest of the frame in progress, from `incoming_` or straight from the
+  // socket; at a frame's start, its header first gathered here. A handler is never run
+  // inside the call that started the read: only once a read of the socket has completed.
+  template <typename MutableBuffers, typename Handler>
+  void read(const MutableBuffers& into, Handler handler, bool in_completion) {
+    if (frame_left_ == 0 && !begin_frame()) return gather(into, std::move(handler));
+    if (!incoming_.empty()) {
+      const std::size_t size = boost::asio::buffer_copy(
+          boost::beast::buffers_prefix(frame_left_, into), boost::asio::buffer(incoming_));
+      incoming_.erase(0, size);
+      frame_left_ -= size;
+      if (in_completion) return handler(boost::beast::error_code(), size);
+      return boost::asio::post(socket_.get_executor(),
+                               [handler = std::move(handler), size]() mutable {
+                                 handler(boost::beast::error_code(), size);
+                               });
+    }
+    socket_.async_read_some(boost::beast::buffers_prefix(frame_left_, into),
+                            [this, handler = std::move(handler)](boost::beast::error_code error,
+                                                                 std::size_t size) mutable {
+                              frame_left_ -= size;
+                              handler(error, size);
+                            });
+  }
+
+  // More bytes for a header that has not all arrived.
+  template <typename MutableBuffers, typename Handler>
+  void gather(const MutableBuffers& into, Handler handler) {
+    const std::size_t had = incoming_.size();
+    incoming_.resize(had + kGatherBytes);
+    socket_.async_read_some(boost::asio::buffer(incoming_.data() + had, kGatherBytes),
+                            [this, into, had, handler = std::move(handler)](
+                                boost::beast::error_code error, std::size_t size) mutable {
+                              incoming_.resize(had + size);
+                              if (error) return handler(error, std::size_t{0});
+                              read(into, std::move(handler), /*in_completion=*/true);
+                            });
+  }
+
+  // Starts the frame at the head of `incoming_`, when its header is all there.
+  bool begin_frame();
+
+  static constexpr std::size_t kGatherBytes = 16 * 1024;
+
+  boost::asio::ip::tcp::socket socket_;
+  std::string incoming_;         // read from the socket, not yet handed on
+  std::size_t frame_left_ = 0;   // of the frame in progress, not yet handed on
+  bool inside_message_ = false;  // a data frame without FIN was handed on
+  bool swallow_writes_ = false;
+};
+
+// What Beast's WebSocket stream calls to close the socket under it.
+void beast_close_socket(SessionSocket& socket);
+void teardown(boost::beast::role_type role, SessionSocket& socket, boost::beast::error_code& error);
+
+template <typename Handler>
+void async_teardown(boost::beast::role_type role, SessionSocket& socket, Handler&& handler) {
+  boost::beast::websocket::async_teardown(role, socket.socket(), std::forward<Handler>(handler));
+}
+
+}  // namespace sb::worker
