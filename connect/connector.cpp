@@ -4,6 +4,8 @@
 #include <boost/asio/detached.hpp>
 
 #include "base/asio_names.hpp"
+#include "connect/http_upstream.hpp"
+#include "connect/stdio_server.hpp"
 #include "shared/backoff.hpp"
 #include "shared/log.hpp"
 #include "shared/secret_file.hpp"
@@ -39,8 +41,10 @@ Connector::Connector(net::io_context& io, Options options, std::shared_ptr<ssl::
       options_(std::move(options)),
       tls_(std::move(tls)),
       timings_(timings),
-      sleep_timer_(io),
-      relay_done_(io) {}
+      server_done_(io),
+      server_turn_(io.get_executor()),
+      link_turn_(io.get_executor()),
+      sleep_timer_(io) {}
 
 net::awaitable<int> Connector::run() {
   Backoff backoff(timings_.dial_backoff, timings_.dial_backoff * 60, kStableAttempt);
@@ -50,7 +54,7 @@ net::awaitable<int> Connector::run() {
     const auto started = Clock::now();
     std::string why_redial;
     std::string secret;
-    if (std::string problem = co_await fresh_server(); !problem.empty()) {
+    if (std::string problem = co_await running_server(); !problem.empty()) {
       why_redial = "the MCP server did not start: " + problem;
     } else if (std::string problem = read_secret(secret); !problem.empty()) {
       why_redial = std::move(problem);
@@ -73,7 +77,9 @@ net::awaitable<int> Connector::run() {
       if (dial.outcome == DialOutcome::kFailed) {
         why_redial = "dial failed: " + dial.detail;
       } else {
-        log_info("attached", {{"computer", options_.name}, {"url", options_.url}});
+        log_info("attached", {{"computer", options_.name},
+                              {"url", options_.url},
+                              {"session", session_.initialized() ? "kept" : "new"}});
         const LinkEnd end = co_await relay(link_);
         link_.reset();
         if (stopping_) break;
@@ -94,7 +100,7 @@ net::awaitable<int> Connector::run() {
     log_info(why_redial, {{"computer", options_.name}, {"retry_in", seconds_text(delay)}});
     co_await sleep(delay);
   }
-  if (server_) co_await server_->stop(timings_.server_grace);
+  co_await end_server();
   co_return exit_code;
 }
 
@@ -104,14 +110,11 @@ void Connector::stop() {
   if (link_) link_->close(1000, "switchboard-connect stopping");
 }
 
-// The server of the next attach: the current one if it is still untouched and running,
-// else a new one. What failed, or "".
-net::awaitable<std::string> Connector::fresh_server() {
-  if (server_ && !server_->used() && !server_->ended()) co_return "";
-  if (server_) {
-    co_await server_->stop(timings_.server_grace);
-    server_.reset();
-  }
+// The server of the next attach: the running one, else a new one with a new session.
+// What failed, or "".
+net::awaitable<std::string> Connector::running_server() {
+  if (server_ && !server_->ended() && server_reading_) co_return "";
+  co_await end_server();
   if (options_.upstream) {
     server_ = std::make_unique<HttpUpstream>(io_, *options_.upstream, options_.name);
   } else {
@@ -121,7 +124,19 @@ net::awaitable<std::string> Connector::fresh_server() {
     server_.reset();
     co_return problem;
   }
+  session_ = KeptSession();
+  server_done_.expires_at(net::steady_timer::time_point::max());
+  server_reading_ = true;  // before it runs: co_spawn starts it later
+  net::co_spawn(io_, relay_server(), net::detached);
   co_return "";
+}
+
+// Stops the server, if any, and returns once nothing reads from it any more.
+net::awaitable<void> Connector::end_server() {
+  if (!server_) co_return;
+  co_await server_->stop(timings_.server_grace);
+  if (server_reading_) co_await server_done_.async_wait(kAwait);
+  server_.reset();
 }
 
 // Read before every dial, so that a replaced file takes effect at the next attempt.
@@ -134,30 +149,59 @@ std::string Connector::read_secret(std::string& secret) const {
   return "";
 }
 
-// Relays until the attach ends: the switchboard's messages to the server here, the
-// server's to the switchboard in relay_replies(). Then the server is stopped: it has been
-// talked to.
+// Relays until the attach ends: the switchboard's messages to the server, or answered
+// here; the server's go to it from relay_server(). Then the server hears what it must of
+// the lost attach, and goes on.
 net::awaitable<LinkEnd> Connector::relay(std::shared_ptr<Link> link) {
-  relay_done_.expires_at(net::steady_timer::time_point::max());
-  replies_running_ = true;  // before it runs: co_spawn starts it later
-  net::co_spawn(io_, relay_replies(link), net::detached);
+  session_.attach();
+  attached_ = true;
   while (const auto message = co_await link->read()) {
-    if (!co_await server_->write(*message))
+    const Routed routed = session_.from_link(*message);
+    log_dropped(routed, "the switchboard");
+    if (routed.to_link) co_await write_link(link, *routed.to_link);
+    if (routed.to_server && !co_await write_server(*routed.to_server))
       link->close(kCloseServerGone, "the MCP server stopped reading");
   }
-  co_await server_->stop(timings_.server_grace);
-  if (replies_running_) co_await relay_done_.async_wait(kAwait);
+  attached_ = false;
+  for (const std::string& message : session_.detach()) {
+    if (!co_await write_server(message)) break;
+  }
   co_return link->end();
 }
 
-net::awaitable<void> Connector::relay_replies(std::shared_ptr<Link> link) {
+// For the server's life: each of its messages to the attach of the moment, or answered
+// here while there is none. Its output ending (it exited, or we stopped it) ends the
+// attach.
+net::awaitable<void> Connector::relay_server() {
   while (const auto message = co_await server_->read()) {
-    if (!co_await link->write(*message)) break;
+    const Routed routed = session_.from_server(*message);
+    log_dropped(routed, "the MCP server");
+    if (routed.to_link && attached_) co_await write_link(link_, *routed.to_link);
+    if (routed.to_server) co_await write_server(*routed.to_server);
   }
-  // The server's output ended (it exited, or we stopped it): so does the attach.
-  link->close(kCloseServerGone, "the MCP server exited");
-  replies_running_ = false;
-  relay_done_.cancel();
+  if (attached_) link_->close(kCloseServerGone, "the MCP server exited");
+  server_reading_ = false;
+  server_done_.cancel();
+}
+
+net::awaitable<bool> Connector::write_server(const std::string& message) {
+  co_await server_turn_.take();
+  const bool written = co_await server_->write(message);
+  server_turn_.give_back();
+  co_return written;
+}
+
+// A write that fails is the link failing: its reader ends the attach.
+net::awaitable<void> Connector::write_link(std::shared_ptr<Link> link, const std::string& message) {
+  co_await link_turn_.take();
+  co_await link->write(message);
+  link_turn_.give_back();
+}
+
+void Connector::log_dropped(const Routed& routed, const char* from) const {
+  if (routed.dropped.empty()) return;
+  log_warn(std::string("a message from ") + from + " was not relayed: " + routed.dropped,
+           {{"computer", options_.name}});
 }
 
 net::awaitable<void> Connector::sleep(milliseconds duration) {

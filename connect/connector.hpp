@@ -1,10 +1,10 @@
-// switchboard-connect's loop (docs/connect.md): a fresh MCP server, the secret read again,
-// a dial; while attached, every message relayed both ways as it is; then the decision.
-// Close 4002 and 4003 stop for good (two daemons must never fight over one computer, and
-// a revoked secret needs an operator); a 401 waits `dial_unauthorized`; anything else
-// redials with the project's backoff. A server that has been talked to is stopped and a
-// fresh one started before the next dial, because the switchboard initializes afresh
-// after every attach; a server that exits while attached ends the attach (close 1011).
+// switchboard-connect's loop (docs/connect.md): the MCP server (the running one, or a new
+// one if it has exited), the secret read again, a dial; while attached, every message
+// relayed both ways through the kept session; then the decision. Close 4002 and 4003 stop
+// for good (two daemons must never fight over one computer, and a revoked secret needs an
+// operator); a 401 waits `dial_unauthorized`; anything else redials with the project's
+// backoff. The server lives across attaches; one that exits while attached ends the attach
+// (close 1011), and the next attach gets a new one.
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
@@ -14,11 +14,11 @@
 #include <memory>
 #include <random>
 
-#include "connect/http_upstream.hpp"
+#include "connect/kept_session.hpp"
 #include "connect/link.hpp"
 #include "connect/mcp_server.hpp"
 #include "connect/options.hpp"
-#include "connect/stdio_server.hpp"
+#include "connect/write_turn.hpp"
 #include "shared/timings.hpp"
 
 namespace sb::connect {
@@ -42,10 +42,14 @@ class Connector {
   void stop();
 
  private:
-  boost::asio::awaitable<std::string> fresh_server();
+  boost::asio::awaitable<std::string> running_server();
+  boost::asio::awaitable<void> end_server();
   std::string read_secret(std::string& secret) const;
   boost::asio::awaitable<LinkEnd> relay(std::shared_ptr<Link> link);
-  boost::asio::awaitable<void> relay_replies(std::shared_ptr<Link> link);
+  boost::asio::awaitable<void> relay_server();
+  boost::asio::awaitable<bool> write_server(const std::string& message);
+  boost::asio::awaitable<void> write_link(std::shared_ptr<Link> link, const std::string& message);
+  void log_dropped(const Routed& routed, const char* from) const;
   boost::asio::awaitable<void> sleep(std::chrono::milliseconds duration);
 
   boost::asio::io_context& io_;
@@ -53,10 +57,14 @@ class Connector {
   std::shared_ptr<boost::asio::ssl::context> tls_;
   Timings timings_;
   std::unique_ptr<McpServer> server_;
-  std::shared_ptr<Link> link_;  // the current attach, if any
+  KeptSession session_;  // the server's, as long as it runs
+  bool server_reading_ = false;
+  boost::asio::steady_timer server_done_;  // cancelled when relay_server() has ended
+  WriteTurn server_turn_;
+  std::shared_ptr<Link> link_;  // the current dial or attach, if any
+  bool attached_ = false;
+  WriteTurn link_turn_;
   boost::asio::steady_timer sleep_timer_;
-  boost::asio::steady_timer relay_done_;  // cancelled when relay_replies() has ended
-  bool replies_running_ = false;
   std::mt19937 random_{std::random_device{}()};
   bool stopping_ = false;
 };

@@ -11,6 +11,7 @@
 
 #include "base/asio_names.hpp"
 #include "connect/link.hpp"
+#include "shared/jsonrpc.hpp"
 #include "shared/log.hpp"
 
 namespace sb::connect {
@@ -25,7 +26,6 @@ constexpr std::chrono::seconds kSendTimeout{30};
 constexpr std::chrono::seconds kGetRetry{1};
 constexpr std::chrono::seconds kDeleteTimeout{2};
 constexpr std::size_t kInboxMessages = 256;  // read but not yet taken by the link
-constexpr int kInternalError = -32603;
 
 using Response = http::response_parser<http::string_body>;
 
@@ -66,7 +66,6 @@ struct HttpUpstream::State : std::enable_shared_from_this<State> {
   std::string session_id;
   std::string protocol_version;
   std::set<beast::tcp_stream*> open;  // cut at stop()
-  bool used = false;
   bool ended = false;
   bool get_stream_started = false;
 
@@ -115,7 +114,7 @@ struct HttpUpstream::State : std::enable_shared_from_this<State> {
     json answer = json::object();
     answer["jsonrpc"] = "2.0";
     answer["id"] = id;
-    answer["error"] = json{{"code", kInternalError}, {"message", why}};
+    answer["error"] = json{{"code", jsonrpc::kInternalError}, {"message", why}};
     co_await deliver(answer.dump());
   }
 
@@ -271,10 +270,6 @@ std::string HttpUpstream::start() {
   return "";
 }
 
-bool HttpUpstream::used() const {
-  return state_->used;
-}
-
 bool HttpUpstream::ended() const {
   return state_->ended;
 }
@@ -283,7 +278,6 @@ bool HttpUpstream::ended() const {
 net::awaitable<bool> HttpUpstream::write(std::string_view message) {
   const auto state = state_;
   if (state->ended) co_return false;
-  state->used = true;
   const json parsed = json::parse(message, nullptr, false);
   const bool is_request = parsed.is_object() && parsed.contains("method") && parsed.contains("id");
   const std::string method = parsed.is_object() ? parsed.value("method", "") : "";

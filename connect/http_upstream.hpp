@@ -23,7 +23,6 @@ class HttpUpstream : public McpServer {
   ~HttpUpstream() override;
 
   std::string start() override;
-  bool used() const override;
   bool ended() const override;
   boost::asio::awaitable<bool> write(std::string_view message) override;
   boost::asio::awaitable<std::optional<std::string>> read() override;

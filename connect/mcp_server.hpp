@@ -1,7 +1,6 @@
 // The MCP server that switchboard-connect attaches: a child speaking stdio
 // (stdio_server.hpp) or a local Streamable HTTP endpoint (http_upstream.hpp). One object
-// is one MCP session: the switchboard initializes afresh after every attach, so a server
-// that has been talked to is stopped when its attach ends (docs/connect.md).
+// is one MCP session, kept across attaches (kept_session.hpp) until the server ends it.
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
@@ -18,8 +17,6 @@ class McpServer {
 
   // Gets it going. What failed, or "".
   virtual std::string start() = 0;
-  // Whether a message has been written to it (then it is not a fresh session any more).
-  virtual bool used() const = 0;
   // Whether it has gone (exited, or its session ended) and cannot serve another message.
   virtual bool ended() const = 0;
   // Hands one message to it; false once it cannot take more.

@@ -101,7 +101,6 @@ void StdioServer::on_exit(int wait_status) {
 
 net::awaitable<bool> StdioServer::write(std::string_view message) {
   if (!stdin_.is_open()) co_return false;
-  used_ = true;
   // MCP's stdio transport forbids a newline inside a message; compact JSON from the
   // switchboard has none, and anything else is written out again on one line.
   std::string line;

@@ -32,7 +32,6 @@ class StdioServer : public McpServer {
 
   // Starts the program with pipes for its stdin, stdout and stderr.
   std::string start() override;
-  bool used() const override { return used_; }
   // Whether it has exited.
   bool ended() const override { return exit_status_.has_value(); }
   // Writes one message and a newline to its stdin.
@@ -58,7 +57,6 @@ class StdioServer : public McpServer {
   boost::asio::steady_timer exit_signal_;  // cancelled when the child has exited
   std::string pending_;                    // stdout read but not yet returned as lines
   bool discarding_ = false;                // inside a line longer than the limit
-  bool used_ = false;
   bool stopped_ = false;
   std::optional<int> exit_status_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for the stderr reader

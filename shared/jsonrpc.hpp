@@ -12,6 +12,7 @@ inline constexpr int kParseError = -32700;
 inline constexpr int kInvalidRequest = -32600;
 inline constexpr int kMethodNotFound = -32601;
 inline constexpr int kInvalidParams = -32602;
+inline constexpr int kInternalError = -32603;
 inline constexpr int kNotAttached = -32001;
 inline constexpr int kOverloaded = -32002;
 inline constexpr int kTimeout = -32003;

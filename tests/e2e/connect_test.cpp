@@ -1,10 +1,11 @@
 // End to end: switchboard-connect (docs/connect.md) runs a stdio MCP server
 // (support/fake_stdio_server.cpp) and attaches it to the real switchboard as computer
-// alpha. Calls, progress and lines that are not JSON-RPC; a server that exits mid-call
-// and is restarted; close 4002 and 4003 ending it with their exit codes; a 401 and the
-// secret file read again; SIGTERM; the transport rule; settings from a TOML file. And,
-// against a fake switchboard (harness/fake_pod.hpp serves the same upgrade), wss:// with
-// the certificate and host name checked, pings, and a silent link dropped.
+// alpha. Calls, progress and lines that are not JSON-RPC; a server kept, with its session,
+// across the switchboard's restart; a server that exits mid-call and is restarted; close 4002 and
+// 4003 ending it with their exit codes; a 401 and the secret file read again; SIGTERM; the
+// transport rule; settings from a TOML file. And, against a fake switchboard (harness/fake_pod.hpp
+// serves the same upgrade), wss:// with the certificate and host name checked, pings, and a silent
+// link dropped.
 #include <signal.h>
 
 #include <fstream>
@@ -56,6 +57,22 @@ class ConnectProcess {
   pid_t pid_;
 };
 
+// The ids the server saw on its calls of `tool`, in order, from its notes in the log.
+std::vector<std::string> server_side_ids(const std::string& log, const std::string& tool) {
+  const std::regex called("server: called " + tool + " id=([^ ]+)");
+  std::vector<std::string> ids;
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), called); it != std::sregex_iterator();
+       ++it)
+    ids.push_back((*it)[1]);
+  return ids;
+}
+
+std::size_t occurrences(const std::string& text, const std::string& part) {
+  std::size_t count = 0;
+  for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++count;
+  return count;
+}
+
 class Connect : public AlphaTest {
  protected:
   // Redials in a tenth of a second, a 401 retried after 300 ms, a 2 s grace.
@@ -101,7 +118,7 @@ TEST_F(Connect, ACallReachesTheStdioServerAndItsAnswerComesBack) {
   EXPECT_EQ(echoed(reply), (json{{"x", 1}})) << reply;
   // The server's tools, and the switchboard's own vm_status.
   EXPECT_EQ(tool_names(list_tools(sb.port(), "/mcp/alpha", owner_.secret)),
-            (std::vector<std::string>{"echo", "progress", "exit", "wait", "vm_status"}));
+            (std::vector<std::string>{"echo", "progress", "exit", "wait", "count", "vm_status"}));
   const auto attach = sb.audit().wait_for("vm_attach");
   ASSERT_TRUE(attach);
   EXPECT_EQ((*attach)["computer"], "alpha");
@@ -182,27 +199,62 @@ TEST_F(Connect, AServerThatExitsMidCallIsRestartedAndAttachedAfresh) {
   EXPECT_FALSE(process_alive(first));
   EXPECT_EQ(echoed(call_tool(sb.port(), "/mcp/alpha", owner_.secret, "echo", json{{"z", 3}})),
             (json{{"z", 3}}));
+  // A new server is a new session: its state starts afresh.
+  EXPECT_EQ(echoed(call_tool(sb.port(), "/mcp/alpha", owner_.secret, "count", json::object())), 1);
   const auto detach = sb.audit().wait_for("vm_detach");
   ASSERT_TRUE(detach);
   EXPECT_EQ((*detach)["code"], 1011);
 }
 
-TEST_F(Connect, AfterTheSwitchboardRestartsItRedialsWithAFreshServer) {
+// The server stays across the switchboard's going and coming back: its state (the count
+// goes on), its one MCP handshake (a second initialize would be refused and the attach
+// fail), and ids it never sees twice; the call the lost attach had in flight is cancelled.
+TEST_F(Connect, AcrossASwitchboardRestartItKeepsItsServerAndItsSession) {
   SwitchboardProcess sb(config());
   const auto connector = connect(sb);
   ASSERT_TRUE(wait_ready(sb, owner_.secret, "alpha")) << connector->log();
-  const pid_t first = connector->server_pid();
-  // The switchboard goes away (close 1001): the server that served that attach is
-  // stopped, and a fresh one serves the next, once the switchboard is back.
+  const pid_t server = connector->server_pid();
+  EXPECT_EQ(echoed(call_tool(sb.port(), "/mcp/alpha", owner_.secret, "count", json::object())), 1);
+  CallInFlight waiting(sb.port(), "/mcp/alpha", owner_.secret, "wait", json::object());
+  ASSERT_TRUE(connector->wait_log("server: called wait id=")) << connector->log();
+  const std::string waiting_id = server_side_ids(connector->log(), "wait").front();
+
   sb.send_signal(SIGTERM);
+  EXPECT_EQ(error_code(waiting.wait()), kDisconnected);
   ASSERT_TRUE(sb.wait_exit(kDefaultWait));
   EXPECT_TRUE(connector->wait_log("detached, code 1001")) << connector->log();
+  EXPECT_TRUE(connector->wait_log("server: cancelled id=" + waiting_id +
+                                  " reason=the switchboard link was lost"))
+      << connector->log();
   sb.restart(/*same_port=*/true);
   ASSERT_TRUE(wait_ready(sb, owner_.secret, "alpha")) << connector->log();
-  EXPECT_NE(connector->server_pid(), first);
-  EXPECT_FALSE(process_alive(first));
-  EXPECT_EQ(echoed(call_tool(sb.port(), "/mcp/alpha", owner_.secret, "echo", json{{"again", 1}})),
-            (json{{"again", 1}}));
+
+  EXPECT_EQ(echoed(call_tool(sb.port(), "/mcp/alpha", owner_.secret, "count", json::object())), 2);
+  EXPECT_EQ(connector->server_pid(), server);
+  EXPECT_TRUE(process_alive(server));
+  const std::string log = connector->log();
+  EXPECT_NE(log.find("session=kept"), std::string::npos) << log;
+  EXPECT_EQ(occurrences(log, "server: initialized"), 1u) << log;
+  const auto counted = server_side_ids(log, "count");
+  ASSERT_EQ(counted.size(), 2u) << log;
+  EXPECT_NE(counted[0], counted[1]);
+  EXPECT_NE(counted[1], waiting_id);
+}
+
+TEST_F(Connect, AKilledSwitchboardCostsTheServerNothing) {
+  SwitchboardProcess sb(config());
+  const auto connector = connect(sb);
+  ASSERT_TRUE(wait_ready(sb, owner_.secret, "alpha")) << connector->log();
+  const pid_t server = connector->server_pid();
+  EXPECT_EQ(echoed(call_tool(sb.port(), "/mcp/alpha", owner_.secret, "count", json::object())), 1);
+  sb.send_signal(SIGKILL);
+  ASSERT_TRUE(sb.wait_exit(kDefaultWait));
+  EXPECT_TRUE(connector->wait_log("detached")) << connector->log();
+  sb.restart(/*same_port=*/true);
+  ASSERT_TRUE(wait_ready(sb, owner_.secret, "alpha")) << connector->log();
+  EXPECT_EQ(echoed(call_tool(sb.port(), "/mcp/alpha", owner_.secret, "count", json::object())), 2);
+  EXPECT_EQ(connector->server_pid(), server);
+  EXPECT_EQ(connector->log().find("the MCP server exited"), std::string::npos) << connector->log();
 }
 
 TEST_F(Connect, ANewerAttachWithTheSameSecretStopsTheOlderWithExitCode3) {
@@ -355,7 +407,7 @@ TEST_F(ConnectToFake, OverWssTheCertificateAndItsHostNameAreChecked) {
   EXPECT_EQ(pod.dials().front().authorization, "Bearer " + secret_.secret);
   const json reply = pod.request(rpc(1, "tools/list"));
   ASSERT_TRUE(reply.contains("result")) << reply << trusted->log();
-  EXPECT_EQ(reply["result"]["tools"].size(), 4u);
+  EXPECT_EQ(reply["result"]["tools"].size(), 5u);
 
   // The certificate names localhost; dialled as 127.0.0.1 it is refused.
   const auto wrong_name = connect(pod.url("alpha", "127.0.0.1"), "wrong-name.log");

@@ -4,8 +4,12 @@
 //   progress  two notifications/progress with the call's progressToken, then as echo
 //   exit      exits at once with status 3, as a server that crashes mid-call
 //   wait      never answers (a call for the caller to cancel)
-// Each call is noted on stderr ("called NAME id=ID"), and so is each notifications/cancelled
-// ("cancelled id=ID reason=REASON"), for the tests to read in switchboard-connect's log.
+//   count     one text item: how many times count has been called in this process, so that
+//             a restart shows (1, 2, 3 ... and back to 1)
+// Like a real server it initializes once: a second initialize is refused. Each call is noted
+// on stderr ("called NAME id=ID"), and so are notifications/initialized ("initialized") and
+// each notifications/cancelled ("cancelled id=ID reason=REASON"), for the tests to read in
+// switchboard-connect's log.
 // Options: --junk (a line that is not JSON before every answer), --stderr TEXT (a line on
 // stderr at start). It ends when its stdin does.
 #include <cstdlib>
@@ -30,20 +34,27 @@ json text_result(const json& arguments) {
 
 struct Server {
   bool junk = false;
+  bool initialized = false;
+  int counted = 0;
 
   void send(const json& message) const {
     if (junk) std::cout << "this line is not JSON-RPC\n";
     std::cout << message.dump() << "\n" << std::flush;
   }
 
-  void answer(const json& request) const;
+  void answer(const json& request);
 };
 
-void Server::answer(const json& request) const {
+void Server::answer(const json& request) {
   const std::string method = request.value("method", "");
   const json id = request["id"];
   const json params = request.value("params", json::object());
-  if (method == "initialize") {
+  if (method == "initialize" && initialized) {
+    send({{"jsonrpc", "2.0"},
+          {"id", id},
+          {"error", {{"code", -32600}, {"message", "already initialized"}}}});
+  } else if (method == "initialize") {
+    initialized = true;
     send({{"jsonrpc", "2.0"},
           {"id", id},
           {"result",
@@ -51,11 +62,11 @@ void Server::answer(const json& request) const {
             {"capabilities", {{"tools", json::object()}}},
             {"serverInfo", {{"name", "fake-stdio-server"}, {"version", "1.0.0"}}}}}});
   } else if (method == "tools/list") {
-    send(
-        {{"jsonrpc", "2.0"},
-         {"id", id},
-         {"result",
-          {{"tools", json::array({tool("echo"), tool("progress"), tool("exit"), tool("wait")})}}}});
+    send({{"jsonrpc", "2.0"},
+          {"id", id},
+          {"result",
+           {{"tools", json::array({tool("echo"), tool("progress"), tool("exit"), tool("wait"),
+                                   tool("count")})}}}});
   } else if (method == "ping") {
     send({{"jsonrpc", "2.0"}, {"id", id}, {"result", json::object()}});
   } else if (method == "tools/call") {
@@ -64,6 +75,10 @@ void Server::answer(const json& request) const {
     std::cerr << "called " << name << " id=" << id.dump() << std::endl;
     if (name == "exit") std::exit(3);
     if (name == "wait") return;
+    if (name == "count") {
+      send({{"jsonrpc", "2.0"}, {"id", id}, {"result", text_result(++counted)}});
+      return;
+    }
     if (name == "progress") {
       const json token = params.value("_meta", json::object()).value("progressToken", json());
       for (int step = 1; step <= 2; ++step)
@@ -93,6 +108,8 @@ int main(int argc, char** argv) {
     if (!message.is_object() || !message.contains("method")) continue;
     if (message.contains("id")) {
       server.answer(message);
+    } else if (message["method"] == "notifications/initialized") {
+      std::cerr << "initialized" << std::endl;
     } else if (message["method"] == "notifications/cancelled") {
       const json params = message.value("params", json::object());
       std::cerr << "cancelled id=" << params.value("requestId", json()).dump()
