@@ -154,7 +154,6 @@ std::string Connector::read_secret(std::string& secret) const {
 // the lost attach, and goes on.
 net::awaitable<LinkEnd> Connector::relay(std::shared_ptr<Link> link) {
   session_.attach();
-  attached_ = true;
   while (const auto message = co_await link->read()) {
     const Routed routed = session_.from_link(*message);
     log_dropped(routed, "the switchboard");
@@ -162,7 +161,6 @@ net::awaitable<LinkEnd> Connector::relay(std::shared_ptr<Link> link) {
     if (routed.to_server && !co_await write_server(*routed.to_server))
       link->close(kCloseServerGone, "the MCP server stopped reading");
   }
-  attached_ = false;
   for (const std::string& message : session_.detach()) {
     if (!co_await write_server(message)) break;
   }
@@ -176,10 +174,11 @@ net::awaitable<void> Connector::relay_server() {
   while (const auto message = co_await server_->read()) {
     const Routed routed = session_.from_server(*message);
     log_dropped(routed, "the MCP server");
-    if (routed.to_link && attached_) co_await write_link(link_, *routed.to_link);
+    // Routed to the link only while one is attached, which is then link_.
+    if (routed.to_link) co_await write_link(link_, *routed.to_link);
     if (routed.to_server) co_await write_server(*routed.to_server);
   }
-  if (attached_) link_->close(kCloseServerGone, "the MCP server exited");
+  if (session_.attached()) link_->close(kCloseServerGone, "the MCP server exited");
   server_reading_ = false;
   server_done_.cancel();
 }

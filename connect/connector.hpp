@@ -62,7 +62,6 @@ class Connector {
   boost::asio::steady_timer server_done_;  // cancelled when relay_server() has ended
   WriteTurn server_turn_;
   std::shared_ptr<Link> link_;  // the current dial or attach, if any
-  bool attached_ = false;
   WriteTurn link_turn_;
   boost::asio::steady_timer sleep_timer_;
   std::mt19937 random_{std::random_device{}()};

@@ -56,6 +56,7 @@ class KeptSession {
 
   // A link is attached: the server's messages go to it from now on.
   void attach() { attached_ = true; }
+  bool attached() const { return attached_; }
   // The link is lost: what the server must be told now (cancellations of the link's calls,
   // errors for the server's requests the link had not answered).
   std::vector<std::string> detach();

@@ -63,10 +63,10 @@ void Session::begin(std::function<void(std::shared_ptr<ComputerSession>)> instal
                                                  websocket::stream_base::none(), false});
   ws_.control_callback([this](websocket::frame_type, beast::string_view) { silent_ticks_ = 0; });
   ws_.async_accept(
-      net::buffer(upgrade_bytes_),
+      net::buffer(upgrade_request_),
       [self = shared_from_this(), installed = std::move(installed)](beast::error_code error) {
-        self->upgrade_bytes_.clear();
-        self->upgrade_bytes_.shrink_to_fit();
+        self->upgrade_request_.clear();
+        self->upgrade_request_.shrink_to_fit();
         if (error || self->phase_ != Phase::kUpgrading) return self->finish_unupgraded();
         self->install();
         installed(self);

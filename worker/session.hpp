@@ -38,7 +38,7 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
   Session(net::io_context& io, SessionSocket socket, std::string upgrade_request,
           SessionSettings settings, SessionHooks hooks)
       : ws_(std::move(socket)),
-        upgrade_bytes_(std::move(upgrade_request)),
+        upgrade_request_(std::move(upgrade_request)),
         settings_(std::move(settings)),
         hooks_(std::move(hooks)),
         pending_(settings_.max_inflight),
@@ -120,7 +120,7 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
   };
 
   websocket::stream<SessionSocket> ws_;
-  std::string upgrade_bytes_;
+  std::string upgrade_request_;
   SessionSettings settings_;
   SessionHooks hooks_;
   Phase phase_ = Phase::kUpgrading;
