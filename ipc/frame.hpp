@@ -16,7 +16,7 @@ namespace sb::ipc {
 
 // Raised whenever a frame, a meta field or the status record changes meaning. A worker's
 // kHello carries it and the build's id; the supervisor refuses a worker of another.
-inline constexpr int kProtocolVersion = 4;
+inline constexpr int kProtocolVersion = 5;
 // Unique to one configured build of the project: both programs of one build share it.
 std::string_view build_id();
 
@@ -25,18 +25,21 @@ std::string_view build_id();
 enum class FrameType : std::uint16_t {
   // supervisor -> worker
   kConfigure = 1,
-  kAttach = 2,  // the one that carries a descriptor
+  kAttach = 2,  // carries a descriptor, as kResume does
   kCall = 3,
   kCancel = 4,
   kRevoke = 5,
   kShutdown = 6,
   kAnswer = 7,
   kDelivered = 8,
+  kPark = 9,
+  kResume = 10,
   // worker -> supervisor
   kHello = 101,
   kReply = 102,
   kEvent = 103,
   kMessage = 104,
+  kParked = 105,
 };
 
 struct Frame {

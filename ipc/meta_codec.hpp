@@ -1,7 +1,8 @@
 // The binary layout of a frame's meta, shared by every codec (messages.cpp,
 // supervisor_frames.cpp): fixed-width numbers and length-prefixed text in host byte order
 // (both ends are on one machine), read strictly: every byte accounted for, every enum and
-// flag in range. Internal to ipc/.
+// flag in range. Also the layout of what crosses a switch in place
+// (supervisor/switching/switch_state.hpp), which both ends likewise write on one machine.
 #pragma once
 
 #include <algorithm>
@@ -64,6 +65,8 @@ class MetaReader {
   }
   // Every field was there and nothing follows them.
   bool complete() const { return !failed_ && in_.empty(); }
+  // No read so far went past the end.
+  bool ok() const { return !failed_; }
 
  private:
   template <typename T>

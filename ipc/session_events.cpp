@@ -39,7 +39,9 @@ const auto& shapes() {
                           {"generation", &DetachEvent::generation},
                           {"code", &DetachEvent::code},
                           {"reason", &DetachEvent::reason},
-                          {"attached_for_secs", &DetachEvent::attached_for_secs}}});
+                          {"attached_for_secs", &DetachEvent::attached_for_secs}}},
+      Shape<ResumeEvent>{"vm_resumed",
+                         {{"peer", &ResumeEvent::peer}, {"generation", &ResumeEvent::generation}}});
   return table;
 }
 

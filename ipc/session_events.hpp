@@ -34,12 +34,19 @@ struct DetachEvent {
   std::uint64_t attached_for_secs = 0;
 };
 
-using SessionEvent = std::variant<AttachEvent, TakeoverEvent, DetachEvent>;
+// A session an earlier worker parked goes on in this one (docs/architecture.md,
+// "Switching"): no new attach, and its vm_attach still waits for its one vm_detach.
+struct ResumeEvent {
+  std::string peer;
+  std::uint64_t generation = 0;
+};
+
+using SessionEvent = std::variant<AttachEvent, TakeoverEvent, DetachEvent, ResumeEvent>;
 
 inline constexpr std::size_t kMaxEventBytes = 4096;
 inline constexpr std::size_t kMaxEventText = 512;  // a peer label or a close reason
 
-// "vm_attach", "vm_takeover" or "vm_detach": the audit line's event.
+// "vm_attach", "vm_takeover", "vm_detach" or "vm_resumed": the audit line's event.
 std::string_view event_name(const SessionEvent& event);
 // The audit line's fields, without the event's name.
 nlohmann::json event_fields(const SessionEvent& event);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ipc/meta_codec.hpp"
+#include "ipc/resume_record.hpp"
 
 namespace sb::ipc {
 namespace {
@@ -15,7 +16,7 @@ Malformed malformed(FrameType type) {
   return Malformed{"a malformed frame of type " + std::to_string(static_cast<int>(type))};
 }
 
-// No descriptor (only kAttach carries one), a call id exactly when the type names a call,
+// No descriptor (only kAttach and kResume carry one), a call id exactly when the type names a call,
 // and a body only when the type has one.
 bool framed_as(const Frame& frame, bool names_call, bool may_have_body) {
   return !frame.fd.valid() && (frame.call_id != 0) == names_call &&
@@ -66,6 +67,24 @@ SupervisorFrame decode_answer(Frame&& frame) {
   const std::uint64_t key = in.number();
   if (!in.complete() || !framed_as(frame, true, true)) return malformed(frame.type);
   return Answer{frame.call_id, key, std::move(frame.body)};
+}
+
+SupervisorFrame decode_park(const Frame& frame) {
+  MetaReader in(frame.meta);
+  const auto drain = duration(in.number());
+  if (!in.complete() || !framed_as(frame, false, false) || !drain) return malformed(frame.type);
+  return Park{*drain};
+}
+
+SupervisorFrame decode_resume(Frame&& frame) {
+  MetaReader in(frame.meta);
+  const std::uint64_t count = in.number();
+  if (count > kMaxResumedCalls) return malformed(frame.type);
+  std::vector<std::uint64_t> adopted;
+  for (std::uint64_t i = 0; i < count; ++i) adopted.push_back(in.number());
+  if (!in.complete() || !frame.fd.valid() || frame.call_id != 0 || frame.body.empty())
+    return malformed(frame.type);
+  return Resume{std::move(frame.fd), std::move(adopted), std::move(frame.body)};
 }
 
 // A frame that is its type alone: a call id when it names a call, nothing else.
@@ -122,6 +141,21 @@ Frame encode(const Delivered& delivered) {
   return Frame{.type = FrameType::kDelivered, .call_id = delivered.call_id};
 }
 
+Frame encode(const Park& park) {
+  return Frame{.type = FrameType::kPark,
+               .meta = MetaWriter().number(duration_number(park.drain)).take()};
+}
+
+Frame encode(Resume resume) {
+  MetaWriter meta;
+  meta.number(resume.adopted_calls.size());
+  for (const auto call_id : resume.adopted_calls) meta.number(call_id);
+  return Frame{.type = FrameType::kResume,
+               .meta = meta.take(),
+               .body = std::move(resume.record),
+               .fd = std::move(resume.socket)};
+}
+
 Frame encode(Revoke) {
   return Frame{.type = FrameType::kRevoke};
 }
@@ -145,6 +179,10 @@ SupervisorFrame decode_supervisor_frame(Frame&& frame) {
     case FrameType::kDelivered:
       if (!bare(frame, true)) return malformed(frame.type);
       return Delivered{frame.call_id};
+    case FrameType::kPark:
+      return decode_park(frame);
+    case FrameType::kResume:
+      return decode_resume(std::move(frame));
     case FrameType::kRevoke:
       if (!bare(frame, false)) return malformed(frame.type);
       return Revoke{};

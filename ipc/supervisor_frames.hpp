@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "base/unique_fd.hpp"
 #include "ipc/frame.hpp"
@@ -63,11 +64,27 @@ struct Delivered {
   std::uint64_t call_id = 0;
 };
 
+// The switchboard is switching in place (docs/architecture.md, "Switching"): leave the
+// computer's session at its next message boundary, within `drain`, answer with kParked and
+// exit without closing the computer.
+struct Park {
+  std::chrono::milliseconds drain{0};
+};
+
+// A session an earlier worker parked: the computer's socket (by SCM_RIGHTS), the record it
+// left (resume_record.hpp), and the calls in flight whose callers the supervisor still
+// has; the others are cancelled toward the computer.
+struct Resume {
+  base::UniqueFd socket;
+  std::vector<std::uint64_t> adopted_calls;
+  std::string record;
+};
+
 struct Revoke {};    // close the computer with 4003 and exit
 struct Shutdown {};  // close the computer with 1001 and exit
 
-using SupervisorFrame =
-    std::variant<Configure, Attach, Call, Cancel, Answer, Delivered, Revoke, Shutdown, Malformed>;
+using SupervisorFrame = std::variant<Configure, Attach, Call, Cancel, Answer, Delivered, Park,
+                                     Resume, Revoke, Shutdown, Malformed>;
 
 Frame encode(const Configure& configure);
 Frame encode(Attach attach);
@@ -75,6 +92,8 @@ Frame encode(Call call);
 Frame encode(const Cancel& cancel);
 Frame encode(Answer answer);
 Frame encode(const Delivered& delivered);
+Frame encode(const Park& park);
+Frame encode(Resume resume);
 Frame encode(Revoke);
 Frame encode(Shutdown);
 

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ipc/resume_record.hpp"
+
 namespace sb::ipc {
 namespace {
 
@@ -52,6 +54,14 @@ WorkerFrame decode_event(const Frame& frame) {
   return std::move(*event);
 }
 
+// The record itself is decoded by whoever relies on it (resume_record.hpp); here only its
+// bound is checked.
+WorkerFrame decode_parked(Frame&& frame) {
+  if (!frame.meta.empty() || frame.call_id != 0) return Malformed{"a parked frame with a meta"};
+  if (frame.body.size() > kMaxResumeRecordBytes) return Malformed{"a parked record over its bound"};
+  return Parked{std::move(frame.body)};
+}
+
 }  // namespace
 
 Frame encode(const Hello& hello) {
@@ -79,6 +89,10 @@ Frame encode(const SessionEvent& event) {
   return Frame{.type = FrameType::kEvent, .body = encode_event_body(event)};
 }
 
+Frame encode(Parked parked) {
+  return Frame{.type = FrameType::kParked, .body = std::move(parked.record)};
+}
+
 WorkerFrame decode_worker_frame(Frame&& frame) {
   // The supervisor's end never takes one (docs/architecture.md, "Trust boundaries"); a
   // frame that had one is no frame a worker may send.
@@ -92,6 +106,8 @@ WorkerFrame decode_worker_frame(Frame&& frame) {
       return decode_message(std::move(frame));
     case FrameType::kEvent:
       return decode_event(frame);
+    case FrameType::kParked:
+      return decode_parked(std::move(frame));
     default:
       return Malformed{"a frame of type " + std::to_string(static_cast<int>(frame.type)) +
                        ", which a worker does not send"};

@@ -42,12 +42,19 @@ struct Message {
   std::string body;
 };
 
-using WorkerFrame = std::variant<Hello, Reply, Message, SessionEvent, Malformed>;
+// The answer to kPark: the record of the session the worker left at a message boundary
+// (resume_record.hpp), or an empty body when it had none to leave. The worker exits next.
+struct Parked {
+  std::string record;
+};
+
+using WorkerFrame = std::variant<Hello, Reply, Message, SessionEvent, Parked, Malformed>;
 
 Frame encode(const Hello& hello);
 Frame encode(Reply reply);
 Frame encode(Message message);
 Frame encode(const SessionEvent& event);
+Frame encode(Parked parked);
 
 WorkerFrame decode_worker_frame(Frame&& frame);
 

@@ -36,6 +36,8 @@ class DeadlineQueue {
     void move_to(Clock::time_point at);
     void reset();
     bool pending() const;
+    // When it is due (or was, once it has fired).
+    Clock::time_point at() const { return at_; }
 
    private:
     friend class DeadlineQueue;

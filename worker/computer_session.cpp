@@ -55,13 +55,25 @@ std::int64_t wall_clock_ms() {
 
 }  // namespace
 
-void Session::begin(std::function<void(std::shared_ptr<ComputerSession>)> installed) {
+tcp::socket adopt_tcp_socket(net::io_context& io, base::UniqueFd socket) {
+  sockaddr_storage address{};
+  socklen_t length = sizeof address;
+  ::getsockname(socket.get(), reinterpret_cast<sockaddr*>(&address), &length);
+  const tcp protocol = address.ss_family == AF_INET6 ? tcp::v6() : tcp::v4();
+  return tcp::socket(io, protocol, socket.release());
+}
+
+void Session::configure_stream() {
   ws_.read_message_max(ipc::kMaxMessageSize);
   ws_.text(true);
   // Liveness is ours (docs/protocol.md, "Liveness"); Beast's own idle pings stay off.
   ws_.set_option(websocket::stream_base::timeout{settings_.handshake_timeout,
                                                  websocket::stream_base::none(), false});
   ws_.control_callback([this](websocket::frame_type, beast::string_view) { silent_ticks_ = 0; });
+}
+
+void Session::begin(std::function<void(std::shared_ptr<ComputerSession>)> installed) {
+  configure_stream();
   ws_.async_accept(
       net::buffer(upgrade_request_),
       [self = shared_from_this(), installed = std::move(installed)](beast::error_code error) {
@@ -104,7 +116,7 @@ void Session::install() {
 }
 
 void Session::begin_close(std::uint16_t code, bool send_frame) {
-  if (phase_ == Phase::kClosing || phase_ == Phase::kEnded) return;
+  if (stopped()) return;
   const bool upgraded = phase_ != Phase::kUpgrading;
   close_code_ = code;
   phase_ = Phase::kClosing;
@@ -133,7 +145,7 @@ void Session::drop_connection() {
 // The read loop has stopped: the session is over whatever ended it (docs/protocol.md,
 // "Session end").
 void Session::finish(std::uint16_t code_if_unclosed) {
-  if (phase_ == Phase::kEnded) return;
+  if (phase_ == Phase::kEnded || phase_ == Phase::kParked) return;
   if (phase_ != Phase::kClosing) {
     close_code_ = code_if_unclosed;
     phase_ = Phase::kClosing;
@@ -230,25 +242,26 @@ void Session::on_handshake_reply(const json& reply) {
   enqueue(R"({"jsonrpc":"2.0","method":"notifications/initialized"})", /*droppable=*/false);
   phase_ = Phase::kReady;
   hooks_.status_changed();
+  try_park();
 }
 
 void Session::enqueue(std::string text, bool droppable) {
-  if (phase_ == Phase::kClosing || phase_ == Phase::kEnded) return;
+  if (stopped()) return;
   if (droppable && outbox_.size() >= kOutboxLimit) return;
   outbox_.push_back(Outgoing{std::move(text), false});
   if (!writing_) write_next();
 }
 
 void Session::enqueue_ping() {
-  if (outbox_.size() >= kOutboxLimit) return;
+  if (outbox_.size() >= kOutboxLimit || on_parked_) return;
   outbox_.push_back(Outgoing{std::string(), true});
   if (!writing_) write_next();
 }
 
 void Session::write_next() {
-  if (outbox_.empty() || phase_ == Phase::kClosing || phase_ == Phase::kEnded) {
+  if (outbox_.empty() || stopped()) {
     writing_ = false;
-    return;
+    return try_park();
   }
   writing_ = true;
   auto done = [self = shared_from_this()](beast::error_code error, std::size_t = 0) {
@@ -286,11 +299,7 @@ void Session::on_tick() {
 std::shared_ptr<ComputerSession> start_session(
     net::io_context& io, base::UniqueFd socket, std::string upgrade_bytes, SessionSettings settings,
     SessionHooks hooks, std::function<void(std::shared_ptr<ComputerSession>)> installed) {
-  sockaddr_storage address{};
-  socklen_t length = sizeof address;
-  ::getsockname(socket.get(), reinterpret_cast<sockaddr*>(&address), &length);
-  const tcp protocol = address.ss_family == AF_INET6 ? tcp::v6() : tcp::v4();
-  tcp::socket stream(io, protocol, socket.release());
+  tcp::socket stream = adopt_tcp_socket(io, std::move(socket));
   // The request is the stream's to parse; the computer's frames read past it are the
   // socket's, which hands them on as if it had just read them.
   const auto request_end = upgrade_bytes.find("\r\n\r\n");

@@ -9,12 +9,14 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <boost/asio/io_context.hpp>
 #include <nlohmann/json.hpp>
 
 #include "base/unique_fd.hpp"
 #include "ipc/messages.hpp"
+#include "ipc/resume_record.hpp"
 #include "ipc/session_events.hpp"
 #include "ipc/status_board.hpp"
 #include "shared/timings.hpp"
@@ -88,6 +90,12 @@ class ComputerSession {
   // Closes with `code` unless a close is already under way (the first code wins).
   virtual void close(std::uint16_t code) = 0;
   virtual void reconfigure(const std::string& computer, bool sole_client) = 0;
+  // Leaves the computer at its next message boundary, with nothing of the session's under
+  // way (docs/architecture.md, "Switching"): `parked` gets the session's record, and the
+  // socket is left as it is, neither closed nor shut down. A session that cannot stop so
+  // within `drain` closes with 1001 as on a shutdown, and `parked` never runs.
+  virtual void park(std::chrono::milliseconds drain,
+                    std::function<void(ipc::ResumeRecord)> parked) = 0;
   virtual bool live() const = 0;  // installed and not closing
   virtual ipc::ComputerStatus status() const = 0;
   virtual const SessionSettings& settings() const = 0;
@@ -100,6 +108,15 @@ class ComputerSession {
 std::shared_ptr<ComputerSession> start_session(
     boost::asio::io_context& io, base::UniqueFd socket, std::string upgrade_bytes,
     SessionSettings settings, SessionHooks hooks,
+    std::function<void(std::shared_ptr<ComputerSession>)> installed);
+
+// Takes up a session an earlier worker parked, on its socket: the stream replays its
+// handshake to itself and reads on from the record's unread bytes, so the computer sees
+// nothing. The record's calls not in `adopted` are cancelled toward the computer: nobody
+// waits for them any more. `installed` runs once the session goes on.
+std::shared_ptr<ComputerSession> resume_session(
+    boost::asio::io_context& io, base::UniqueFd socket, ipc::ResumeRecord record,
+    const std::vector<std::uint64_t>& adopted, SessionSettings settings, SessionHooks hooks,
     std::function<void(std::shared_ptr<ComputerSession>)> installed);
 
 }  // namespace sb::worker

@@ -15,6 +15,11 @@ std::optional<std::uint64_t> PendingCalls::add(PendingCall call, int caller_cap)
   return id;
 }
 
+void PendingCalls::put_back(std::uint64_t id, PendingCall call) {
+  ++per_caller_[call.caller];
+  calls_.emplace(id, std::move(call));
+}
+
 std::optional<PendingCall> PendingCalls::take(std::uint64_t id) {
   const auto found = calls_.find(id);
   if (found == calls_.end()) return std::nullopt;

@@ -46,6 +46,15 @@ class PendingCalls {
   // The id of the pending call the supervisor knows as `call_id`, if any.
   std::optional<std::uint64_t> find_by_call_id(std::uint64_t call_id) const;
   std::vector<PendingCall> take_all();
+  // The calls in flight at the computer (not the replies being delivered), by id.
+  const std::map<std::uint64_t, PendingCall>& calls() const { return calls_; }
+  std::uint64_t next_id() const { return next_id_; }
+
+  // A session taken up where another worker left it (docs/architecture.md, "Switching"):
+  // ids go on from `next_id`, and each call is put back under its own id, within the
+  // caps it was admitted under.
+  void resume_ids_from(std::uint64_t next_id) { next_id_ = next_id; }
+  void put_back(std::uint64_t id, PendingCall call);
 
   // A call taken for its reply keeps its place in both caps until delivered(call_id): the
   // reply may still be on its way to a slow caller (docs/robustness.md, "Memory").

@@ -32,6 +32,9 @@ namespace sb::worker {
 using namespace sb::asio_names;
 using json = nlohmann::json;
 
+// The computer's socket, handed over as a descriptor, as the session's stream needs it.
+tcp::socket adopt_tcp_socket(net::io_context& io, base::UniqueFd socket);
+
 class Session final : public ComputerSession, public std::enable_shared_from_this<Session> {
  public:
   // `upgrade_request`: the upgrade request alone; what followed it is in `socket`.
@@ -44,9 +47,12 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
         pending_(settings_.max_inflight),
         tick_timer_(io),
         flush_timer_(io),
+        park_timer_(io),
         deadlines_(io) {}
 
   void begin(std::function<void(std::shared_ptr<ComputerSession>)> installed);
+  void begin_resumed(ipc::ResumeRecord record, const std::vector<std::uint64_t>& adopted,
+                     std::function<void(std::shared_ptr<ComputerSession>)> installed);
   void forward(ForwardedCall forwarded) override;
   void cancel(std::uint64_t call_id, const std::string& reason) override;
   void delivered(std::uint64_t call_id) override;
@@ -54,15 +60,23 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
               std::string_view response_without_id) override;
   void close(std::uint16_t code) override { begin_close(code, /*send_frame=*/true); }
   void reconfigure(const std::string& computer, bool sole_client) override;
+  void park(std::chrono::milliseconds drain,
+            std::function<void(ipc::ResumeRecord)> parked) override;
   bool live() const override { return phase_ == Phase::kHandshaking || phase_ == Phase::kReady; }
   const SessionSettings& settings() const override { return settings_; }
   ipc::ComputerStatus status() const override;
 
  private:
-  enum class Phase { kUpgrading, kHandshaking, kReady, kClosing, kEnded };
+  // kParked: left for another worker (park()); like kEnded, nothing more happens.
+  enum class Phase { kUpgrading, kHandshaking, kReady, kClosing, kEnded, kParked };
+  // Closing, ended or parked: nothing more is written.
+  bool stopped() const {
+    return phase_ == Phase::kClosing || phase_ == Phase::kEnded || phase_ == Phase::kParked;
+  }
 
   // ---- lifecycle ----
 
+  void configure_stream();
   void install();
   void begin_close(std::uint16_t code, bool send_frame);
   void drop_connection();
@@ -71,6 +85,13 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
   void fail_all_pending();
   void end_early(std::uint64_t id, std::string_view reason);
   void forget_routed(std::uint64_t pending_id);
+
+  // ---- switching (docs/architecture.md, "Switching") ----
+
+  void try_park();
+  void give_up_parking();
+  ipc::ResumeRecord take_record();
+  void restore(ipc::ResumeRecord record, const std::vector<std::uint64_t>& adopted);
 
   // ---- reading ----
 
@@ -94,6 +115,7 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
   // ---- deadlines ----
 
   void arm_deadline(std::uint64_t id, std::chrono::milliseconds timeout);
+  void set_deadline(std::uint64_t id, std::chrono::steady_clock::time_point at);
   void restart_deadline(PendingCall& call);
   void on_deadline(std::uint64_t id);
   void reply_status(std::uint64_t call_id, ipc::CallStatus status);
@@ -130,7 +152,9 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
   bool writing_ = false;
   net::steady_timer tick_timer_;
   net::steady_timer flush_timer_;
-  DeadlineQueue deadlines_;  // of the calls in pending_, on one timer
+  net::steady_timer park_timer_;                      // the drain a park() may take
+  std::function<void(ipc::ResumeRecord)> on_parked_;  // set while parking
+  DeadlineQueue deadlines_;                           // of the calls in pending_, on one timer
   int silent_ticks_ = 0;
   std::optional<std::uint16_t> close_code_;
   std::chrono::steady_clock::time_point attached_at_{};

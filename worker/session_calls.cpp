@@ -210,12 +210,14 @@ void Session::handle_request_from_computer(const ScannedMessage& scanned, std::s
 }
 
 void Session::arm_deadline(std::uint64_t id, std::chrono::milliseconds timeout) {
-  PendingCall* call = pending_.find(id);
-  const auto first = call->handshake
-                         ? std::chrono::steady_clock::now() + timeout
-                         : std::min(std::chrono::steady_clock::now() + timeout, call->last_moment);
+  const PendingCall* call = pending_.find(id);
+  const auto now = std::chrono::steady_clock::now();
+  set_deadline(id, call->handshake ? now + timeout : std::min(now + timeout, call->last_moment));
+}
+
+void Session::set_deadline(std::uint64_t id, std::chrono::steady_clock::time_point at) {
   // The deadline lives in the table: taking the entry withdraws it.
-  call->deadline = deadlines_.add(first, [weak = weak_from_this(), id] {
+  pending_.find(id)->deadline = deadlines_.add(at, [weak = weak_from_this(), id] {
     if (const auto self = weak.lock()) self->on_deadline(id);
   });
 }
@@ -233,7 +235,7 @@ void Session::on_deadline(std::uint64_t id) {
   if (call->handshake) {
     pending_.take(id);
     hooks_.status_changed();
-    if (phase_ == Phase::kClosing || phase_ == Phase::kEnded) return;
+    if (stopped()) return;
     log_warn("initialize toward the computer failed",
              {{"peer", settings_.peer}, {"error", "no answer within 15 s"}});
     return close(close_code::kHandshakeFailed);

@@ -31,6 +31,23 @@ bool SessionSocket::begin_frame() {
   return true;
 }
 
+void SessionSocket::park(std::function<void()> stopped) {
+  park_requested_ = true;
+  stopped_ = std::move(stopped);
+  // Waiting for a header at a boundary: the read gives back what it has and, finding the
+  // socket parking, goes no further.
+  if (gathering_ && at_message_boundary()) {
+    boost::beast::error_code ignored;
+    socket_.cancel(ignored);
+  }
+}
+
+void SessionSocket::stop_reading() {
+  if (parked_) return;
+  parked_ = true;
+  boost::asio::post(socket_.get_executor(), std::move(stopped_));
+}
+
 void beast_close_socket(SessionSocket& socket) {
   boost::beast::error_code ignored;
   socket.socket().close(ignored);

@@ -1,15 +1,15 @@
 // A computer's socket as the worker's WebSocket stream reads and writes it, so that a
 // session can leave one stream object (one worker) and go on in another without the
 // computer noticing: what switching the switchboard in place without closing a computer
-// is built on.
+// is built on (docs/architecture.md, "Switching").
 //
 // Beast cannot adopt a WebSocket that is already open, nor give back what it read ahead.
 // So this socket hands its reader at most the rest of the frame in progress: whatever else
 // came with it waits here, and between two messages nothing of the computer's is inside
-// the stream. At such a boundary `release()` gives the socket back with exactly the bytes
-// read from it and not yet handed on. A new stream resumes from them with a handshake
-// replayed locally: its 101 is swallowed here (`swallow_writes`), and the computer only
-// ever saw one.
+// the stream. At such a boundary `park()` stops the reader for good, with exactly the
+// bytes read from the socket and not yet handed on left here. A new stream resumes from
+// them with a handshake replayed locally: its 101 is swallowed here (`swallow_writes`), and
+// the computer only ever saw one.
 //
 // Frames are read as RFC 6455 §5.2 lays them out; a malformed one is handed on as it is,
 // for the stream to refuse. Every byte read through it is taken for a frame: the upgrade
@@ -25,6 +25,7 @@
 #include <boost/beast/websocket/teardown.hpp>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -53,15 +54,27 @@ class SessionSocket {
   // handshake.
   void swallow_writes(bool swallow) { swallow_writes_ = swallow; }
 
-  // No frame is part way through its reader, and no message part way through its frames:
-  // the stream holds nothing of the computer's but whole messages it has delivered.
+  // No frame is part way through its reader, and no message part way through its frames.
   bool at_message_boundary() const { return frame_left_ == 0 && !inside_message_; }
 
-  // The socket, and the bytes read from it that were never handed on; only at a message
-  // boundary does that leave nothing behind.
-  std::pair<boost::asio::ip::tcp::socket, std::string> release() {
-    return {std::move(socket_), std::exchange(incoming_, {})};
+  // Stops the reader at its next message boundary: when it next asks for a frame there
+  // (at once, if it is waiting for one), its read is abandoned, never completed, and
+  // `stopped` runs (posted). Nothing read from the socket is lost: a read waiting on the
+  // socket is cancelled and what it brought stays here. Only while no write is under way
+  // (writes_in_flight), since a cancel would cut a write short too.
+  void park(std::function<void()> stopped);
+  bool parked() const { return parked_; }
+  // Takes park() back before the reader stopped: it reads on as before.
+  void unpark() {
+    park_requested_ = false;
+    stopped_ = nullptr;
   }
+  // Writes the stream has started and not seen complete (its own pongs and closes
+  // included).
+  int writes_in_flight() const { return writes_in_flight_; }
+  // After park(): the bytes read from the socket and never handed on, from a frame
+  // boundary on.
+  std::string take_unread() { return std::exchange(incoming_, {}); }
 
   template <typename MutableBuffers, typename Token>
   auto async_read_some(const MutableBuffers& buffers, Token&& token) {
@@ -76,11 +89,17 @@ class SessionSocket {
   auto async_write_some(const ConstBuffers& buffers, Token&& token) {
     return boost::asio::async_initiate<Token, void(boost::beast::error_code, std::size_t)>(
         [this](auto handler, const ConstBuffers& from) {
-          if (!swallow_writes_) return socket_.async_write_some(from, std::move(handler));
+          ++writes_in_flight_;
+          auto counted = [this, handler = std::move(handler)](boost::beast::error_code error,
+                                                              std::size_t size) mutable {
+            --writes_in_flight_;
+            handler(error, size);
+          };
+          if (!swallow_writes_) return socket_.async_write_some(from, std::move(counted));
           boost::asio::post(
               socket_.get_executor(),
-              [handler = std::move(handler), size = boost::asio::buffer_size(from)]() mutable {
-                handler(boost::beast::error_code(), size);
+              [counted = std::move(counted), size = boost::asio::buffer_size(from)]() mutable {
+                counted(boost::beast::error_code(), size);
               });
         },
         token, buffers);
@@ -101,6 +120,8 @@ class SessionSocket {
   // inside the call that started the read: only once a read of the socket has completed.
   template <typename MutableBuffers, typename Handler>
   void read(const MutableBuffers& into, Handler handler, bool in_completion) {
+    // The reader's handler is dropped here, never run: the stream it belongs to is done.
+    if (park_requested_ && at_message_boundary()) return stop_reading();
     if (frame_left_ == 0 && !begin_frame()) return gather(into, std::move(handler));
     if (!incoming_.empty()) {
       const std::size_t size = boost::asio::buffer_copy(
@@ -126,17 +147,25 @@ class SessionSocket {
   void gather(const MutableBuffers& into, Handler handler) {
     const std::size_t had = incoming_.size();
     incoming_.resize(had + kGatherBytes);
+    gathering_ = true;
     socket_.async_read_some(boost::asio::buffer(incoming_.data() + had, kGatherBytes),
                             [this, into, had, handler = std::move(handler)](
                                 boost::beast::error_code error, std::size_t size) mutable {
+                              gathering_ = false;
                               incoming_.resize(had + size);
-                              if (error) return handler(error, std::size_t{0});
+                              // Cancelled by park(): the reader stops at the boundary.
+                              const bool parking =
+                                  park_requested_ &&
+                                  (!error || error == boost::asio::error::operation_aborted);
+                              if (error && !parking) return handler(error, std::size_t{0});
                               read(into, std::move(handler), /*in_completion=*/true);
                             });
   }
 
   // Starts the frame at the head of `incoming_`, when its header is all there.
   bool begin_frame();
+  // The reader has reached the boundary park() waits for.
+  void stop_reading();
 
   static constexpr std::size_t kGatherBytes = 16 * 1024;
 
@@ -145,6 +174,11 @@ class SessionSocket {
   std::size_t frame_left_ = 0;   // of the frame in progress, not yet handed on
   bool inside_message_ = false;  // a data frame without FIN was handed on
   bool swallow_writes_ = false;
+  bool gathering_ = false;  // a read for a frame's header is waiting on the socket
+  int writes_in_flight_ = 0;
+  bool park_requested_ = false;
+  std::function<void()> stopped_;  // what park() was given
+  bool parked_ = false;
 };
 
 // What Beast's WebSocket stream calls to close the socket under it.

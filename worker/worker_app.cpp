@@ -59,21 +59,19 @@ void WorkerApp::on(ipc::Configure&& configure) {
   if (current_) current_->reconfigure(computer_, sole_client_);
 }
 
-void WorkerApp::on(ipc::Attach&& attach) {
-  if (leaving_) return;  // the descriptor closes with the frame
-  SessionSettings settings{
+SessionSettings WorkerApp::next_settings() const {
+  return SessionSettings{
       .computer = computer_,
-      .generation = attach.generation,
-      .max_inflight = attach.max_inflight,
-      .peer = std::move(attach.peer),
+      .max_inflight = next_max_inflight_,
       .sole_client = sole_client_,
       .handshake_timeout = timings_.handshake,
       .ping_interval = timings_.ping_interval,
   };
-  ++open_sessions_;
-  // The ended hook names its own session so that the worker clears only that one.
-  auto session_slot = std::make_shared<const ComputerSession*>(nullptr);
-  SessionHooks hooks{
+}
+
+// The ended hook names its own session so that the worker clears only that one.
+SessionHooks WorkerApp::hooks_for(std::shared_ptr<const ComputerSession*> session_slot) {
+  return SessionHooks{
       .reply = [this](std::uint64_t call_id, const ipc::CallOutcome& outcome,
                       std::string body) { send_reply(call_id, outcome, std::move(body)); },
       .message = [this](std::uint64_t call_id, const ipc::MessageMeta& meta,
@@ -87,11 +85,70 @@ void WorkerApp::on(ipc::Attach&& attach) {
           },
       .ended = [this, session_slot] { on_session_ended(*session_slot); },
   };
+}
+
+void WorkerApp::on(ipc::Attach&& attach) {
+  if (leaving_) return;  // the descriptor closes with the frame
+  SessionSettings settings = next_settings();
+  settings.generation = attach.generation;
+  settings.max_inflight = attach.max_inflight;
+  settings.peer = std::move(attach.peer);
+  ++open_sessions_;
+  auto session_slot = std::make_shared<const ComputerSession*>(nullptr);
   auto session = start_session(
       io_, std::move(attach.socket), std::move(attach.upgrade_bytes), std::move(settings),
-      std::move(hooks),
+      hooks_for(session_slot),
       [this](std::shared_ptr<ComputerSession> installed) { on_installed(installed); });
   *session_slot = session.get();
+}
+
+// A session parked by the worker before this one (docs/architecture.md, "Switching").
+// The supervisor checked the record; one that still does not read could only come from a
+// supervisor of another build, which the hello rules out.
+void WorkerApp::on(ipc::Resume&& resume) {
+  std::string why;
+  auto record = ipc::decode_resume_record(resume.record, why);
+  if (!record) {
+    log_error("the supervisor handed over a session record that does not read; leaving",
+              {{"reason", why}});
+    return leave(close_code::kGoingAway);
+  }
+  if (leaving_ || current_) return;  // the descriptor closes with the frame
+  ++open_sessions_;
+  auto session_slot = std::make_shared<const ComputerSession*>(nullptr);
+  auto session =
+      resume_session(io_, std::move(resume.socket), std::move(*record), resume.adopted_calls,
+                     next_settings(), hooks_for(session_slot),
+                     [this](std::shared_ptr<ComputerSession> resumed) { on_resumed(resumed); });
+  *session_slot = session.get();
+}
+
+// Leaves the computer's session for the next worker, then exits. A worker with no live
+// session says so at once; one whose session cannot stop at a boundary in time closes it
+// with 1001 and says so when it has ended.
+void WorkerApp::on(ipc::Park&& park) {
+  if (parking_) return;
+  parking_ = true;
+  leaving_ = true;  // no new attach now
+  if (current_ && current_->live()) {
+    return current_->park(park.drain,
+                          [this](ipc::ResumeRecord record) { on_parked(std::move(record)); });
+  }
+  stop_when_idle();
+}
+
+void WorkerApp::on_parked(ipc::ResumeRecord record) {
+  log_info("computer parked for the switch", {{"computer", computer_},
+                                              {"generation", std::to_string(record.generation)},
+                                              {"calls", std::to_string(record.calls.size())}});
+  parked_sent_ = true;
+  channel_->send(ipc::encode(ipc::Parked{ipc::encode(record)}));
+  // The socket stays open in the supervisor: the session is over here, not for the
+  // computer.
+  --open_sessions_;
+  current_.reset();
+  publish();
+  stop_when_idle();
 }
 
 void WorkerApp::on(ipc::Call&& call) {
@@ -149,6 +206,17 @@ void WorkerApp::on_installed(const std::shared_ptr<ComputerSession>& session) {
   publish();
 }
 
+void WorkerApp::on_resumed(const std::shared_ptr<ComputerSession>& session) {
+  const auto& settings = session->settings();
+  current_ = session;
+  audit(ipc::ResumeEvent{.peer = settings.peer, .generation = settings.generation});
+  log_info("computer resumed", {{"computer", settings.computer},
+                                {"peer", settings.peer},
+                                {"generation", std::to_string(settings.generation)}});
+  if (leaving_) session->close(close_code::kGoingAway);
+  publish();
+}
+
 void WorkerApp::on_session_ended(const ComputerSession* session) {
   --open_sessions_;
   // Only this very socket is cleared: a successor installed by takeover is never touched.
@@ -166,6 +234,10 @@ void WorkerApp::leave(std::uint16_t close_code) {
 
 void WorkerApp::stop_when_idle() {
   if (open_sessions_ > 0) return;
+  if (parking_ && !parked_sent_) {
+    parked_sent_ = true;
+    channel_->send(ipc::encode(ipc::Parked{}));
+  }
   heartbeat_timer_.cancel();
   termination_signals_.cancel();
   // Everything already said to the supervisor (the vm_detach line above all) goes first.

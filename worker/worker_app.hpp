@@ -32,9 +32,15 @@ class WorkerApp {
   void on(ipc::Cancel&& cancel);
   void on(ipc::Answer&& answer);
   void on(ipc::Delivered&& delivered);
+  void on(ipc::Park&& park);
+  void on(ipc::Resume&& resume);
   void on(ipc::Revoke&&);
   void on(ipc::Shutdown&&);
+  SessionSettings next_settings() const;
+  SessionHooks hooks_for(std::shared_ptr<const ComputerSession*> session_slot);
   void on_installed(const std::shared_ptr<ComputerSession>& session);
+  void on_resumed(const std::shared_ptr<ComputerSession>& session);
+  void on_parked(ipc::ResumeRecord record);
   void on_session_ended(const ComputerSession* session);
   void leave(std::uint16_t close_code);
   void stop_when_idle();
@@ -58,6 +64,10 @@ class WorkerApp {
   int open_sessions_ = 0;
   std::uint64_t messages_dropped_ = 0;  // published on the status board, for /metrics
   bool leaving_ = false;
+  // Switching (kPark): the kParked answer is owed until it is sent, with the session's
+  // record or, when it had none to leave, empty.
+  bool parking_ = false;
+  bool parked_sent_ = false;
 };
 
 }  // namespace sb::worker

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 
+#include "ipc/resume_record.hpp"
 #include "ipc/worker_frames.hpp"
 
 namespace sb::ipc {
@@ -32,6 +33,11 @@ TEST(WorkerFrames, EachRoundTrips) {
       encode(Message{.call_id = 0, .meta = {MessageKind::kNotification, 0}, .body = "{}"}));
   ASSERT_TRUE(std::holds_alternative<Message>(message));
 
+  auto parked = decode_worker_frame(encode(Parked{"record"}));
+  ASSERT_TRUE(std::holds_alternative<Parked>(parked));
+  EXPECT_EQ(std::get<Parked>(parked).record, "record");
+  EXPECT_TRUE(std::holds_alternative<Parked>(decode_worker_frame(encode(Parked{}))));
+
   auto event = decode_worker_frame(encode(SessionEvent{AttachEvent{"10.0.0.1:5", 3}}));
   ASSERT_TRUE(std::holds_alternative<SessionEvent>(event));
   const auto& attach = std::get<AttachEvent>(std::get<SessionEvent>(event));
@@ -59,6 +65,11 @@ TEST(WorkerFrames, WhatAWorkerMayNotSendIsMalformed) {
   Frame with_descriptor = encode(Reply{.call_id = 1, .outcome = {CallStatus::kTimeout}});
   with_descriptor.fd = base::UniqueFd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
   EXPECT_EQ(reason_for(std::move(with_descriptor)), "a frame that carries a descriptor");
+  Frame parked = encode(Parked{"record"});
+  parked.meta.assign(1, 'x');  // `= "x"` trips g++ 12's false -Wrestrict
+  EXPECT_EQ(reason_for(std::move(parked)), "a parked frame with a meta");
+  EXPECT_EQ(reason_for(encode(Parked{std::string(kMaxResumeRecordBytes + 1, 'x')})),
+            "a parked record over its bound");
   Frame event = encode(SessionEvent{AttachEvent{"p", 1}});
   event.call_id = 2;
   EXPECT_EQ(reason_for(std::move(event)), "an event with a meta or call id");

@@ -4,6 +4,8 @@
 // the computer seeing anything but the one WebSocket it opened.
 #include "worker/session_socket.hpp"
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <boost/asio/io_context.hpp>
@@ -14,6 +16,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace sb::worker {
@@ -70,11 +73,31 @@ class SessionSocketTest : public ::testing::Test {
     return text.value_or("");
   }
 
-  // The socket and its unread bytes leave `server_` for a stream that replays its handshake.
+  // A read the parked socket must never complete.
+  void read_in_vain() {
+    server_->async_read(scratch_, [](beast::error_code, std::size_t) {
+      ADD_FAILURE() << "a parked reader's read completed";
+    });
+  }
+
+  // The reader parks at its next boundary (a read of it is asked for here).
   std::unique_ptr<Server> resumed() {
-    auto [socket, unread] = server_->next_layer().release();
+    bool stopped = false;
+    server_->next_layer().park([&] { stopped = true; });
+    read_in_vain();
+    run_until([&] { return stopped; });
+    return taken_up();
+  }
+
+  // After the park: the socket (a copy, as the supervisor keeps) and the unread bytes go
+  // on in a stream that replays its handshake.
+  std::unique_ptr<Server> taken_up() {
+    EXPECT_TRUE(server_->next_layer().parked());
+    std::string unread = server_->next_layer().take_unread();
+    tcp::socket copy(io_);
+    copy.assign(tcp::v4(), ::dup(server_->next_layer().socket().native_handle()));
     server_.reset();
-    auto next = std::make_unique<Server>(SessionSocket(std::move(socket), std::move(unread)));
+    auto next = std::make_unique<Server>(SessionSocket(std::move(copy), std::move(unread)));
     next->next_layer().swallow_writes(true);
     bool accepted = false;
     next->async_accept(net::buffer(kReplayedUpgrade),
@@ -87,6 +110,7 @@ class SessionSocketTest : public ::testing::Test {
   net::io_context io_;
   websocket::stream<tcp::socket> client_;
   std::unique_ptr<Server> server_;
+  beast::flat_buffer scratch_;
 };
 
 TEST_F(SessionSocketTest, AResumedStreamGoesOnWhereTheFirstStopped) {
@@ -132,6 +156,44 @@ TEST_F(SessionSocketTest, AMessageInFragmentsIsABoundaryOnlyAfterItsLast) {
   run_until([&] { return text.has_value(); });
   EXPECT_EQ(*text, "part");
   EXPECT_TRUE(server_->next_layer().at_message_boundary());
+}
+
+TEST_F(SessionSocketTest, AReaderWaitingForAMessageParksAtOnceAndLosesNothing) {
+  read_in_vain();
+  io_.restart();
+  io_.run_for(std::chrono::milliseconds(20));  // the read now waits on the socket
+  bool stopped = false;
+  server_->next_layer().park([&] { stopped = true; });
+  run_until([&] { return stopped; });
+  // Sent after the park: it waits in the kernel for the next stream.
+  client_.write(net::buffer(std::string("after")));
+  auto next = taken_up();
+  EXPECT_EQ(read_message(*next), "after");
+}
+
+TEST_F(SessionSocketTest, AParkWaitsForTheMessageUnderWayToEnd) {
+  client_.write_some(false, net::buffer(std::string("hal")));
+  beast::flat_buffer buffer;
+  std::optional<std::string> text;
+  server_->async_read(buffer, [&](beast::error_code, std::size_t) {
+    text = beast::buffers_to_string(buffer.data());
+  });
+  run_until([&] { return !server_->next_layer().at_message_boundary(); });
+  bool stopped = false;
+  server_->next_layer().park([&] { stopped = true; });
+  io_.restart();
+  io_.run_for(std::chrono::milliseconds(20));
+  EXPECT_FALSE(stopped) << "parked inside a message";
+  client_.write_some(true, net::buffer(std::string("f")));
+  client_.write(net::buffer(std::string("next")));
+  run_until([&] { return text.has_value(); });
+  EXPECT_EQ(*text, "half");
+  // The reader asks for the next message and stops there; "next" is kept for the next
+  // stream, whole or in part.
+  read_in_vain();
+  run_until([&] { return stopped; });
+  auto next = taken_up();
+  EXPECT_EQ(read_message(*next), "next");
 }
 
 }  // namespace

@@ -1,0 +1,109 @@
+// A session's record as one worker leaves it for the next (docs/architecture.md,
+// "Switching"): it round-trips field for field, and anything but exactly one record of
+// this version whose fields agree is refused with the reason, never read with defaults.
+#include "ipc/resume_record.hpp"
+
+#include <gtest/gtest.h>
+
+namespace sb::ipc {
+namespace {
+
+using namespace std::chrono_literals;
+
+ResumeRecord a_record() {
+  const SteadyTime now = std::chrono::steady_clock::now();
+  return ResumeRecord{.generation = 3,
+                      .peer = "10.0.0.1:5",
+                      .max_inflight = 8,
+                      .attached_at_ms = 1'700'000'000'000,
+                      .attached_at = now - 5s,
+                      .server_json = R"({"name":"fake","version":"1"})",
+                      .offers_logging = true,
+                      .next_id = 12,
+                      .next_route_key = 3,
+                      .calls = {{.id = 10,
+                                 .call_id = 77,
+                                 .caller = "alice",
+                                 .stream = true,
+                                 .progress_token = R"("job")",
+                                 .timeout = 60s,
+                                 .deadline = now + 30s,
+                                 .last_moment = now + 500s},
+                                {.id = 11, .call_id = 78, .caller = "bob", .timeout = 5s}},
+                      .routed = {{.key = 2, .pending_id = 10, .original_id = R"("ask-1")"}},
+                      .unread = std::string("\x81\x05hel", 5)};
+}
+
+std::string why_refused(const std::string& bytes) {
+  std::string why;
+  EXPECT_FALSE(decode_resume_record(bytes, why));
+  return why;
+}
+
+TEST(ResumeRecord, RoundTripsEveryField) {
+  const ResumeRecord record = a_record();
+  std::string why;
+  const auto back = decode_resume_record(encode(record), why);
+  ASSERT_TRUE(back) << why;
+  EXPECT_EQ(back->generation, 3u);
+  EXPECT_EQ(back->peer, record.peer);
+  EXPECT_EQ(back->max_inflight, 8);
+  EXPECT_EQ(back->attached_at_ms, record.attached_at_ms);
+  EXPECT_EQ(back->attached_at, record.attached_at);
+  EXPECT_EQ(back->server_json, record.server_json);
+  EXPECT_TRUE(back->offers_logging);
+  EXPECT_EQ(back->next_id, 12u);
+  EXPECT_EQ(back->next_route_key, 3u);
+  ASSERT_EQ(back->calls.size(), 2u);
+  EXPECT_EQ(back->calls[0].call_id, 77u);
+  EXPECT_EQ(back->calls[0].progress_token, R"("job")");
+  EXPECT_EQ(back->calls[0].deadline, record.calls[0].deadline);
+  EXPECT_EQ(back->calls[0].last_moment, record.calls[0].last_moment);
+  EXPECT_TRUE(back->calls[0].stream);
+  EXPECT_EQ(back->calls[1].caller, "bob");
+  ASSERT_EQ(back->routed.size(), 1u);
+  EXPECT_EQ(back->routed[0].original_id, R"("ask-1")");
+  EXPECT_EQ(back->unread, record.unread);
+}
+
+TEST(ResumeRecord, ABytePastOrShortIsRefused) {
+  const std::string bytes = encode(a_record());
+  EXPECT_EQ(why_refused(bytes + "x"), "a record cut short or with bytes after it");
+  EXPECT_EQ(why_refused(bytes.substr(0, bytes.size() - 1)),
+            "a record cut short or with bytes after it");
+  EXPECT_EQ(why_refused(""), "a record of another version");
+  std::string other_version = bytes;
+  other_version[0] = 2;
+  EXPECT_EQ(why_refused(other_version), "a record of another version");
+}
+
+TEST(ResumeRecord, FieldsThatDisagreeAreRefused) {
+  auto refused = [](auto change) {
+    ResumeRecord record = a_record();
+    change(record);
+    return why_refused(encode(record));
+  };
+  EXPECT_EQ(refused([](ResumeRecord& r) { r.calls[0].id = 12; }),
+            "a call id the socket never issued");
+  EXPECT_EQ(refused([](ResumeRecord& r) { r.calls[1].call_id = 77; }), "a call listed twice");
+  EXPECT_EQ(refused([](ResumeRecord& r) { r.calls[0].call_id = 0; }),
+            "a call without the supervisor's call id");
+  EXPECT_EQ(refused([](ResumeRecord& r) { r.calls[0].progress_token = "[1]"; }),
+            "a progress token that is not a string or an integer");
+  EXPECT_EQ(refused([](ResumeRecord& r) { r.routed[0].pending_id = 11'000; }),
+            "a route to a call not held");
+  EXPECT_EQ(refused([](ResumeRecord& r) { r.routed[0].key = 3; }), "a route key never issued");
+  EXPECT_EQ(refused([](ResumeRecord& r) { r.max_inflight = 1; }),
+            "more calls than its in-flight cap");
+  EXPECT_EQ(refused([](ResumeRecord& r) { r.max_inflight = 65; }), "an in-flight cap out of range");
+  EXPECT_EQ(refused([](ResumeRecord& r) { r.server_json = "[]"; }),
+            "server info that is not an object");
+  EXPECT_EQ(refused([](ResumeRecord& r) { r.generation = 0; }), "no generation");
+  EXPECT_EQ(refused([](ResumeRecord& r) { r.unread.assign(kMaxUnreadBytes + 1, 'x'); }),
+            "more unread bytes than a read takes");
+  EXPECT_EQ(refused([](ResumeRecord& r) { r.peer.assign(kMaxRecordText + 1, 'p'); }),
+            "a peer label out of bounds");
+}
+
+}  // namespace
+}  // namespace sb::ipc

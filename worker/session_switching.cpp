@@ -1,0 +1,158 @@
+// Session's part in a switch in place (session.hpp; docs/architecture.md, "Switching"):
+// leaving the computer's socket at a message boundary with a record of where the session
+// stands, and taking a session up from such a record in another worker.
+#include <algorithm>
+#include <utility>
+
+#include "worker/session.hpp"
+
+namespace sb::worker {
+
+void Session::park(std::chrono::milliseconds drain, std::function<void(ipc::ResumeRecord)> parked) {
+  if (!live() || on_parked_) return;  // a session already closing ends on its own
+  on_parked_ = std::move(parked);
+  tick_timer_.cancel();  // no more pings: one could be under way at the boundary
+  park_timer_.expires_after(drain);
+  park_timer_.async_wait([weak = weak_from_this()](beast::error_code error) {
+    const auto self = weak.lock();
+    if (!error && self) self->give_up_parking();
+  });
+  try_park();
+}
+
+// Parks once the handshake is done, nothing is being written and the reader has stopped
+// at a message boundary; each of those, as it comes about, tries again.
+void Session::try_park() {
+  if (!on_parked_ || phase_ != Phase::kReady || writing_ || !outbox_.empty()) return;
+  SessionSocket& socket = ws_.next_layer();
+  if (socket.writes_in_flight() > 0) return;  // a pong or a ping of Beast's own
+  if (!socket.parked()) {
+    socket.park([weak = weak_from_this()] {
+      if (const auto self = weak.lock()) self->try_park();
+    });
+    return;
+  }
+  phase_ = Phase::kParked;
+  park_timer_.cancel();
+  tick_timer_.cancel();
+  const auto parked = std::exchange(on_parked_, nullptr);
+  parked(take_record());
+  hooks_.status_changed();
+}
+
+// The drain is over and the session is still mid-message (or its computer takes no more
+// bytes): it cannot be carried, so it closes as on a shutdown and its computer redials.
+void Session::give_up_parking() {
+  if (!on_parked_) return;
+  on_parked_ = nullptr;
+  log_warn("computer could not be left at a message boundary in time; closing it",
+           {{"computer", settings_.computer}, {"peer", settings_.peer}});
+  SessionSocket& socket = ws_.next_layer();
+  if (socket.parked()) {
+    // The reader has stopped for good, so no close handshake can complete: the
+    // connection is dropped, and the session ends here.
+    return finish(close_code::kGoingAway);
+  }
+  socket.unpark();
+  close(close_code::kGoingAway);
+}
+
+ipc::ResumeRecord Session::take_record() {
+  ipc::ResumeRecord record{.generation = settings_.generation,
+                           .peer = settings_.peer,
+                           .max_inflight = settings_.max_inflight,
+                           .attached_at_ms = attached_at_ms_,
+                           .attached_at = attached_at_,
+                           .server_json = server_json_,
+                           .offers_logging = offers_logging_,
+                           .next_id = pending_.next_id(),
+                           .next_route_key = next_route_key_,
+                           .unread = ws_.next_layer().take_unread()};
+  for (const auto& [id, call] : pending_.calls()) {
+    record.calls.push_back(ipc::ResumedCall{.id = id,
+                                            .call_id = call.call_id,
+                                            .caller = call.caller,
+                                            .stream = call.stream,
+                                            .progress_token = call.progress_token,
+                                            .timeout = call.timeout,
+                                            .deadline = call.deadline.at(),
+                                            .last_moment = call.last_moment});
+  }
+  for (const auto& [key, route] : routed_) {
+    record.routed.push_back(ipc::ResumedRoute{
+        .key = key, .pending_id = route.pending_id, .original_id = route.original_id});
+  }
+  pending_.take_all();  // their deadlines go with them
+  routed_.clear();
+  return record;
+}
+
+void Session::begin_resumed(ipc::ResumeRecord record, const std::vector<std::uint64_t>& adopted,
+                            std::function<void(std::shared_ptr<ComputerSession>)> installed) {
+  configure_stream();
+  ws_.next_layer().swallow_writes(true);
+  ws_.async_accept(
+      net::buffer(kReplayedUpgrade.data(), kReplayedUpgrade.size()),
+      [self = shared_from_this(), record = std::move(record), adopted,
+       installed = std::move(installed)](beast::error_code error) mutable {
+        self->ws_.next_layer().swallow_writes(false);
+        if (error || self->phase_ != Phase::kUpgrading) {
+          log_error("a parked session could not be taken up",
+                    {{"computer", self->settings_.computer}, {"error", error.message()}});
+          self->phase_ = Phase::kHandshaking;  // it was attached: it gets its vm_detach
+          return self->finish(close_code::kAbnormal);
+        }
+        self->restore(std::move(record), adopted);
+        installed(self);
+      });
+}
+
+void Session::restore(ipc::ResumeRecord record, const std::vector<std::uint64_t>& adopted) {
+  phase_ = Phase::kReady;
+  attached_at_ms_ = record.attached_at_ms;
+  attached_at_ = record.attached_at;
+  server_json_ = std::move(record.server_json);
+  offers_logging_ = record.offers_logging;
+  pending_.resume_ids_from(record.next_id);
+  next_route_key_ = record.next_route_key;
+  std::vector<std::uint64_t> orphans;
+  for (auto& call : record.calls) {
+    pending_.put_back(call.id, PendingCall{.call_id = call.call_id,
+                                           .caller = std::move(call.caller),
+                                           .stream = call.stream,
+                                           .progress_token = std::move(call.progress_token),
+                                           .timeout = call.timeout,
+                                           .last_moment = call.last_moment});
+    if (std::find(adopted.begin(), adopted.end(), call.call_id) == adopted.end()) {
+      orphans.push_back(call.id);
+    } else {
+      set_deadline(call.id, call.deadline);
+    }
+  }
+  for (auto& route : record.routed) {
+    routed_.emplace(route.key, RoutedRequest{route.pending_id, std::move(route.original_id)});
+  }
+  read_next();
+  schedule_tick();
+  // Their callers' connections did not cross (a crash, a pod's socket, a caller that hung
+  // up during the switch): the computer may stop working on them.
+  for (const auto id : orphans) end_early(id, "the switchboard restarted without its caller");
+  hooks_.status_changed();
+}
+
+std::shared_ptr<ComputerSession> resume_session(
+    net::io_context& io, base::UniqueFd socket, ipc::ResumeRecord record,
+    const std::vector<std::uint64_t>& adopted, SessionSettings settings, SessionHooks hooks,
+    std::function<void(std::shared_ptr<ComputerSession>)> installed) {
+  settings.generation = record.generation;
+  settings.peer = record.peer;
+  settings.max_inflight = record.max_inflight;
+  std::string unread = std::move(record.unread);
+  auto session = std::make_shared<Session>(
+      io, SessionSocket(adopt_tcp_socket(io, std::move(socket)), std::move(unread)), std::string(),
+      std::move(settings), std::move(hooks));
+  session->begin_resumed(std::move(record), adopted, std::move(installed));
+  return session;
+}
+
+}  // namespace sb::worker
