@@ -441,6 +441,13 @@ void FakeComputer::send_text(std::string text) {
             [impl, text = std::move(text)]() mutable { impl->send_text(std::move(text)); });
 }
 
+void FakeComputer::send_first_fragment(std::string text) {
+  Impl* impl = impl_.get();
+  net::post(impl->io, [impl, text = std::make_shared<std::string>(std::move(text))] {
+    impl->ws.async_write_some(false, net::buffer(*text), [text](beast::error_code, std::size_t) {});
+  });
+}
+
 void FakeComputer::close(std::uint16_t code) {
   Impl* impl = impl_.get();
   net::post(impl->io, [impl, code] { impl->close_with(code); });

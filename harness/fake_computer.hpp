@@ -144,9 +144,12 @@ class FakeComputer {
   void answer(std::uint64_t id, nlohmann::json reply_without_id);
   void answer_echo(const nlohmann::json& request);  // echo of the request's arguments
   void send_text(std::string text);                 // one text frame, as given
-  void close(std::uint16_t code);                   // sends a close frame
-  void drop();                                      // drops TCP
-  int local_port() const;                           // of its connection to the switchboard
+  // The first fragment of a text message whose rest never comes: the computer stays
+  // mid-message (nothing else may be sent after it).
+  void send_first_fragment(std::string text);
+  void close(std::uint16_t code);  // sends a close frame
+  void drop();                     // drops TCP
+  int local_port() const;          // of its connection to the switchboard
 
  private:
   struct Impl;

@@ -9,6 +9,7 @@
 
 #include "shared/verifier.hpp"
 #include "supervisor/config/config.hpp"
+#include "supervisor/control/upgrade_command.hpp"
 #include "supervisor/control/workers_command.hpp"
 #include "supervisor/serve.hpp"
 
@@ -23,6 +24,9 @@ Usage:
   switchboard workers [-c FILE] [--json | --watch]
                                          list the running supervisor's workers (--watch:
                                          every second, with calls/s and p50, until Ctrl-C)
+  switchboard upgrade [-c FILE]          switch the running supervisor in place to the
+                                         switchboard now installed, keeping every computer
+                                         attached; exit 0 when each one was resumed
   switchboard gen-secret                 print a new secret and its verifier
   switchboard hash                       read a secret on stdin, print its verifier
   switchboard --version | --help
@@ -84,8 +88,8 @@ int main(int argc, char** argv) {
   }
 
   Arguments args{.command = std::string(words[0])};
-  const bool takes_config =
-      args.command == "serve" || args.command == "check" || args.command == "workers";
+  const bool takes_config = args.command == "serve" || args.command == "check" ||
+                            args.command == "workers" || args.command == "upgrade";
   for (std::size_t i = 1; i < words.size(); ++i) {
     if (takes_config && (words[i] == "-c" || words[i] == "--config")) {
       if (i + 1 == words.size()) return usage_error("-c needs a file");
@@ -105,9 +109,12 @@ int main(int argc, char** argv) {
     if (args.command == "gen-secret") return run_gen_secret();
     if (args.command == "hash") return run_hash();
     if (args.command == "serve")
-      return sb::supervisor::run_serve(args.config_path, home_directory());
+      return sb::supervisor::run_serve(args.config_path, home_directory(),
+                                       std::vector<std::string>(argv, argv + argc));
     if (args.command == "workers")
       return sb::supervisor::run_workers(args.config_path, home_directory(), args.workers_output);
+    if (args.command == "upgrade")
+      return sb::supervisor::run_upgrade(args.config_path, home_directory());
   } catch (const std::exception& error) {
     std::cerr << "Error: " << error.what() << '\n';
     return 1;

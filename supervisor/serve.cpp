@@ -1,5 +1,7 @@
 // `switchboard serve`: wiring the supervisor together, signals, reload and shutdown.
+#include <fcntl.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
@@ -30,6 +32,8 @@
 #include "supervisor/routes/routes.hpp"
 #include "supervisor/routes/state.hpp"
 #include "supervisor/serve.hpp"
+#include "supervisor/switch_over.hpp"
+#include "supervisor/switching/descriptors.hpp"
 
 namespace sb::supervisor {
 namespace {
@@ -93,14 +97,55 @@ void warn_about_restart_only_changes(const config::Config& before, const config:
   }
 }
 
+// What the process was handed by a switch in place or its service manager
+// (docs/architecture.md, "Switching"): descriptors by name, and the state beside them.
+struct Inherited {
+  std::optional<SwitchState> state;
+  std::vector<NamedDescriptor> descriptors;
+
+  base::UniqueFd take(std::string_view name) {
+    for (auto it = descriptors.begin(); it != descriptors.end(); ++it) {
+      if (it->name != name) continue;
+      base::UniqueFd fd = std::move(it->fd);
+      descriptors.erase(it);
+      return fd;
+    }
+    return {};
+  }
+};
+
+Inherited take_inherited() {
+  Inherited inherited;
+  std::string why;
+  inherited.descriptors = take_inherited_descriptors(why);
+  if (!why.empty()) log_warn("ignoring the descriptors the process was handed", {{"error", why}});
+  const base::UniqueFd state_file = inherited.take("state");
+  if (!state_file.valid()) return inherited;
+  auto bytes = read_memory_file(state_file.get(), kMaxSwitchStateBytes, why);
+  if (bytes) inherited.state = decode_switch_state(*bytes, why);
+  if (!inherited.state) {
+    log_error("the state a switch handed over does not read; starting afresh", {{"error", why}});
+  }
+  return inherited;
+}
+
+// A descriptor nobody took: a computer's or a caller's socket is shut down, so that its
+// peer hears of it at once rather than when its own keep-alive gives up.
+void close_leftover(NamedDescriptor& leftover) {
+  log_warn("closing a descriptor nobody took up", {{"name", leftover.name}});
+  ::shutdown(leftover.fd.get(), SHUT_RDWR);
+}
+
 class Supervisor {
  public:
-  Supervisor(std::string config_path, std::string home,
+  Supervisor(const ServeProgram& program, std::string home,
              std::shared_ptr<const config::Config> config, ServiceNotifier notifier,
-             Timings timings)
-      : config_path_(std::move(config_path)),
+             Timings timings, Inherited inherited)
+      : program_(program),
+        config_path_(program.config_path),
         home_(std::move(home)),
         notifier_(std::move(notifier)),
+        inherited_(std::move(inherited)),
         audit_(io_, config->audit_path, timings.auth_window),
         workers_(io_, worker_binary(), audit_, timings),
         replies_(config->limits.max_reply_buffer_bytes),
@@ -108,16 +153,33 @@ class Supervisor {
                .clients = std::make_shared<ClientTable>(config->clients),
                .services = {workers_, audit_, calls_, tasks_, replies_, metrics_}},
         http_services_(http_services(state_)),
-        http_(io_, config->listen_ip, config->listen_port, http_services_),
-        control_(io_, config->control_socket_path(),
-                 [this] { return workers_json(workers_.rows(), metrics_); }),
+        http_(io_, config->listen_ip, config->listen_port, http_services_,
+              inherited_.take("listen-http")),
+        control_(
+            io_, config->control_socket_path(),
+            [this] { return workers_json(workers_.rows(), metrics_); },
+            inherited_.take("listen-control")),
         signals_(io_, SIGHUP, SIGTERM, SIGINT),
         drain_timer_(io_),
         pods_(io_, state_.config, state_.services) {
+    signals_.add(SIGUSR2);
     if (config->metrics_listen) {
-      metrics_server_ = std::make_unique<MetricsServer>(io_, *config->metrics_listen,
-                                                        [this] { return scrape(); });
+      metrics_server_ = std::make_unique<MetricsServer>(
+          io_, *config->metrics_listen, [this] { return scrape(); },
+          inherited_.take("listen-metrics"));
     }
+    switch_ = std::make_unique<SwitchOver>(SwitchParts{.io = io_,
+                                                       .program = program_,
+                                                       .http = http_,
+                                                       .control = control_,
+                                                       .metrics_server = metrics_server_.get(),
+                                                       .pods = pods_,
+                                                       .workers = workers_,
+                                                       .tasks = tasks_,
+                                                       .audit = audit_,
+                                                       .metrics = metrics_,
+                                                       .notifier = notifier_});
+    control_.on_upgrade([this](base::UniqueFd requester) { begin_switch(std::move(requester)); });
   }
 
   int run() {
@@ -130,6 +192,7 @@ class Supervisor {
       relay_task_status(state_.services, computer, std::move(body));
     });
     workers_.start(config.computers, [this] { notifier_.ready(); });
+    take_up_switch();
     std::vector<std::string> names;
     for (const auto& computer : config.computers) names.push_back(computer.name);
     log_info("listening",
@@ -170,12 +233,46 @@ class Supervisor {
   void wait_for_signal() {
     signals_.async_wait([this](const boost::system::error_code& error, int signal) {
       if (error) return;
+      if (signal == SIGUSR2) {
+        begin_switch(base::UniqueFd());
+        return wait_for_signal();
+      }
+      // The switch ends this process in a moment, or is refused and leaves it as it was:
+      // either way, one thing at a time.
+      if (switch_->under_way()) {
+        log_warn("a switch in place is under way; signal ignored",
+                 {{"signal", std::to_string(signal)}});
+        return wait_for_signal();
+      }
       if (signal == SIGHUP) {
         reload();
         return wait_for_signal();
       }
       shut_down();
     });
+  }
+
+  void begin_switch(base::UniqueFd requester) {
+    switch_->begin(std::chrono::seconds(state_.config->timeouts.drain_secs), std::move(requester));
+  }
+
+  // What a switch carried in: sessions for the workers to take up, connections with their
+  // calls, tasks and counts (docs/architecture.md, "Switching").
+  void take_up_switch() {
+    if (inherited_.state) {
+      auto& state = *inherited_.state;
+      metrics_.switched(state.switches, state.sessions_resumed);
+      tasks_.restore(state.tasks);
+      auto requester = std::make_shared<base::UniqueFd>(inherited_.take(state.requester));
+      workers_.carry_in(
+          state, inherited_.descriptors, [this, requester](std::vector<CarriedOutcome> outcomes) {
+            report_switch(*inherited_.state, outcomes, std::move(*requester), audit_, metrics_);
+          });
+      http_.resume_connections(std::move(state.connections), inherited_.descriptors,
+                               [this] { workers_.carried_callers_heard(); });
+    }
+    for (auto& leftover : inherited_.descriptors) close_leftover(leftover);
+    inherited_.descriptors.clear();
   }
 
   void reload() {
@@ -222,9 +319,11 @@ class Supervisor {
     });
   }
 
+  const ServeProgram& program_;
   std::string config_path_;
   std::string home_;
   ServiceNotifier notifier_;
+  Inherited inherited_;
   net::io_context io_;
   AuditLog audit_;
   Metrics metrics_;
@@ -240,12 +339,33 @@ class Supervisor {
   net::steady_timer drain_timer_;
   PodDialers pods_;  // [[pty_attach]]: pods served through the workers above
   std::unique_ptr<MetricsServer> metrics_server_;  // when metrics_listen is set
+  std::unique_ptr<SwitchOver> switch_;
 };
+
+// The file at the path the process was started from: what a switch executes, so that a
+// replaced file is an upgrade. A bare name was found on PATH; /proc/self/exe names it.
+ServeProgram serve_program(const std::string& config_path, std::vector<std::string> argv) {
+  std::filesystem::path path = argv.empty() ? std::string() : argv.front();
+  std::error_code ignored;
+  if (path.empty() || !path.has_parent_path()) {
+    path = std::filesystem::read_symlink("/proc/self/exe", ignored);
+  } else {
+    path = std::filesystem::absolute(path, ignored);
+  }
+  return ServeProgram{.path = std::move(path),
+                      .own = base::UniqueFd(::open("/proc/self/exe", O_PATH | O_CLOEXEC)),
+                      .argv = std::move(argv),
+                      .config_path = std::filesystem::absolute(config_path, ignored).string()};
+}
 
 }  // namespace
 
-int run_serve(const std::string& config_path, std::string_view home) {
+int run_serve(const std::string& config_path, std::string_view home,
+              std::vector<std::string> argv) {
   std::signal(SIGPIPE, SIG_IGN);
+  // First of all: nothing may open a descriptor where a handed-over one waits.
+  Inherited inherited = take_inherited();
+  const ServeProgram program = serve_program(config_path, std::move(argv));
   raise_descriptor_limit();
   // The supervisor holds callers' tokens and computers' sockets; a process of the same
   // user (a worker above all) must not read its memory through ptrace or /proc/PID/mem.
@@ -253,9 +373,9 @@ int run_serve(const std::string& config_path, std::string_view home) {
     log_warn("cannot mark the supervisor non-dumpable", {{"error", std::strerror(errno)}});
   auto config = std::make_shared<const config::Config>(config::load_config_file(config_path, home));
   const char* notify_socket = std::getenv("NOTIFY_SOCKET");
-  Supervisor supervisor(config_path, std::string(home), std::move(config),
+  Supervisor supervisor(program, std::string(home), std::move(config),
                         ServiceNotifier(notify_socket ? notify_socket : ""),
-                        timings_from_environment());
+                        timings_from_environment(), std::move(inherited));
   return supervisor.run();
 }
 

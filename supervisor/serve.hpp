@@ -4,10 +4,13 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace sb::supervisor {
 
-// Runs the supervisor until SIGTERM/SIGINT; returns the exit code.
-int run_serve(const std::string& config_path, std::string_view home);
+// Runs the supervisor until SIGTERM/SIGINT; returns the exit code. `argv` is the command
+// line it was started with, which a switch in place executes again
+// (docs/architecture.md, "Switching").
+int run_serve(const std::string& config_path, std::string_view home, std::vector<std::string> argv);
 
 }  // namespace sb::supervisor

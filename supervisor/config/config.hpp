@@ -71,6 +71,9 @@ struct Timeouts {
   int max_total_secs = 600;  // a call never runs longer, however much progress it reports
   int write_secs = 30;       // every write to a caller finishes within this, or it hangs up
   int idle_secs = 60;        // a keep-alive connection with no request for this long closes
+  // A switch in place waits this long for each computer and caller to reach a point where
+  // it can cross (docs/architecture.md, "Switching").
+  int drain_secs = 10;
   std::map<std::string, int, std::less<>> tools{{"screenshot", 10}};
   int for_tool(std::string_view tool) const;
 };

@@ -149,11 +149,15 @@ std::string decoding_owner(std::string_view block, const toml::table& table, std
 
 RawTimeouts decode_timeouts(const toml::table& table) {
   const Fields fields{table, "[timeouts]", "[timeouts]"};
-  fields.allow_only(
-      {"default_secs", "control_secs", "max_total_secs", "write_secs", "idle_secs", "tools"});
-  RawTimeouts out{fields.integer("default_secs"),   fields.integer("control_secs"),
-                  fields.integer("max_total_secs"), fields.integer("write_secs"),
-                  fields.integer("idle_secs"),      {}};
+  fields.allow_only({"default_secs", "control_secs", "max_total_secs", "write_secs", "idle_secs",
+                     "drain_secs", "tools"});
+  RawTimeouts out{fields.integer("default_secs"),
+                  fields.integer("control_secs"),
+                  fields.integer("max_total_secs"),
+                  fields.integer("write_secs"),
+                  fields.integer("idle_secs"),
+                  fields.integer("drain_secs"),
+                  {}};
   if (const toml::table* tools = fields.subtable("tools", "[timeouts.tools]")) {
     // Free-form: any tool name is a key; only the values have a type.
     const Fields tool_fields{*tools, "[timeouts.tools]", "[timeouts.tools]"};

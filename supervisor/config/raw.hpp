@@ -44,6 +44,7 @@ struct RawTimeouts {
   std::optional<std::int64_t> max_total_secs;
   std::optional<std::int64_t> write_secs;
   std::optional<std::int64_t> idle_secs;
+  std::optional<std::int64_t> drain_secs;
   std::map<std::string, std::int64_t, std::less<>> tools;  // ascending key order
 };
 

@@ -11,6 +11,7 @@ namespace {
 
 constexpr std::int64_t kTimeoutLimitSecs = 600;
 constexpr std::int64_t kMaxTotalLimitSecs = 86400;
+constexpr std::int64_t kMaxDrainSecs = 300;
 
 int checked_timeout(std::int64_t value, std::string_view owner, std::string_view key) {
   if (value >= 1 && value <= kTimeoutLimitSecs) return static_cast<int>(value);
@@ -81,6 +82,13 @@ Timeouts build_timeouts(const RawTimeouts& raw) {
   }
   if (raw.write_secs) out.write_secs = checked_timeout(*raw.write_secs, "[timeouts]", "write_secs");
   if (raw.idle_secs) out.idle_secs = checked_timeout(*raw.idle_secs, "[timeouts]", "idle_secs");
+  if (raw.drain_secs) {
+    if (*raw.drain_secs < 1 || *raw.drain_secs > kMaxDrainSecs) {
+      fail("[timeouts]",
+           "`drain_secs` must be 1..=300 seconds, got " + std::to_string(*raw.drain_secs));
+    }
+    out.drain_secs = static_cast<int>(*raw.drain_secs);
+  }
   for (const auto& [tool, secs] : raw.tools) {
     // User entries are added to the built-in screenshot entry, or override it.
     out.tools[tool] = checked_timeout(secs, "[timeouts.tools]", tool);

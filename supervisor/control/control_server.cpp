@@ -66,6 +66,11 @@ struct ControlServer::Impl : std::enable_shared_from_this<ControlServer::Impl> {
           }
           std::string line;
           std::istream(&exchange->request) >> line;
+          if (line == "upgrade" && self->upgrade) {
+            exchange->deadline.cancel();
+            boost::system::error_code ignored;
+            return self->upgrade(base::UniqueFd(exchange->socket.release(ignored)));
+          }
           exchange->reply = line == "workers" ? self->workers() + "\n"
                                               : std::string("{\"error\":\"unknown request\"}\n");
           net::async_write(
@@ -77,13 +82,18 @@ struct ControlServer::Impl : std::enable_shared_from_this<ControlServer::Impl> {
   local::acceptor acceptor;
   std::filesystem::path path;
   std::function<std::string()> workers;
+  std::function<void(base::UniqueFd)> upgrade;
   AcceptPause pause;
 };
 
 ControlServer::ControlServer(net::io_context& io, std::filesystem::path path,
-                             std::function<std::string()> workers)
+                             std::function<std::string()> workers, base::UniqueFd listener)
     : impl_(std::make_shared<Impl>(io, std::move(path), std::move(workers))) {
   const auto& where = impl_->path;
+  if (listener.valid()) {
+    impl_->acceptor.assign(local(), listener.release());
+    return;
+  }
   if (std::filesystem::exists(std::filesystem::symlink_status(where))) {
     local::socket probe(io);
     boost::system::error_code error;
@@ -112,6 +122,17 @@ ControlServer::~ControlServer() {
 
 void ControlServer::start() {
   impl_->accept();
+}
+
+void ControlServer::on_upgrade(std::function<void(base::UniqueFd requester)> upgrade) {
+  impl_->upgrade = std::move(upgrade);
+}
+
+base::UniqueFd ControlServer::release_listener() {
+  boost::system::error_code ignored;
+  impl_->pause.cancel();
+  impl_->acceptor.cancel(ignored);
+  return base::UniqueFd(impl_->acceptor.release(ignored));
 }
 
 void ControlServer::stop() {

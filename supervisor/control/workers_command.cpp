@@ -4,12 +4,9 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/local/stream_protocol.hpp>
-#include <boost/asio/read.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_future.hpp>
-#include <boost/asio/write.hpp>
 #include <csignal>
 #include <iostream>
 #include <optional>
@@ -17,6 +14,7 @@
 
 #include "base/asio_names.hpp"
 #include "supervisor/config/config.hpp"
+#include "supervisor/control/control_client.hpp"
 #include "supervisor/control/workers_command.hpp"
 #include "supervisor/control/workers_table.hpp"
 
@@ -25,45 +23,13 @@ namespace {
 
 using namespace sb::asio_names;
 using namespace std::chrono_literals;
-using local = net::local::stream_protocol;
 
 // The supervisor answers within its own 5 s deadline; one that is stopped never does.
 constexpr auto kAnswerDeadline = 6s;
 
-// The supervisor's answer to "workers", or why there is none.
-struct Answer {
-  std::optional<std::string> reply;
-  std::string failure;
-};
-
-net::awaitable<Answer> ask(const std::filesystem::path& path, const std::string& config_path) {
-  auto executor = co_await net::this_coro::executor;
-  local::socket socket(executor);
-  net::steady_timer deadline(executor, kAnswerDeadline);
-  deadline.async_wait([&socket](const boost::system::error_code& error) {
-    if (error) return;
-    boost::system::error_code ignored;
-    socket.close(ignored);
-  });
-  auto [connect_error] = co_await socket.async_connect(local::endpoint(path.string()), kAwait);
-  if (connect_error) {
-    deadline.cancel();
-    co_return Answer{.failure = "no switchboard answers on " + path.string() + " (" +
-                                connect_error.message() + "); is `switchboard serve -c " +
-                                config_path + "` running?"};
-  }
-  const std::string request = "workers\n";
-  auto [write_error, written] = co_await net::async_write(socket, net::buffer(request), kAwait);
-  std::string reply;
-  auto [read_error, read] = co_await net::async_read(socket, net::dynamic_buffer(reply), kAwait);
-  deadline.cancel();
-  if (write_error || read_error != net::error::eof) {
-    const auto& error = write_error ? write_error : read_error;
-    const std::string why =
-        error == net::error::operation_aborted ? std::string("timed out") : error.message();
-    co_return Answer{.failure = "no answer on " + path.string() + " (" + why + ")"};
-  }
-  co_return Answer{.reply = std::move(reply)};
+net::awaitable<ControlAnswer> ask(const std::filesystem::path& path,
+                                  const std::string& config_path) {
+  return ask_control(path, config_path, "workers", kAnswerDeadline);
 }
 
 // The table again every second, with calls/s and p50 since the last answer. A supervisor
@@ -110,7 +76,7 @@ int run_workers(const std::string& config_path, std::string_view home, WorkersOu
   }
   auto answer = net::co_spawn(io, ask(path, config_path), net::use_future);
   io.run();
-  const Answer reply = answer.get();
+  const ControlAnswer reply = answer.get();
   if (!reply.reply) throw std::runtime_error(reply.failure);
   std::cout << (output == WorkersOutput::kJson ? *reply.reply : workers_table(*reply.reply));
   return 0;

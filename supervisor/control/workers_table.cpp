@@ -1,5 +1,7 @@
 #include "supervisor/control/workers_table.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <iomanip>
 #include <map>
@@ -13,19 +15,23 @@ using json = nlohmann::json;
 std::string workers_json(const std::vector<WorkerRow>& rows, const Metrics& metrics) {
   json list = json::array();
   for (const auto& row : rows) {
-    list.push_back({{"computer", row.computer},
-                    {"pid", row.pid},
-                    {"state", row.state},
-                    {"attached_for_secs",
-                     row.attached_for_secs >= 0 ? json(row.attached_for_secs) : json(nullptr)},
-                    {"in_flight", row.in_flight},
-                    {"max_in_flight", row.max_in_flight},
-                    {"restarts", row.restarts},
-                    {"resident_kib", row.resident_kib},
-                    {"sandboxed", row.sandboxed},
-                    {"torn_reads", row.torn_reads},
-                    {"calls", metrics.calls_of(row.computer)},
-                    {"duration_buckets", metrics.durations_of(row.computer).counts}});
+    list.push_back(
+        {{"computer", row.computer},
+         {"pid", row.pid},
+         {"state", row.state},
+         {"attached_for_secs",
+          row.attached_for_secs >= 0 ? json(row.attached_for_secs) : json(nullptr)},
+         {"in_flight", row.in_flight},
+         {"max_in_flight", row.max_in_flight},
+         {"restarts", row.restarts},
+         {"resident_kib", row.resident_kib},
+         {"sandboxed", row.sandboxed},
+         {"torn_reads", row.torn_reads},
+         {"build", row.build},
+         {"resumed_at_ms", row.resumed_at_ms > 0 ? json(row.resumed_at_ms) : json(nullptr)},
+         {"resumes", row.resumes},
+         {"calls", metrics.calls_of(row.computer)},
+         {"duration_buckets", metrics.durations_of(row.computer).counts}});
   }
   return json{{"workers", std::move(list)}}.dump();
 }
@@ -69,13 +75,32 @@ std::map<std::string, Rate> rates(const json& now, const json& earlier, double s
   return out;
 }
 
+// A build id is "<version>+<nonce>": the nonce tells two builds of one version apart.
+std::string build_label(const std::string& build) {
+  if (build.empty()) return "-";
+  const auto plus = build.find('+');
+  return plus == std::string::npos ? build : build.substr(plus + 1);
+}
+
+// How long ago the worker took its session up after a switch in place, if it did.
+std::string resumed_label(const json& row) {
+  const auto resumed = row.find("resumed_at_ms");
+  if (resumed == row.end() || !resumed->is_number_integer()) return "-";
+  const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
+  return std::to_string(std::max<std::int64_t>(0, now - resumed->get<std::int64_t>()) / 1000) +
+         "s ago";
+}
+
 std::string render(const json& document, const std::map<std::string, Rate>* rates) {
   std::ostringstream out;
   out << std::left << std::setw(20) << "COMPUTER" << std::setw(9) << "PID" << std::setw(13)
       << "STATE" << std::setw(14) << "ATTACHED" << std::setw(11) << "IN-FLIGHT";
   if (rates) out << std::setw(10) << "CALLS/S" << std::setw(11) << "P50";
-  out << std::setw(10) << "RESTARTS" << std::setw(10) << "MEMORY"
-      << "SANDBOX\n";
+  out << std::setw(10) << "RESTARTS" << std::setw(10) << "MEMORY" << std::setw(9) << "SANDBOX"
+      << std::setw(14) << "BUILD"
+      << "RESUMED\n";
   for (const auto& row : document.at("workers")) {
     const auto name = row.at("computer").get<std::string>();
     const std::string attached =
@@ -93,8 +118,9 @@ std::string render(const json& document, const std::map<std::string, Rate>* rate
       const Rate rate = found == rates->end() ? Rate{} : found->second;
       out << std::setw(10) << rate.calls_per_sec << std::setw(11) << rate.p50;
     }
-    out << std::setw(10) << row.at("restarts").get<int>() << std::setw(10) << memory
-        << (row.value("sandboxed", false) ? "seccomp" : "none") << "\n";
+    out << std::setw(10) << row.at("restarts").get<int>() << std::setw(10) << memory << std::setw(9)
+        << (row.value("sandboxed", false) ? "seccomp" : "none") << std::setw(14)
+        << build_label(row.value("build", std::string())) << resumed_label(row) << "\n";
   }
   return out.str();
 }

@@ -6,6 +6,7 @@
 #include <boost/beast/http.hpp>
 #include <cctype>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <string_view>
 
@@ -32,10 +33,14 @@ constexpr auto kRequestReadTimeout = 30s;
 constexpr auto kLingerTime = 30s;
 constexpr std::size_t kIdleReadBytes = 16 * 1024;
 
+// Appended piece by piece: GCC 12 warns falsely (-Wrestrict) on a chain of `+` here.
 std::string endpoint_text(const tcp::endpoint& endpoint) {
   const auto address = endpoint.address();
-  if (address.is_v6()) return "[" + address.to_string() + "]:" + std::to_string(endpoint.port());
-  return address.to_string() + ":" + std::to_string(endpoint.port());
+  std::string text = address.is_v6() ? "[" : "";
+  text.append(address.to_string());
+  text.append(address.is_v6() ? "]:" : ":");
+  text.append(std::to_string(endpoint.port()));
+  return text;
 }
 
 std::optional<std::string_view> header(const Request& request, std::string_view name) {
@@ -58,17 +63,41 @@ bool accepts_event_stream(std::string_view accept) {
   return lowered.find("text/event-stream") != std::string::npos;
 }
 
+// A connection's place among the open ones: counted against the cap, reachable by a
+// switch (its nudge), and reported to a switch exactly once, parked or dropped; one
+// destroyed without a word while a switch gathers counts as dropped.
 class ConnectionPlace {
  public:
-  explicit ConnectionPlace(std::shared_ptr<OpenConnections> open) : open_(std::move(open)) {
+  explicit ConnectionPlace(std::shared_ptr<OpenConnections> open)
+      : open_(std::move(open)), key_(open_->next_place++) {
     ++open_->count;
   }
   ConnectionPlace(const ConnectionPlace&) = delete;
   ConnectionPlace& operator=(const ConnectionPlace&) = delete;
-  ~ConnectionPlace() { --open_->count; }
+  ~ConnectionPlace() {
+    --open_->count;
+    open_->nudges.erase(key_);
+    report_dropped();
+  }
+
+  void listen(std::function<void()> nudge) { open_->nudges[key_] = std::move(nudge); }
+  // The switch gathering connections, until this one has reported to it.
+  ConnectionPark* park() const { return reported_ ? nullptr : open_->park.get(); }
+  void report_parked(base::UniqueFd socket, std::string bytes, std::optional<CarriedCall> call) {
+    if (!park()) return;
+    reported_ = true;
+    open_->park->parked(std::move(socket), std::move(bytes), call);
+  }
+  void report_dropped() {
+    if (!park()) return;
+    reported_ = true;
+    open_->park->dropped();
+  }
 
  private:
   std::shared_ptr<OpenConnections> open_;
+  std::uint64_t key_;
+  bool reported_ = false;
 };
 
 class Connection : public std::enable_shared_from_this<Connection> {
@@ -83,6 +112,18 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   void start() {
     watch_.emplace(wire());
+    listen_for_switches();
+    read_request();
+  }
+
+  // A connection a switch carried: its bytes are read first, and its call taken up.
+  void resume(std::string bytes, std::optional<CarriedCall> call, std::shared_ptr<void> unheard) {
+    watch_.emplace(wire());
+    listen_for_switches();
+    const auto into = buffer_.prepare(bytes.size());
+    buffer_.commit(net::buffer_copy(into, net::buffer(bytes)));
+    carried_ = call;
+    unheard_ = std::move(unheard);
     read_request();
   }
 
@@ -99,16 +140,25 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // a request's first bytes are in, all of it must arrive within the request deadline.
   void await_next_request() {
     if (buffer_.size() > 0) return read_request();  // pipelined: already here
+    if (place_.park()) return park_between_requests();
+    stage_ = Stage::kIdle;
     stream_.expires_after(std::chrono::seconds(config().timeouts.idle_secs));
-    stream_.async_read_some(buffer_.prepare(kIdleReadBytes),
-                            [self = shared_from_this()](beast::error_code error, std::size_t read) {
-                              if (error) return self->close();
-                              self->buffer_.commit(read);
-                              self->read_request();
-                            });
+    stream_.async_read_some(
+        buffer_.prepare(kIdleReadBytes),
+        [self = shared_from_this()](beast::error_code error, std::size_t read) {
+          self->buffer_.commit(read);
+          // A switch cancels the wait; what came meanwhile crosses.
+          if (self->place_.park() && (!error || error == net::error::operation_aborted))
+            return self->park_between_requests();
+          if (error) return self->close();
+          self->read_request();
+        });
   }
 
   void read_request() {
+    // Bytes of a request that has not been parsed yet cross as they are.
+    if (place_.park()) return park_between_requests();
+    stage_ = Stage::kRequest;
     parser_.emplace();
     limit_request(*parser_, request_limits());
     stream_.expires_after(kRequestReadTimeout);
@@ -144,6 +194,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // A request the server will not take: its status, and a close that lets the client read it.
   void refuse(int status) {
+    stage_ = Stage::kWriting;
     framing_ = Framing{.keep_alive = false};
     refusing_ = true;
     write_plain(text_response(status, refusal_text(status)));
@@ -170,6 +221,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     }
     stream_.expires_never();
     auto& request = parser_->get();
+    // Read whole while a switch began: answered by the next process, not this one.
+    if (place_.park()) return park_request(request, request.body(), std::nullopt);
     framing_ = Framing{.keep_alive = request.keep_alive(),
                        .head_only = request.method() == http::verb::head};
     // Forwarded identities are believed only when the operator says a trusted proxy is
@@ -181,7 +234,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     const std::string_view target(request.target().data(), request.target().size());
     if (request_path(target) == "/vm/attach" && request.method() == http::verb::get)
       return attach(peer);
-    HttpRequest plain{
+    request_ = HttpRequest{
         .method = std::string(request.method_string()),
         .target = std::string(target),
         .authorization = optional_string(header(request, "Authorization")),
@@ -193,14 +246,17 @@ class Connection : public std::enable_shared_from_this<Connection> {
         .mcp_method = optional_string(header(request, "Mcp-Method")),
         .mcp_name = optional_string(header(request, "Mcp-Name")),
         .accepts_event_stream = accepts_event_stream(header(request, "Accept").value_or("")),
+        .carried = std::exchange(carried_, std::nullopt),
+        .forwarded = &forwarded_,
     };
-    if (plain.origin && origin_allowed(config(), *plain.origin))
-      framing_.cors = cors_headers(*plain.origin);
-    route(plain);
+    if (request_.origin && origin_allowed(config(), *request_.origin))
+      framing_.cors = cors_headers(*request_.origin);
+    route();
   }
 
   // The computer's socket leaves this connection, or it gets its refusal and a close.
   void attach(const std::string& peer) {
+    stage_ = Stage::kWriting;
     framing_ = Framing{.keep_alive = false};
     auto refusal =
         attach_computer(stream_, parser_->release(), buffer_, peer, services_.computer_door);
@@ -208,15 +264,20 @@ class Connection : public std::enable_shared_from_this<Connection> {
     write_plain(std::move(*refusal));
   }
 
-  void route(const HttpRequest& request) {
+  void route() {
     // The writers of the last response have ended: nothing of theirs is under way.
     events_.reset();
     arriving_.reset();
+    forwarded_.reset();
     pending_ = true;
+    stage_ = Stage::kPending;
+    // A call that crossed a switch after its response became an event stream goes on as
+    // one: its head was written before.
+    if (request_.carried && request_.carried->streaming) open_events(/*head_written=*/true);
     const auto weak = weak_from_this();
     try {
       hang_up_ = services_.route(
-          request,
+          request_,
           [weak](HttpResponse response) {
             if (auto self = weak.lock()) self->on_response(std::move(response));
           },
@@ -230,12 +291,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
       on_response(text_response(500, "internal error"));
       return;
     }
+    unheard_.reset();  // a carried call is taken up by now, or never will be
     if (pending_ && hang_up_) watch_->start([this] { hang_up(); });
   }
 
   void on_response(HttpResponse response) {
     if (!pending_) return;  // the caller already hung up
     pending_ = false;
+    stage_ = Stage::kWriting;
     hang_up_ = nullptr;
     watch_->stop();
     if (events_) return events_->finish(std::move(response));
@@ -250,13 +313,17 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // an event stream.
   void on_event(std::string_view head, std::string_view body) {
     if (!pending_) return;
-    if (!events_) {
-      watch_->streaming();
-      events_.emplace(
-          wire(), services_.replies, [this](bool ok) { stream_ended(ok); }, EventStream::Caps{});
-      events_->open(framing_);
-    }
+    if (!events_) open_events(/*head_written=*/false);
     events_->event(head, body);
+  }
+
+  void open_events(bool head_written) {
+    watch_->streaming();
+    events_.emplace(
+        wire(), services_.replies, [this](bool ok) { stream_ended(ok); }, EventStream::Caps{});
+    events_->when_idle([this] { maybe_park(); });
+    if (head_written) return events_->resume();
+    events_->open(framing_);
   }
 
   // A stream that fails before its response has lost its caller.
@@ -284,6 +351,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Stops writing and discards what the client still sends, until it closes or the
   // lingering time is up.
   void linger() {
+    if (place_.park()) return close();  // a refused request: nothing to carry
+    stage_ = Stage::kLingering;
     beast::error_code ignored;
     stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
     stream_.expires_after(kLingerTime);
@@ -301,18 +370,101 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   void close() {
     pending_ = false;
+    stage_ = Stage::kDone;
     if (events_) events_->stop();
     beast::error_code ignored;
     stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
     stream_.socket().close(ignored);
+    place_.report_dropped();
   }
+
+  // ---- switching (docs/architecture.md, "Switching") ----
+
+  void listen_for_switches() {
+    place_.listen([weak = weak_from_this()] {
+      if (const auto self = weak.lock()) self->maybe_park();
+    });
+  }
+
+  // A switch is gathering connections, or what it waits for changed: park now if this
+  // connection can; otherwise whatever is under way comes back here when it is done.
+  void maybe_park() {
+    ConnectionPark* park = place_.park();
+    if (!park) return;
+    if (park->giving_up()) return close();
+    switch (stage_) {
+      case Stage::kIdle: {
+        // Its handler parks with what the read brought.
+        beast::error_code ignored;
+        stream_.socket().cancel(ignored);
+        return;
+      }
+      case Stage::kPending:
+        if (park->calls_may_park() && !(events_ && !events_->idle())) return park_call();
+        return;
+      case Stage::kLingering:
+        return close();  // a refused request: nothing to carry
+      default:
+        return;  // a request read or a response written: it comes back here
+    }
+  }
+
+  void park_between_requests() {
+    const auto data = buffer_.cdata();
+    park_socket(std::string(static_cast<const char*>(data.data()), data.size()), std::nullopt);
+  }
+
+  // The request crosses as bytes again, its body as read (no longer chunked, and with no
+  // 100-continue to ask for), and ahead of whatever the caller sent after it.
+  void park_request(const Request& head, const std::string& body, std::optional<CarriedCall> call) {
+    Request copy(head.base());
+    copy.body() = body;
+    copy.erase(http::field::expect);
+    copy.prepare_payload();
+    std::ostringstream text;
+    text << copy;
+    std::string bytes = text.str();
+    const auto after = buffer_.cdata();
+    bytes.append(static_cast<const char*>(after.data()), after.size());
+    park_socket(std::move(bytes), call);
+  }
+
+  // The call waits for its reply in the next process: nothing of its response is being
+  // written now, and no reply comes here any more.
+  void park_call() {
+    std::optional<CarriedCall> call = forwarded_;
+    if (call) call->streaming = events_.has_value();
+    // The route's hang-up is never called: the call is not over, it crosses.
+    hang_up_ = nullptr;
+    pending_ = false;
+    park_request(parser_->get(), request_.body, call);
+  }
+
+  void park_socket(std::string bytes, std::optional<CarriedCall> call) {
+    stage_ = Stage::kDone;
+    if (events_) events_->stop();
+    beast::error_code ignored;
+    stream_.socket().cancel(ignored);
+    base::UniqueFd socket(stream_.socket().release(ignored));
+    if (!socket.valid()) return close();
+    place_.report_parked(std::move(socket), std::move(bytes), call);
+  }
+
+  // Where the connection stands, for a switch: between requests, reading one, waiting for
+  // its answer, writing it, refusing, or done.
+  enum class Stage { kIdle, kRequest, kPending, kWriting, kLingering, kDone };
 
   beast::tcp_stream stream_;
   const HttpServices& services_;
   ConnectionPlace place_;
+  Stage stage_ = Stage::kRequest;
   std::string socket_address_;
   beast::flat_buffer buffer_;
   std::optional<RequestParser> parser_;
+  HttpRequest request_;                 // the one being answered, kept whole for a switch to carry
+  std::optional<CarriedCall> carried_;  // for the first request of a carried connection
+  std::optional<CarriedCall> forwarded_;  // the call the request became, if it did
+  std::shared_ptr<void> unheard_;         // until the carried request has been routed
   // The route has not answered this request yet (a call in flight): one request at a time
   // is read, answered, then written.
   bool pending_ = false;
@@ -331,6 +483,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
 void serve_connection(tcp::socket socket, const HttpServices& services,
                       std::shared_ptr<OpenConnections> open) {
   std::make_shared<Connection>(std::move(socket), services, std::move(open))->start();
+}
+
+void resume_connection(tcp::socket socket, const HttpServices& services,
+                       std::shared_ptr<OpenConnections> open, std::string bytes,
+                       std::optional<CarriedCall> call, std::shared_ptr<void> unheard) {
+  std::make_shared<Connection>(std::move(socket), services, std::move(open))
+      ->resume(std::move(bytes), call, std::move(unheard));
 }
 
 }  // namespace sb::supervisor

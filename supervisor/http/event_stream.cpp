@@ -27,6 +27,10 @@ void EventStream::open(const Framing& framing) {
   schedule_keep_alive();
 }
 
+void EventStream::resume() {
+  schedule_keep_alive();
+}
+
 void EventStream::event(std::string_view head, std::string_view body) {
   if (finishing_ || over_) return;
   // A caller this far behind loses messages rather than growing the queue, and so do all
@@ -84,7 +88,8 @@ void EventStream::write_next() {
   if (over_) return;
   if (pieces_.empty()) {
     if (arrival_) return queue_arriving_part();
-    if (finishing_) end(true);
+    if (finishing_) return end(true);
+    if (when_idle_) when_idle_();
     return;
   }
   writing_ = true;

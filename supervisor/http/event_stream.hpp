@@ -44,6 +44,13 @@ class EventStream {
 
   // Writes the stream's head and starts the keep-alive comments.
   void open(const Framing& framing);
+  // Goes on with a stream whose head an earlier process wrote before a switch in place
+  // (docs/architecture.md, "Switching"): the keep-alive comments start, nothing else.
+  void resume();
+  // Nothing is being written and nothing waits to be: a switch may carry the stream now.
+  bool idle() const { return !writing_ && pieces_.empty() && !arrival_ && !over_; }
+  // Runs each time the stream becomes idle (see idle()).
+  void when_idle(std::function<void()> idle) { when_idle_ = std::move(idle); }
   // A message before the response; dropped when the caller is this far behind or the
   // budget is full.
   void event(std::string_view head, std::string_view body);
@@ -84,6 +91,7 @@ class EventStream {
   bool finishing_ = false;  // the response is queued or arriving: nothing else is
   bool over_ = false;       // ended() has run
   std::optional<Arrival> arrival_;
+  std::function<void()> when_idle_;
 };
 
 }  // namespace sb::supervisor

@@ -10,6 +10,7 @@
 
 #include "ipc/arriving_body.hpp"
 #include "supervisor/bounds/reply_budget.hpp"
+#include "supervisor/switching/switch_state.hpp"
 
 namespace sb::supervisor {
 
@@ -26,6 +27,11 @@ struct HttpRequest {
   std::optional<std::string> mcp_method;        // Mcp-Method (2026-07-28)
   std::optional<std::string> mcp_name;          // Mcp-Name (2026-07-28)
   bool accepts_event_stream = false;            // Accept lists text/event-stream
+  // Switching (docs/architecture.md, "Switching"): the call this request already is when it
+  // crossed a switch in flight, to be taken up rather than sent again; and where the
+  // request's forwarding notes its call, for a switch to carry.
+  std::optional<CarriedCall> carried;
+  std::optional<CarriedCall>* forwarded = nullptr;
 };
 
 struct HttpResponse {

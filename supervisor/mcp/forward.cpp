@@ -52,6 +52,10 @@ Abandon forward(const Exchange& exchange, CallRequest request,
   auto& workers = exchange.services().workers;
   if (!ended_early) ended_early = [](std::string_view) {};
   request.max_total = std::chrono::seconds(exchange.config().timeouts.max_total_secs);
+  const CallerContext& context = exchange.context();
+  request.carried = context.carried;
+  const auto started =
+      context.carried ? context.carried->started : std::chrono::steady_clock::now();
   auto entry = std::make_shared<std::uint64_t>(0);
   request.on_message = message_sink(exchange, entry);
   const McpDone& done = exchange.request.done;
@@ -65,6 +69,9 @@ Abandon forward(const Exchange& exchange, CallRequest request,
         done(std::move(text));
       });
   if (call_id == 0) return {};
+  // A switch carries the call with its caller's connection (docs/architecture.md,
+  // "Switching").
+  if (context.forwarded) *context.forwarded = CarriedCall{.call_id = call_id, .started = started};
   *entry = book.open(
       exchange.owner(), dump(exchange.id), call_id,
       [&workers, call_id, ended_early, id = exchange.id, done](const std::string& reason) {

@@ -11,6 +11,7 @@
 #include "ipc/arriving_body.hpp"
 #include "supervisor/bounds/reply_budget.hpp"
 #include "supervisor/config/config.hpp"
+#include "supervisor/switching/switch_state.hpp"
 
 namespace sb::supervisor {
 
@@ -34,6 +35,10 @@ struct CallerContext {
   // (docs/architecture.md, "Large replies"): an HTTP response can, a pod's WebSocket
   // message is written whole.
   bool reply_may_arrive = false;
+  // Switching (docs/architecture.md, "Switching"): the call this request already is when it
+  // crossed a switch, taken up rather than sent; and where its forwarding notes its call.
+  std::optional<CarriedCall> carried;
+  std::optional<CarriedCall>* forwarded = nullptr;
 };
 
 // The process's parts that northbound MCP works with: one of each, owned by `serve`.

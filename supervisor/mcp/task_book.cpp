@@ -26,4 +26,21 @@ std::optional<std::string> TaskBook::owner(const SessionKey& session,
   return found->second;
 }
 
+std::vector<CarriedTask> TaskBook::entries() const {
+  std::vector<CarriedTask> out;
+  for (const auto& key : order_) {
+    const auto& [computer, attached_at_ms, task_id] = key;
+    out.push_back({.computer = computer,
+                   .attached_at_ms = attached_at_ms,
+                   .task_id = task_id,
+                   .client = owners_.at(key)});
+  }
+  return out;
+}
+
+void TaskBook::restore(const std::vector<CarriedTask>& entries) {
+  for (const auto& entry : entries)
+    record(SessionKey{entry.computer, entry.attached_at_ms}, entry.task_id, entry.client);
+}
+
 }  // namespace sb::supervisor

@@ -11,6 +11,9 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <vector>
+
+#include "supervisor/switching/switch_state.hpp"
 
 namespace sb::supervisor {
 
@@ -30,6 +33,11 @@ class TaskBook {
   // The client that created the task, if it is recorded.
   std::optional<std::string> owner(const SessionKey& session, const std::string& task_id) const;
   std::size_t size() const { return owners_.size(); }
+
+  // For a switch in place (docs/architecture.md, "Switching"): every record, oldest first,
+  // and the records of an earlier process taken back in that order.
+  std::vector<CarriedTask> entries() const;
+  void restore(const std::vector<CarriedTask>& entries);
 
  private:
   using Key = std::tuple<std::string, std::int64_t, std::string>;  // computer, attached, id

@@ -97,7 +97,8 @@ Abandon call_tool(const Exchange& exchange, const ToolCallParts& parts) {
                                     ? tool
                                     : std::string(kOtherTool),
                   .args = audit_args(exchange.config().audit_args, parts.arguments_json),
-                  .started = Clock::now()};
+                  // A call that crossed a switch is timed from its start before it.
+                  .started = context.carried ? context.carried->started : Clock::now()};
   if (tool == kStatusTool) return status_call(exchange, audit);
   if (!context.tools.allows(tool)) {
     audit.write("denied", std::nullopt, 0);

@@ -209,6 +209,14 @@ void supervisor_families(Writer& out, const ScrapeSources& sources) {
              "HTTP connections closed at once: [limits] max_connections reached.");
   out.sample("switchboard_http_connections_refused_total", {},
              static_cast<double>(metrics.connections_refused()));
+  out.family("switchboard_switches_total", "counter",
+             "Switches in place (SIGUSR2, switchboard upgrade, a restart) since the service "
+             "started.");
+  out.sample("switchboard_switches_total", {}, static_cast<double>(metrics.switches()));
+  out.family("switchboard_sessions_resumed_total", "counter",
+             "Computer sessions taken up again after a switch, since the service started.");
+  out.sample("switchboard_sessions_resumed_total", {},
+             static_cast<double>(metrics.sessions_resumed()));
   out.family("switchboard_reply_buffer_bytes", "gauge", "Reply bytes held for callers.");
   out.sample("switchboard_reply_buffer_bytes", {}, static_cast<double>(sources.reply_buffer_bytes));
   out.family("switchboard_reply_buffer_capacity_bytes", "gauge",

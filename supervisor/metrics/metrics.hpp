@@ -73,6 +73,13 @@ class Metrics {
   void progress_routed(std::string_view computer);
   void notification_dropped(std::string_view computer);
   void connection_refused() { ++connections_refused_; }
+  // Switches in place this service has made and the sessions they carried, since it started
+  // (docs/architecture.md, "Switching"): each process goes on from its predecessor's count.
+  void switched(std::uint64_t switches, std::uint64_t sessions_resumed) {
+    switches_ = switches;
+    sessions_resumed_ = sessions_resumed;
+  }
+  void session_resumed() { ++sessions_resumed_; }
 
   const Counts<CallKey>& calls() const { return calls_; }
   const std::map<PairKey, Histogram>& durations() const { return durations_; }
@@ -84,6 +91,8 @@ class Metrics {
   const Counts<std::string>& progress_routed() const { return progress_routed_; }
   const Counts<std::string>& notifications_dropped() const { return notifications_dropped_; }
   std::uint64_t connections_refused() const { return connections_refused_; }
+  std::uint64_t switches() const { return switches_; }
+  std::uint64_t sessions_resumed() const { return sessions_resumed_; }
 
   // One computer's calls, summed over callers and outcomes, and its duration histogram
   // summed over tools: what `switchboard workers` turns into calls/s and p50.
@@ -101,6 +110,8 @@ class Metrics {
   Counts<std::string> progress_routed_;
   Counts<std::string> notifications_dropped_;
   std::uint64_t connections_refused_ = 0;
+  std::uint64_t switches_ = 0;
+  std::uint64_t sessions_resumed_ = 0;
 };
 
 }  // namespace sb::supervisor

@@ -136,10 +136,14 @@ struct MetricsServer::Impl : std::enable_shared_from_this<MetricsServer::Impl> {
 };
 
 MetricsServer::MetricsServer(net::io_context& io, const config::ListenAddress& address,
-                             std::function<std::string()> scrape)
+                             std::function<std::string()> scrape, base::UniqueFd listener)
     : impl_(std::make_shared<Impl>(io, std::move(scrape))) {
   try {
     const tcp::endpoint endpoint(net::ip::make_address(address.ip), address.port);
+    if (listener.valid()) {
+      impl_->acceptor.assign(endpoint.protocol(), listener.release());
+      return;
+    }
     impl_->acceptor.open(endpoint.protocol());
     impl_->acceptor.set_option(net::socket_base::reuse_address(true));
     impl_->acceptor.bind(endpoint);
@@ -162,6 +166,13 @@ void MetricsServer::stop() {
   beast::error_code ignored;
   impl_->acceptor.close(ignored);
   impl_->pause.cancel();
+}
+
+base::UniqueFd MetricsServer::release_listener() {
+  beast::error_code ignored;
+  impl_->pause.cancel();
+  impl_->acceptor.cancel(ignored);
+  return base::UniqueFd(impl_->acceptor.release(ignored));
 }
 
 }  // namespace sb::supervisor

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "base/unique_fd.hpp"
 #include "supervisor/config/config.hpp"
 
 namespace sb::supervisor {
@@ -17,11 +18,16 @@ class MetricsServer {
  public:
   // `scrape` renders /metrics; it must not wait on anything. Binds now; throws
   // std::runtime_error "binding metrics_listen <addr>: <reason>".
+  // With `listener`, one a switch in place carried for that address, it takes that up
+  // instead of binding.
   MetricsServer(boost::asio::io_context& io, const config::ListenAddress& address,
-                std::function<std::string()> scrape);
+                std::function<std::string()> scrape, base::UniqueFd listener = {});
   ~MetricsServer();
   void start();
   void stop();
+  // For a switch in place (docs/architecture.md, "Switching"): the listener, no longer
+  // accepted on here; scrapes under way are dropped with the process.
+  base::UniqueFd release_listener();
 
  private:
   struct Impl;

@@ -205,7 +205,9 @@ class Routes {
                                .caller_cap = resolved.caller->caller_cap,
                                .wildcard = resolved.caller->wildcard(),
                                .mcp_session = mcp_session(),
-                               .reply_may_arrive = true},
+                               .reply_may_arrive = true,
+                               .carried = request_.carried,
+                               .forwarded = request_.forwarded},
                    .services = state_.services,
                    .config = state_.config,
                    .on_message = on_message()};

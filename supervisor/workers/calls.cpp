@@ -19,6 +19,7 @@ constexpr auto kBackstopGrace = 2s;  // a worker's own timeout fires first
 std::uint64_t WorkerRegistry::forward(std::string_view computer, CallRequest request,
                                       CallCallback done) {
   const auto worker = find(computer);
+  if (request.carried) return adopt(worker, std::move(request), std::move(done));
   if (!worker || !worker->channel || !view_of(*worker).ready) {
     done(CallResult{ipc::CallStatus::kNotAttached, 0, {}});
     return 0;

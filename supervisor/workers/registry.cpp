@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -111,11 +112,11 @@ void WorkerRegistry::start(const std::vector<config::Computer>& computers,
 // together do not starve the supervisor of CPU. A worker that is up (or gone) makes room
 // for the next. One queued that a reload removed meanwhile is skipped.
 void WorkerRegistry::start_queued() {
-  if (start_posted_ || shutting_down_ || queued_.empty()) return;
+  if (start_posted_ || shutting_down_ || parking_ || queued_.empty()) return;
   start_posted_ = true;
   boost::asio::post(io_, [this] {
     start_posted_ = false;
-    if (shutting_down_ || starting_count() >= start_window_) return;
+    if (shutting_down_ || parking_ || starting_count() >= start_window_) return;
     while (!queued_.empty()) {
       const auto worker = queued_.front().lock();
       queued_.pop_front();
@@ -218,6 +219,7 @@ void WorkerRegistry::spawn(const std::shared_ptr<WorkerRecord>& worker) {
     return call != alive->in_flight.end() && call->second.reply_may_arrive;
   });
   configure(*worker);
+  send_carried(*worker);
   worker->process->async_wait([this, worker](int wait_status) { on_exit(worker, wait_status); });
 }
 
@@ -241,6 +243,8 @@ void WorkerRegistry::on_frame(const std::shared_ptr<WorkerRecord>& worker, ipc::
   if (auto* reply = std::get_if<ipc::Reply>(&decoded)) return on_reply(worker, std::move(*reply));
   if (auto* message = std::get_if<ipc::Message>(&decoded))
     return on_message(worker, std::move(*message));
+  if (auto* parked = std::get_if<ipc::Parked>(&decoded))
+    return on_parked(worker, std::move(*parked));
   on_event(worker, std::get<ipc::SessionEvent>(decoded));
 }
 
@@ -260,6 +264,7 @@ void WorkerRegistry::on_hello(const std::shared_ptr<WorkerRecord>& worker,
     return stop(*worker);
   }
   worker->said_hello = true;
+  worker->build = hello.build;
   if (worker->state == WorkerRecord::State::kStarting)
     worker->state = WorkerRecord::State::kRunning;
   worker->status->unlink();  // both sides have it mapped; the name is no longer needed
@@ -299,6 +304,8 @@ void WorkerRegistry::on_event(const std::shared_ptr<WorkerRecord>& worker,
     session->attached = true;
     session->attached_at = std::chrono::system_clock::now();
     ++worker->attaches;
+  } else if (const auto* resumed = std::get_if<ipc::ResumeEvent>(&event)) {
+    return on_resumed(worker, *resumed);
   } else if (const auto* takeover = std::get_if<ipc::TakeoverEvent>(&event)) {
     const SessionRecord* old_session = handed(takeover->old_generation, takeover->old_peer);
     const SessionRecord* new_session = handed(takeover->new_generation, takeover->new_peer);
@@ -311,7 +318,8 @@ void WorkerRegistry::on_event(const std::shared_ptr<WorkerRecord>& worker,
     // A socket closed before it was installed (the worker was leaving) never had its
     // vm_attach line: it gets no vm_detach either, so that the two always pair up.
     const bool attached = session->attached;
-    sessions.erase(detach.generation);
+    if (session->carried && !session->resumed) settle(worker->name, "redialled");
+    sessions.erase(detach.generation);  // the worker shut the socket down; our copy closes
     if (!attached) return;
     ++worker->detaches[close_code_label(detach.code)];
   }
@@ -338,13 +346,15 @@ void WorkerRegistry::mourn(const std::shared_ptr<WorkerRecord>& worker, int wait
   worker->channel.reset();
   worker->process.reset();
   worker->status.reset();
-  // Its computer's calls may have run; they end now, not at their deadlines.
-  fail_in_flight(*worker, ipc::CallStatus::kDisconnected);
+  // Its computer's calls may have run; they end now, not at their deadlines. A parked
+  // session's calls cross with it.
+  if (!worker->parked) fail_in_flight(*worker, ipc::CallStatus::kDisconnected);
   start_queued();  // if it was starting, it made room
 
-  if (was_retiring || shutting_down_) {
+  if (was_retiring || shutting_down_ || parking_) {
     worker->state = WorkerRecord::State::kExited;
     std::erase(retiring_, worker);
+    if (parking_) return maybe_finish_parking();
     return maybe_finish_shutdown();
   }
   if (wait_status >= 0) {
@@ -365,7 +375,8 @@ void WorkerRegistry::schedule_respawn(const std::shared_ptr<WorkerRecord>& worke
   worker->respawn_timer->async_wait(
       [this, weak = std::weak_ptr<WorkerRecord>(worker)](boost::system::error_code error) {
         auto alive = weak.lock();
-        if (error || !alive || alive->state != WorkerRecord::State::kRestarting || shutting_down_)
+        if (error || !alive || alive->state != WorkerRecord::State::kRestarting || shutting_down_ ||
+            parking_)
           return;
         spawn(alive);
       });
@@ -377,6 +388,10 @@ void WorkerRegistry::schedule_respawn(const std::shared_ptr<WorkerRecord>& worke
 void WorkerRegistry::audit_lost_sessions(WorkerRecord& worker) {
   const auto now = std::chrono::system_clock::now();
   for (const auto& [generation, session] : worker.sessions) {
+    // Nothing else shuts it down: the worker that would have is gone, and this copy would
+    // keep the computer's connection open.
+    if (session.socket.valid()) ::shutdown(session.socket.get(), SHUT_RDWR);
+    if (session.carried && !session.resumed) settle(worker.name, "redialled");
     if (!session.attached) continue;
     ++worker.detaches[close_code_label(1006)];
     const auto attached_for =

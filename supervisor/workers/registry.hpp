@@ -29,6 +29,8 @@
 #include "shared/deadline_queue.hpp"
 #include "shared/timings.hpp"
 #include "supervisor/config/config.hpp"
+#include "supervisor/switching/descriptors.hpp"
+#include "supervisor/switching/switch_state.hpp"
 
 namespace sb::supervisor {
 
@@ -49,6 +51,9 @@ struct CallRequest {
   MessageCallback on_message;
   // The reply may come as CallResult::arriving, before its worker has sent all of it.
   bool reply_may_arrive = false;
+  // A call that crossed a switch with its caller (docs/architecture.md, "Switching"): it
+  // is in flight at the computer already, under this id, and is taken up, not sent.
+  std::optional<CarriedCall> carried;
 };
 
 // A reply at least this large, to a call that allows it, is passed on as it arrives.
@@ -97,6 +102,25 @@ struct WorkerRow {
   std::map<std::string, std::uint64_t> detaches;  // by close code ("1000", ..., "other")
   std::uint64_t stalls = 0;
   std::uint64_t messages_dropped = 0;  // as the worker's status record says
+  std::string build;                   // the build its process runs, as its hello said
+  std::int64_t resumed_at_ms = 0;      // when its session was taken up after a switch; 0: not
+  std::uint64_t resumes = 0;
+};
+
+// What the workers left when they parked for a switch (WorkerRegistry::park).
+struct ParkedWorkers {
+  std::vector<CarriedSession> sessions;  // each socket among `sockets`, by name
+  std::vector<NamedDescriptor> sockets;
+  std::vector<LostSession> lost;
+  std::vector<CarriedGeneration> generations;
+  std::uint64_t next_call_id = 1;
+};
+
+// What became of each session a switch carried in: "resumed", "redialled" (it was lost and
+// its computer dials again) or "removed" (its computer is no longer configured).
+struct CarriedOutcome {
+  std::string computer;
+  std::string outcome;
 };
 
 class WorkerRegistry {
@@ -142,6 +166,22 @@ class WorkerRegistry {
   std::vector<std::string> names() const;  // config order
   bool any_ready() const;
   std::vector<WorkerRow> rows() const;
+
+  // ---- switching in place (docs/architecture.md, "Switching"; switching.cpp) ----
+
+  // Asks every worker to park its computer's session within `drain` and waits until all
+  // of them have exited (one that outstays the drain by a grace is killed). Calls in
+  // flight stay in flight: their callers' connections cross too. Nothing is respawned.
+  void park(std::chrono::milliseconds drain, std::function<void(ParkedWorkers)> done);
+  // What a switch carried in, right after start() (before any worker spawns): call ids and
+  // generations go on from it, each session goes to its computer's worker when that
+  // spawns, and one whose computer is gone is closed with 4003. `settled` runs once every
+  // carried session was taken up or lost (at once when there is none).
+  void carry_in(const SwitchState& state, std::vector<NamedDescriptor>& descriptors,
+                std::function<void(std::vector<CarriedOutcome>)> settled);
+  // Every carried caller's request has been answered or taken up again (forward() with
+  // `carried`): the carried calls nobody took up are cancelled toward their computers.
+  void carried_callers_heard();
   std::size_t size() const { return workers_.size(); }
   bool all_started() const;
 
@@ -173,6 +213,13 @@ class WorkerRegistry {
   std::shared_ptr<WorkerRecord> find(std::string_view computer) const;
   ComputerView view_of(const WorkerRecord& worker) const;
   void maybe_finish_shutdown();
+  std::uint64_t adopt(const std::shared_ptr<WorkerRecord>& worker, CallRequest request,
+                      CallCallback done);
+  void on_parked(const std::shared_ptr<WorkerRecord>& worker, ipc::Parked&& parked);
+  void on_resumed(const std::shared_ptr<WorkerRecord>& worker, const ipc::ResumeEvent& event);
+  void settle(const std::string& computer, std::string outcome);
+  void maybe_finish_parking();
+  void send_carried(WorkerRecord& worker);
   void report_when_all_up();
 
   boost::asio::io_context& io_;
@@ -193,6 +240,14 @@ class WorkerRegistry {
   std::function<void()> all_up_;
   TaskStatusHandler task_status_;
   bool shutting_down_ = false;
+  // Switching: parking (park()), and what is owed to whoever asked.
+  bool parking_ = false;
+  std::function<void(ParkedWorkers)> parked_done_;
+  std::vector<std::string> attached_when_parking_;  // computers, as park() began
+  std::vector<CarriedOutcome> carried_outcomes_;
+  std::size_t carried_unsettled_ = 0;
+  bool carried_callers_heard_ = false;
+  std::function<void(std::vector<CarriedOutcome>)> carried_settled_;
 };
 
 }  // namespace sb::supervisor

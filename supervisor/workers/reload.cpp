@@ -1,5 +1,7 @@
 // The registry's configuration side: handing attached sockets to workers, and a reload
 // applied as a diff by verifier (registry.hpp).
+#include <fcntl.h>
+
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
@@ -98,7 +100,10 @@ HandOver WorkerRegistry::hand_over(const Verifier& presented, base::UniqueFd& so
   WorkerRecord& worker = *workers_[*index];
   if (!worker.channel || !worker.channel->is_open()) return HandOver::kWorkerUnavailable;
   ++worker.generation;
-  worker.sessions[worker.generation] = SessionRecord{.peer = peer};
+  // The supervisor's own copy, for a switch in place (worker_record.hpp). Without one (out
+  // of descriptors) the session is served all the same; it just cannot be carried.
+  worker.sessions[worker.generation] = SessionRecord{
+      .peer = peer, .socket = base::UniqueFd(::fcntl(socket.get(), F_DUPFD_CLOEXEC, 0))};
   forget_oldest_unattached(worker.sessions);
   worker.channel->send(ipc::encode(ipc::Attach{.socket = std::move(socket),
                                                .peer = peer,

@@ -132,7 +132,9 @@ std::vector<WorkerRow> WorkerRegistry::rows() const {
                   .restarts = worker->restarts,
                   .attaches = worker->attaches,
                   .detaches = worker->detaches,
-                  .stalls = worker->stalls};
+                  .stalls = worker->stalls,
+                  .build = worker->build,
+                  .resumes = worker->resumes};
     row.messages_dropped = worker->messages_dropped_before;
     if (worker->state == WorkerRecord::State::kRestarting || worker->expelled) {
       row.state = "restarting";
@@ -147,6 +149,13 @@ std::vector<WorkerRow> WorkerRegistry::rows() const {
                                                : static_cast<std::uint32_t>(worker->max_inflight);
       row.attached = status.state != ipc::ComputerState::kIdle;
       if (row.attached) row.attached_for_secs = (now_ms() - status.attached_at_ms) / 1000;
+      std::uint64_t generation = 0;
+      const SessionRecord* session = worker->session_named(status.generation, &generation);
+      if (session && session->resumed) {
+        row.resumed_at_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                session->resumed_at.time_since_epoch())
+                                .count();
+      }
       if (!worker->responsive(timings_.heartbeat_stale)) {
         row.state = "stalled";
       } else {

@@ -7,13 +7,17 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "base/spawn.hpp"
 #include "ipc/channel.hpp"
 #include "ipc/status_board.hpp"
 #include "shared/deadline_queue.hpp"
 #include "supervisor/config/config.hpp"
+#include "supervisor/switching/switch_state.hpp"
 #include "supervisor/workers/registry.hpp"
 
 namespace sb::supervisor {
@@ -32,10 +36,32 @@ struct InFlightCall {
 // A computer's socket the supervisor handed over, by generation. The supervisor's own
 // record, so that its audit lines name the right peer and generation whatever the worker
 // says: a worker may report only sessions it was given.
+//
+// The supervisor also keeps its own copy of the computer's socket while the session lasts:
+// when the worker parks the session for a switch in place, the socket must outlive the
+// worker (docs/architecture.md, "Switching"). A worker ends a session with a shutdown,
+// which ends it for every copy; one that dies leaves that to the supervisor.
 struct SessionRecord {
   std::string peer;
   bool attached = false;  // the worker reported its vm_attach
   std::chrono::system_clock::time_point attached_at;
+  base::UniqueFd socket;
+  // Carried in by a switch, and whether (and when) its worker took it up (vm_resumed).
+  bool carried = false;
+  bool resumed = false;
+  std::chrono::system_clock::time_point resumed_at;
+};
+
+// A session a switch carried in, for the worker's first process to take up
+// (ipc::Resume): its record as the old worker left it, which calls it holds, and which of
+// those have a caller again (known for sure once every carried caller has been heard
+// from: WorkerRegistry::carried_callers_heard).
+struct CarriedIn {
+  std::uint64_t generation = 0;
+  std::string record;
+  std::set<std::uint64_t> calls;
+  std::vector<std::uint64_t> adopted;
+  bool sent = false;  // the worker has it
 };
 
 // What /proc says of a worker's process (views.cpp).
@@ -58,6 +84,12 @@ struct WorkerRecord {
   std::unique_ptr<base::ChildProcess> process;
   int pid = 0;
   bool said_hello = false;
+  std::string build;  // as its hello said
+  std::optional<CarriedIn> carried;
+  // Switching: asked to park; what it parked (its socket is then in `sessions` no more).
+  bool parking = false;
+  std::optional<CarriedSession> parked;
+  base::UniqueFd parked_socket;
   bool expelled = false;  // killed for a violation; its exit is already explained
   std::shared_ptr<ipc::Channel> channel;
   std::unique_ptr<ipc::StatusReader> status;
@@ -66,6 +98,7 @@ struct WorkerRecord {
   // For /metrics (docs/metrics.md): sessions it reported attached, its sessions' ends by
   // close code, and the times it stalled.
   std::uint64_t attaches = 0;
+  std::uint64_t resumes = 0;  // sessions it took up after a switch
   std::map<std::string, std::uint64_t> detaches;
   std::uint64_t stalls = 0;
   // Messages its computers' sessions dropped in processes that have exited: the status

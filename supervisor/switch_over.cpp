@@ -1,0 +1,167 @@
+#include "supervisor/switch_over.hpp"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "ipc/frame.hpp"
+#include "shared/log.hpp"
+#include "supervisor/switching/descriptors.hpp"
+
+namespace sb::supervisor {
+namespace {
+
+using json = nlohmann::json;
+
+// A requester's answer is one line, written at once: it is small and the requester waits.
+void answer(base::UniqueFd requester, const json& body) {
+  if (!requester.valid()) return;
+  const std::string line = body.dump() + "\n";
+  (void)::send(requester.get(), line.data(), line.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+std::int64_t ms_between(std::chrono::steady_clock::time_point from,
+                        std::chrono::steady_clock::time_point to) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(to - from).count();
+}
+
+}  // namespace
+
+void SwitchOver::begin(std::chrono::milliseconds drain, base::UniqueFd requester) {
+  if (under_way_) {
+    return answer(std::move(requester),
+                  json{{"switched", false}, {"error", "a switch is under way already"}});
+  }
+  under_way_ = true;
+  drain_ = drain;
+  requester_ = std::move(requester);
+  // The new build reads the config first: a file that does not execute, or a config it
+  // refuses, costs a log line and nothing else.
+  auto spawned = base::spawn(base::SpawnRequest{
+      .program = parts_.program.path,
+      .args = {"check", "-c", parts_.program.config_path},
+      .descriptors = {{STDERR_FILENO, STDOUT_FILENO}},
+  });
+  if (auto* failure = std::get_if<std::string>(&spawned))
+    return refuse("the new program does not start: " + *failure);
+  check_ =
+      std::make_unique<base::ChildProcess>(parts_.io, std::move(std::get<base::Spawned>(spawned)));
+  check_->async_wait([this](int wait_status) { on_checked(wait_status); });
+}
+
+void SwitchOver::on_checked(int wait_status) {
+  check_.reset();
+  if (wait_status != 0) {
+    return refuse("`" + parts_.program.path.string() + " check` failed (" +
+                  base::describe_exit(wait_status) + "); see its output above");
+  }
+  park();
+}
+
+void SwitchOver::refuse(const std::string& why) {
+  log_error("switch refused; carrying on as before", {{"error", why}});
+  under_way_ = false;
+  answer(std::move(requester_), json{{"switched", false}, {"error", why}});
+}
+
+void SwitchOver::park() {
+  started_ = std::chrono::steady_clock::now();
+  log_info("switching in place", {{"program", parts_.program.path.string()},
+                                  {"drain_secs", std::to_string(drain_.count() / 1000)}});
+  parts_.notifier.reloading();
+  parts_.http.stop_accepting();
+  // Pod sockets are dialled again at once by the next process (docs/protocol.md, "Pod
+  // sockets"); their calls in flight are abandoned while the workers can still cancel them.
+  parts_.pods.stop();
+  parts_.http.park_connections([this] { on_connections_parked(); });
+  parts_.workers.park(drain_,
+                      [this](ParkedWorkers parked) { on_workers_parked(std::move(parked)); });
+  drain_timer_.expires_after(drain_);
+  drain_timer_.async_wait([this](const boost::system::error_code& error) {
+    if (!error) parts_.http.give_up_parking();
+  });
+}
+
+// No reply can come any more: callers waiting for one may park now.
+void SwitchOver::on_workers_parked(ParkedWorkers parked) {
+  parked_ = std::move(parked);
+  parts_.http.let_calls_park();
+}
+
+void SwitchOver::on_connections_parked() {
+  drain_timer_.cancel();
+  // Out of the handler that reported the last connection: nothing of it runs after the exec.
+  boost::asio::post(parts_.io, [this] { hand_over(); });
+}
+
+void SwitchOver::hand_over() {
+  ParkedWorkers& parked = *parked_;
+  SwitchState state{.build = std::string(ipc::build_id()),
+                    .started = started_,
+                    .switches = parts_.metrics.switches() + 1,
+                    .sessions_resumed = parts_.metrics.sessions_resumed(),
+                    .next_call_id = parked.next_call_id,
+                    .generations = std::move(parked.generations),
+                    .sessions = std::move(parked.sessions),
+                    .lost = std::move(parked.lost),
+                    .connections = parts_.http.take_parked_connections(),
+                    .tasks = parts_.tasks.entries()};
+  std::vector<NamedDescriptor> descriptors = std::move(parked.sockets);
+  for (auto& socket : parts_.http.take_parked_sockets()) descriptors.push_back(std::move(socket));
+  descriptors.push_back({"listen-http", parts_.http.release_listener()});
+  descriptors.push_back({"listen-control", parts_.control.release_listener()});
+  if (parts_.metrics_server)
+    descriptors.push_back({"listen-metrics", parts_.metrics_server->release_listener()});
+  if (requester_.valid()) {
+    state.requester = "requester";
+    descriptors.push_back({"requester", std::move(requester_)});
+  }
+  std::string why;
+  base::UniqueFd state_file = memory_file("switchboard-state", encode(state), why);
+  if (state_file.valid()) descriptors.push_back({"state", std::move(state_file)});
+  log_info("handing over to the new program",
+           {{"sessions", std::to_string(state.sessions.size())},
+            {"connections", std::to_string(state.connections.size())},
+            {"parked_ms", std::to_string(ms_between(started_, std::chrono::steady_clock::now()))}});
+  parts_.audit.stop();  // every line so far is on disk before the exec
+  const std::string failure = exec_with_descriptors(
+      {{.path = parts_.program.path}, {.path = "/proc/self/exe", .fd = parts_.program.own.get()}},
+      parts_.program.argv, std::move(descriptors));
+  // Nothing is where this process had it any more: all it can do is end, and let its
+  // service manager start it again.
+  log_error("switch failed: no program could be executed", {{"error", failure}});
+  std::_Exit(70);
+}
+
+void report_switch(const SwitchState& state, const std::vector<CarriedOutcome>& outcomes,
+                   base::UniqueFd requester, AuditLog& audit, Metrics& metrics) {
+  std::uint64_t resumed = 0;
+  json computers = json::array();
+  for (const auto& outcome : outcomes) {
+    resumed += outcome.outcome == "resumed";
+    computers.push_back({{"computer", outcome.computer}, {"outcome", outcome.outcome}});
+  }
+  for (const auto& lost : state.lost) {
+    computers.push_back({{"computer", lost.computer}, {"outcome", "redialled"}, {"why", lost.why}});
+  }
+  const std::uint64_t redialled = computers.size() - resumed;
+  const auto pause_ms = ms_between(state.started, std::chrono::steady_clock::now());
+  metrics.switched(state.switches, state.sessions_resumed + resumed);
+  audit.write("service_restarted", {{"old_build", state.build},
+                                    {"new_build", std::string(ipc::build_id())},
+                                    {"resumed", resumed},
+                                    {"redialled", redialled},
+                                    {"pause_ms", pause_ms}});
+  log_info("switch complete", {{"resumed", std::to_string(resumed)},
+                               {"redialled", std::to_string(redialled)},
+                               {"pause_ms", std::to_string(pause_ms)}});
+  answer(std::move(requester), json{{"switched", true},
+                                    {"old_build", state.build},
+                                    {"new_build", std::string(ipc::build_id())},
+                                    {"pause_ms", pause_ms},
+                                    {"computers", std::move(computers)}});
+}
+
+}  // namespace sb::supervisor

@@ -1,0 +1,98 @@
+// A switch in place (docs/architecture.md, "Switching"): the supervisor executes the
+// `switchboard` file at the path it was started from (a replaced file is an upgrade) in its
+// own process, and the computers, the callers and their calls in flight cross to the new
+// build without a close, a new handshake or a failed call.
+//
+// The old process's half is SwitchOver: the new build checks the config first; then the
+// listeners stop accepting (new connections wait in their backlogs), the workers park
+// their computers' sessions at message boundaries and exit, each caller's connection parks
+// between two requests or, once no reply can come any more, with its call in flight; and
+// everything is handed to the new program as named descriptors with a state file beside
+// them. The new process's half is report_switch, once its workers have taken the sessions
+// up.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/spawn.hpp"
+#include "base/unique_fd.hpp"
+#include "shared/service_notify.hpp"
+#include "supervisor/audit/audit_log.hpp"
+#include "supervisor/control/control_server.hpp"
+#include "supervisor/http/server.hpp"
+#include "supervisor/mcp/task_book.hpp"
+#include "supervisor/metrics/metrics.hpp"
+#include "supervisor/metrics/metrics_server.hpp"
+#include "supervisor/pods/pod_dialer.hpp"
+#include "supervisor/switching/switch_state.hpp"
+#include "supervisor/workers/registry.hpp"
+
+namespace sb::supervisor {
+
+// What a switch executes: the file at the path this process was started from, with its
+// command line; and, should that file fail to execute, the binary this process runs.
+struct ServeProgram {
+  std::filesystem::path path;
+  base::UniqueFd own;  // O_PATH
+  std::vector<std::string> argv;
+  std::string config_path;
+};
+
+// The process's parts a switch works with.
+struct SwitchParts {
+  boost::asio::io_context& io;
+  const ServeProgram& program;
+  HttpServer& http;
+  ControlServer& control;
+  MetricsServer* metrics_server;  // when metrics_listen is set
+  PodDialers& pods;
+  WorkerRegistry& workers;
+  TaskBook& tasks;
+  AuditLog& audit;
+  Metrics& metrics;
+  const ServiceNotifier& notifier;
+};
+
+class SwitchOver {
+ public:
+  explicit SwitchOver(SwitchParts parts) : parts_(parts), drain_timer_(parts.io) {}
+
+  // Begins a switch, unless one is under way. `requester` (a `switchboard upgrade`
+  // connection), when valid, is told how it went: by this process when it does not switch,
+  // by the next one when it does. `drain` bounds the wait for each part to reach a point
+  // where it can cross.
+  void begin(std::chrono::milliseconds drain, base::UniqueFd requester);
+  bool under_way() const { return under_way_; }
+
+ private:
+  void on_checked(int wait_status);
+  void park();
+  void on_workers_parked(ParkedWorkers parked);
+  void on_connections_parked();
+  void hand_over();
+  void refuse(const std::string& why);
+
+  SwitchParts parts_;
+  bool under_way_ = false;
+  std::chrono::milliseconds drain_{0};
+  base::UniqueFd requester_;
+  std::unique_ptr<base::ChildProcess> check_;
+  std::chrono::steady_clock::time_point started_;
+  boost::asio::steady_timer drain_timer_;
+  std::optional<ParkedWorkers> parked_;
+};
+
+// The new process's half: once every carried session was taken up or lost, the
+// service_restarted audit line, the requester's answer, and the counts for /metrics.
+void report_switch(const SwitchState& state, const std::vector<CarriedOutcome>& outcomes,
+                   base::UniqueFd requester, AuditLog& audit, Metrics& metrics);
+
+}  // namespace sb::supervisor

@@ -1,0 +1,340 @@
+// The registry's part in a switch in place (registry.hpp; docs/architecture.md,
+// "Switching"): the old process's workers park their computers' sessions, and the new
+// process's workers take them up, with the calls whose callers crossed too.
+#include <fcntl.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <array>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "ipc/resume_record.hpp"
+#include "ipc/supervisor_frames.hpp"
+#include "shared/log.hpp"
+#include "shared/verifier.hpp"
+#include "supervisor/audit/audit_log.hpp"
+#include "supervisor/workers/registry.hpp"
+#include "supervisor/workers/worker_record.hpp"
+
+namespace sb::supervisor {
+namespace {
+
+using json = nlohmann::json;
+
+// A worker that has not parked and exited this long after the drain is killed: its
+// computer redials.
+constexpr auto kParkGrace = 5s;
+
+std::int64_t ms_since_epoch(std::chrono::system_clock::time_point time) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(time.time_since_epoch()).count();
+}
+
+std::chrono::system_clock::time_point from_ms(std::int64_t ms) {
+  return std::chrono::system_clock::time_point(std::chrono::milliseconds(ms));
+}
+
+std::string socket_name(const std::string& computer, std::uint64_t generation) {
+  return "computer-" + computer + "-" + std::to_string(generation);
+}
+
+// A close frame written straight to a parked computer's socket, which is at a frame
+// boundary both ways: for a session no worker takes up. The computer sees the close code
+// as if a worker had sent it. What it still sends (its own close frame) is read and
+// dropped until it closes, for at most a few seconds: a socket closed with unread bytes
+// is reset, and a reset can cost the computer the close frame before it read it.
+void close_parked_socket(boost::asio::io_context& io, base::UniqueFd socket, std::uint16_t code,
+                         std::string_view reason) {
+  std::string frame{'\x88', static_cast<char>(2 + reason.size()), static_cast<char>(code >> 8),
+                    static_cast<char>(code & 0xff)};
+  frame.append(reason);
+  (void)::send(socket.get(), frame.data(), frame.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+  ::shutdown(socket.get(), SHUT_WR);
+  struct Lingering {
+    Lingering(boost::asio::io_context& io, int fd) : stream(io, fd), deadline(io, 3s) {}
+    boost::asio::posix::stream_descriptor stream;
+    boost::asio::steady_timer deadline;
+    std::array<char, 512> scratch{};
+    void drain(std::shared_ptr<Lingering> self) {
+      stream.async_read_some(boost::asio::buffer(scratch),
+                             [self](boost::system::error_code error, std::size_t) {
+                               if (error) {
+                                 self->deadline.cancel();
+                                 return;
+                               }
+                               self->drain(self);
+                             });
+    }
+  };
+  auto lingering = std::make_shared<Lingering>(io, socket.release());
+  lingering->deadline.async_wait([lingering](boost::system::error_code error) {
+    boost::system::error_code ignored;
+    if (!error) lingering->stream.close(ignored);
+  });
+  lingering->drain(lingering);
+}
+
+void drop_socket(base::UniqueFd socket) {
+  if (socket.valid()) ::shutdown(socket.get(), SHUT_RDWR);
+}
+
+}  // namespace
+
+// ---- the old process ----
+
+void WorkerRegistry::park(std::chrono::milliseconds drain,
+                          std::function<void(ParkedWorkers)> done) {
+  parking_ = true;
+  parked_done_ = std::move(done);
+  stall_timer_.cancel();
+  queued_.clear();
+  for (auto& worker : workers_) {
+    std::uint64_t generation = 0;
+    if (worker->live_session(&generation)) attached_when_parking_.push_back(worker->name);
+    if (worker->respawn_timer) worker->respawn_timer->cancel();
+    if (!worker->has_process()) {
+      worker->state = WorkerRecord::State::kExited;
+      continue;
+    }
+    worker->parking = true;
+    worker->channel->send(ipc::encode(ipc::Park{drain}));
+  }
+  stall_timer_.expires_after(drain + kParkGrace);
+  stall_timer_.async_wait([this](boost::system::error_code error) {
+    if (error) return;
+    for (const auto* list : {&workers_, &retiring_}) {
+      for (auto& worker : *list) {
+        if (!worker->process) continue;
+        log_error("worker did not park in time; killing it", {{"computer", worker->name}});
+        worker->process->kill();
+      }
+    }
+  });
+  maybe_finish_parking();
+}
+
+// A worker's kParked: its record is checked against the supervisor's own record of the
+// session before anything relies on it, and the supervisor's copy of the socket is put
+// aside for the next process.
+void WorkerRegistry::on_parked(const std::shared_ptr<WorkerRecord>& worker, ipc::Parked&& parked) {
+  if (!worker->parking || worker->parked) return expel(worker, "parked unasked or twice");
+  if (parked.record.empty()) return;  // it had no session to leave
+  std::string why;
+  const auto record = ipc::decode_resume_record(parked.record, why);
+  if (!record) return expel(worker, "parked a record that does not read: " + why);
+  const auto session = worker->sessions.find(record->generation);
+  if (session == worker->sessions.end() || !session->second.attached ||
+      session->second.peer != record->peer || !session->second.socket.valid())
+    return expel(worker, "parked a session it was not given");
+  for (const auto& call : record->calls) {
+    if (call.call_id >= next_call_id_) return expel(worker, "parked a call never made");
+  }
+  worker->parked = CarriedSession{.verifier = render_verifier(worker->verifier),
+                                  .computer = worker->name,
+                                  .generation = record->generation,
+                                  .peer = record->peer,
+                                  .attached_at_ms = ms_since_epoch(session->second.attached_at),
+                                  .socket = socket_name(worker->name, record->generation),
+                                  .record = std::move(parked.record)};
+  worker->parked_socket = std::move(session->second.socket);
+  worker->sessions.erase(session);
+}
+
+void WorkerRegistry::maybe_finish_parking() {
+  if (!parking_ || !parked_done_) return;
+  for (const auto* list : {&workers_, &retiring_}) {
+    for (const auto& worker : *list) {
+      if (worker->process) return;  // not yet exited and mourned
+    }
+  }
+  stall_timer_.cancel();
+  ParkedWorkers result{.next_call_id = next_call_id_};
+  for (auto& worker : workers_) {
+    result.generations.push_back(
+        {.verifier = render_verifier(worker->verifier), .generation = worker->generation});
+    if (!worker->parked) continue;
+    result.sockets.push_back({worker->parked->socket, std::move(worker->parked_socket)});
+    result.sessions.push_back(std::move(*worker->parked));
+    worker->parked.reset();
+  }
+  for (const auto& computer : attached_when_parking_) {
+    const bool carried =
+        std::any_of(result.sessions.begin(), result.sessions.end(),
+                    [&](const auto& session) { return session.computer == computer; });
+    if (!carried) result.lost.push_back({computer, "not at a message boundary in time"});
+  }
+  auto done = std::exchange(parked_done_, nullptr);
+  done(std::move(result));
+}
+
+// ---- the new process ----
+
+void WorkerRegistry::carry_in(const SwitchState& state, std::vector<NamedDescriptor>& descriptors,
+                              std::function<void(std::vector<CarriedOutcome>)> settled) {
+  carried_settled_ = std::move(settled);
+  next_call_id_ = std::max(next_call_id_, state.next_call_id);
+  const auto by_verifier = [this](const std::string& verifier) -> std::shared_ptr<WorkerRecord> {
+    for (const auto& worker : workers_) {
+      if (render_verifier(worker->verifier) == verifier) return worker;
+    }
+    return nullptr;
+  };
+  for (const auto& entry : state.generations) {
+    if (const auto worker = by_verifier(entry.verifier))
+      worker->generation = std::max(worker->generation, entry.generation);
+  }
+  const auto lost = [this](const CarriedSession& session, std::uint16_t code, std::string reason) {
+    audit_.write("vm_detach",
+                 {{"computer", session.computer},
+                  {"peer", session.peer},
+                  {"generation", session.generation},
+                  {"code", code},
+                  {"reason", std::move(reason)},
+                  {"attached_for_secs",
+                   std::max<std::int64_t>(0, (ms_since_epoch(std::chrono::system_clock::now()) -
+                                              session.attached_at_ms) /
+                                                 1000)}});
+  };
+  for (const auto& session : state.sessions) {
+    const auto named = std::find_if(descriptors.begin(), descriptors.end(), [&](const auto& entry) {
+      return entry.name == session.socket;
+    });
+    base::UniqueFd socket;
+    if (named != descriptors.end()) {
+      socket = std::move(named->fd);
+      descriptors.erase(named);
+    }
+    std::string why;
+    const auto record = ipc::decode_resume_record(session.record, why);
+    const auto worker = by_verifier(session.verifier);
+    if (!socket.valid() || !record || record->generation != session.generation) {
+      log_error("a carried session cannot be taken up; its computer redials",
+                {{"computer", session.computer},
+                 {"error", socket.valid() ? why : "its socket did not cross"}});
+      drop_socket(std::move(socket));
+      lost(session, 1006, "the session could not be taken up after a switch");
+      carried_outcomes_.push_back({session.computer, "redialled"});
+      continue;
+    }
+    if (!worker || worker->carried) {
+      audit_.write("vm_revoked", {{"computer", session.computer},
+                                  {"peer", session.peer},
+                                  {"generation", session.generation}});
+      close_parked_socket(io_, std::move(socket), 4003, "the VM secret was revoked or rotated");
+      lost(session, 4003, "the VM secret was revoked or rotated");
+      carried_outcomes_.push_back({session.computer, "removed"});
+      continue;
+    }
+    if (worker->name != session.computer) {
+      audit_.write("computer_renamed", {{"from", session.computer},
+                                        {"to", worker->name},
+                                        {"attached", true},
+                                        {"generation", session.generation}});
+    }
+    worker->generation = std::max(worker->generation, session.generation);
+    worker->sessions[session.generation] =
+        SessionRecord{.peer = session.peer,
+                      .attached = true,
+                      .attached_at = from_ms(session.attached_at_ms),
+                      .socket = std::move(socket),
+                      .carried = true};
+    CarriedIn carried{.generation = session.generation, .record = session.record};
+    for (const auto& call : record->calls) carried.calls.insert(call.call_id);
+    worker->carried = std::move(carried);
+    ++carried_unsettled_;
+  }
+  if (carried_unsettled_ == 0) {
+    boost::asio::post(io_, [this] {
+      if (auto settled = std::exchange(carried_settled_, nullptr)) settled(carried_outcomes_);
+    });
+  }
+}
+
+// A call whose caller crossed: it is at the computer already, in the carried session's
+// record, and is taken up under its own id with what is left of its time.
+std::uint64_t WorkerRegistry::adopt(const std::shared_ptr<WorkerRecord>& worker,
+                                    CallRequest request, CallCallback done) {
+  const std::uint64_t call_id = request.carried->call_id;
+  CarriedIn* carried = worker && worker->carried ? &*worker->carried : nullptr;
+  if (!carried || !carried->calls.contains(call_id) ||
+      std::find(carried->adopted.begin(), carried->adopted.end(), call_id) !=
+          carried->adopted.end() ||
+      owner_of(call_id)) {
+    done(CallResult{ipc::CallStatus::kDisconnected, 0, {}});
+    return 0;
+  }
+  carried->adopted.push_back(call_id);
+  worker->in_flight.emplace(
+      call_id, InFlightCall{.done = std::move(done),
+                            .on_message = std::move(request.on_message),
+                            .timeout = request.timeout,
+                            .last_moment = request.carried->started + request.max_total,
+                            .reply_may_arrive = request.reply_may_arrive});
+  arm_backstop(worker, call_id);
+  return call_id;
+}
+
+// After its kConfigure: the carried session, on a copy of the supervisor's socket, with the
+// calls that have a caller again. Until every carried caller has been heard from, that is
+// every call it holds; the others are cancelled once it is known which they are.
+void WorkerRegistry::send_carried(WorkerRecord& worker) {
+  if (!worker.carried || worker.carried->sent || !worker.channel) return;
+  CarriedIn& carried = *worker.carried;
+  carried.sent = true;
+  const auto session = worker.sessions.find(carried.generation);
+  if (session == worker.sessions.end()) return;
+  base::UniqueFd copy(::fcntl(session->second.socket.get(), F_DUPFD_CLOEXEC, 0));
+  if (!copy.valid()) {
+    // Out of descriptors: the worker cannot be given it; its death below writes the line.
+    log_error("cannot hand a carried session to its worker", {{"computer", worker.name}});
+    return stop(worker);
+  }
+  std::vector<std::uint64_t> adopted = carried.adopted;
+  if (!carried_callers_heard_) adopted.assign(carried.calls.begin(), carried.calls.end());
+  worker.channel->send(ipc::encode(ipc::Resume{.socket = std::move(copy),
+                                               .adopted_calls = std::move(adopted),
+                                               .record = std::move(carried.record)}));
+  if (carried_callers_heard_) worker.carried.reset();
+}
+
+void WorkerRegistry::carried_callers_heard() {
+  carried_callers_heard_ = true;
+  for (auto& worker : workers_) {
+    if (!worker->carried || !worker->carried->sent) continue;
+    const CarriedIn& carried = *worker->carried;
+    for (const auto call_id : carried.calls) {
+      if (std::find(carried.adopted.begin(), carried.adopted.end(), call_id) !=
+              carried.adopted.end() ||
+          !worker->channel)
+        continue;
+      worker->channel->send(
+          ipc::encode(ipc::Cancel{call_id, "the switchboard restarted without its caller"}));
+    }
+    worker->carried.reset();
+  }
+}
+
+void WorkerRegistry::on_resumed(const std::shared_ptr<WorkerRecord>& worker,
+                                const ipc::ResumeEvent& event) {
+  const auto session = worker->sessions.find(event.generation);
+  if (session == worker->sessions.end() || !session->second.carried || session->second.resumed ||
+      session->second.peer != event.peer)
+    return expel(worker, "reported a resume it was not given");
+  session->second.resumed = true;
+  session->second.resumed_at = std::chrono::system_clock::now();
+  ++worker->resumes;
+  write_event(*worker, event);
+  settle(worker->name, "resumed");
+}
+
+void WorkerRegistry::settle(const std::string& computer, std::string outcome) {
+  if (carried_unsettled_ == 0) return;
+  carried_outcomes_.push_back({computer, std::move(outcome)});
+  if (--carried_unsettled_ > 0) return;
+  if (auto settled = std::exchange(carried_settled_, nullptr)) settled(carried_outcomes_);
+}
+
+}  // namespace sb::supervisor
