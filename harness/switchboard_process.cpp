@@ -23,6 +23,45 @@ SwitchboardProcess::SwitchboardProcess(const ConfigBuilder& config, fs::path pro
   spawn();
 }
 
+SwitchboardProcess::SwitchboardProcess(const ConfigBuilder& config, UnderServiceManager)
+    : program_(bin_dir() / "switchboard"),
+      start_timeout_(std::chrono::seconds(15)),
+      body_(config.toml()),
+      audit_(dir_.path() / "audit.jsonl") {
+  manager_ = std::make_unique<FakeServiceManager>(dir());
+  port_ = free_port();
+  write_file(body_);
+  pid_ = manager_->start(
+      FakeServiceManager::Unit{.argv = {program_.string(), "serve", "-c", config_path().string()},
+                               .stdout_path = dir() / "stdout.log",
+                               .stderr_path = dir() / "stderr.log"});
+  wait_healthy();
+}
+
+void SwitchboardProcess::wait_healthy() {
+  const bool healthy = eventually(
+      [&] {
+        try {
+          return http_get(port_, "/healthz").status == 200;
+        } catch (const std::exception&) {
+          return false;
+        }
+      },
+      start_timeout_);
+  if (!healthy)
+    throw std::runtime_error("switchboard did not become healthy; stderr:\n" + stderr_text());
+}
+
+void SwitchboardProcess::service_restart() {
+  pid_ = manager_->restart();
+  wait_healthy();
+}
+
+void SwitchboardProcess::service_crash(int signal) {
+  pid_ = manager_->crash(signal);
+  wait_healthy();
+}
+
 void SwitchboardProcess::write_file(const std::string& toml) {
   const std::string text = "listen = " + toml_string("127.0.0.1:" + std::to_string(port_)) +
                            "\naudit_path = " + toml_string(audit_path().string()) +
@@ -85,6 +124,12 @@ SwitchboardProcess::~SwitchboardProcess() {
 void SwitchboardProcess::stop() {
   // A worker a test left stopped would never exit.
   for (pid_t worker : seen_workers_) ::kill(worker, SIGCONT);
+  if (manager_) {
+    manager_->stop();
+    pid_ = -1;
+    seen_workers_.clear();
+    return;
+  }
   stop_process(pid_, std::chrono::seconds(8));
   pid_ = -1;
   for (pid_t worker : seen_workers_) {

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -18,6 +19,7 @@
 #include "harness/audit_log.hpp"
 #include "harness/config_builder.hpp"
 #include "harness/process.hpp"
+#include "harness/service_manager.hpp"
 
 namespace harness {
 
@@ -28,6 +30,10 @@ class SwitchboardProcess {
   explicit SwitchboardProcess(const ConfigBuilder& config,
                               fs::path program = bin_dir() / "switchboard",
                               std::chrono::milliseconds start_timeout = std::chrono::seconds(15));
+  // The same, run as a service by a stand-in for systemd with a file descriptor store
+  // (service_manager.hpp) rather than started directly.
+  struct UnderServiceManager {};
+  SwitchboardProcess(const ConfigBuilder& config, UnderServiceManager);
   ~SwitchboardProcess();
   SwitchboardProcess(const SwitchboardProcess&) = delete;
   SwitchboardProcess& operator=(const SwitchboardProcess&) = delete;
@@ -58,6 +64,13 @@ class SwitchboardProcess {
   // SIGTERM, reaped (SIGKILL after 8 s), then every worker it was seen with. Idempotent.
   void stop();
 
+  // ---- under a service manager ----
+  FakeServiceManager& service_manager() { return *manager_; }
+  // `systemctl restart`, a crash (the signal to the supervisor) with Restart=on-failure:
+  // each returns once the service started again answers /healthz.
+  void service_restart();
+  void service_crash(int signal);
+
   // `switchboard <args...>` with this config's path appended as `-c FILE` when
   // `with_config` is set.
   CommandResult run_cli(std::vector<std::string> args, bool with_config = true) const;
@@ -68,6 +81,7 @@ class SwitchboardProcess {
 
  private:
   void spawn(bool same_port = false);
+  void wait_healthy();
   void write_file(const std::string& toml);
   void remember_workers(const nlohmann::json& rows) const;
 
@@ -79,6 +93,7 @@ class SwitchboardProcess {
   std::string body_;
   AuditLog audit_;
   mutable std::vector<pid_t> seen_workers_;
+  std::unique_ptr<FakeServiceManager> manager_;
 };
 
 }  // namespace harness

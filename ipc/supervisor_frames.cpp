@@ -31,11 +31,12 @@ SupervisorFrame decode_configure(const Frame& frame) {
   const auto handshake = duration(in.number());
   const auto ping_interval = duration(in.number());
   const auto heartbeat = duration(in.number());
+  const auto drain = duration(in.number());
   if (!in.complete() || !framed_as(frame, false, false) || !max_inflight || !sole_client ||
-      !handshake || !ping_interval || !heartbeat)
+      !handshake || !ping_interval || !heartbeat || !drain)
     return malformed(frame.type);
   return Configure{std::string(computer), *max_inflight, *sole_client, *handshake,
-                   *ping_interval,        *heartbeat};
+                   *ping_interval,        *heartbeat,    *drain};
 }
 
 SupervisorFrame decode_attach(Frame&& frame) {
@@ -103,6 +104,7 @@ Frame encode(const Configure& configure) {
                            .number(duration_number(configure.handshake))
                            .number(duration_number(configure.ping_interval))
                            .number(duration_number(configure.heartbeat))
+                           .number(duration_number(configure.drain))
                            .take()};
 }
 

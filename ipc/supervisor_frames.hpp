@@ -18,8 +18,9 @@
 namespace sb::ipc {
 
 // The computer's label (applied to the live session too), the cap for the next attach,
-// whether exactly one client can reach the computer, and the worker's timers
-// (shared/timings.hpp).
+// whether exactly one client can reach the computer, the worker's timers
+// (shared/timings.hpp), and how long it may take to park its session when the supervisor
+// is gone ([timeouts] drain_secs).
 struct Configure {
   std::string computer;
   int max_inflight = 0;
@@ -27,6 +28,7 @@ struct Configure {
   std::chrono::milliseconds handshake{0};
   std::chrono::milliseconds ping_interval{0};
   std::chrono::milliseconds heartbeat{0};
+  std::chrono::milliseconds drain{0};
 };
 
 // A computer's socket after its secret was checked, with what the supervisor read past the

@@ -11,6 +11,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 #include <stdexcept>
 
 #include "base/asio_names.hpp"
@@ -102,6 +103,7 @@ void warn_about_restart_only_changes(const config::Config& before, const config:
 struct Inherited {
   std::optional<SwitchState> state;
   std::vector<NamedDescriptor> descriptors;
+  std::set<std::string> names;  // of every descriptor handed over
 
   base::UniqueFd take(std::string_view name) {
     for (auto it = descriptors.begin(); it != descriptors.end(); ++it) {
@@ -119,6 +121,7 @@ Inherited take_inherited() {
   std::string why;
   inherited.descriptors = take_inherited_descriptors(why);
   if (!why.empty()) log_warn("ignoring the descriptors the process was handed", {{"error", why}});
+  for (const auto& descriptor : inherited.descriptors) inherited.names.insert(descriptor.name);
   const base::UniqueFd state_file = inherited.take("state");
   if (!state_file.valid()) return inherited;
   auto bytes = read_memory_file(state_file.get(), kMaxSwitchStateBytes, why);
@@ -147,7 +150,7 @@ class Supervisor {
         notifier_(std::move(notifier)),
         inherited_(std::move(inherited)),
         audit_(io_, config->audit_path, timings.auth_window),
-        workers_(io_, worker_binary(), audit_, timings),
+        workers_(io_, worker_binary(), audit_, timings, notifier_),
         replies_(config->limits.max_reply_buffer_bytes),
         state_{.config = config,
                .clients = std::make_shared<ClientTable>(config->clients),
@@ -163,6 +166,7 @@ class Supervisor {
         drain_timer_(io_),
         pods_(io_, state_.config, state_.services) {
     signals_.add(SIGUSR2);
+    signals_.add(SIGUSR1);
     if (config->metrics_listen) {
       metrics_server_ = std::make_unique<MetricsServer>(
           io_, *config->metrics_listen, [this] { return scrape(); },
@@ -179,7 +183,9 @@ class Supervisor {
                                                        .audit = audit_,
                                                        .metrics = metrics_,
                                                        .notifier = notifier_});
-    control_.on_upgrade([this](base::UniqueFd requester) { begin_switch(std::move(requester)); });
+    control_.on_upgrade(
+        [this](base::UniqueFd requester) { begin_switch(std::move(requester), Carrier::kExec); });
+    store_listeners();
   }
 
   int run() {
@@ -191,6 +197,7 @@ class Supervisor {
     workers_.on_task_status([this](const std::string& computer, std::string body) {
       relay_task_status(state_.services, computer, std::move(body));
     });
+    workers_.set_drain(std::chrono::seconds(config.timeouts.drain_secs));
     workers_.start(config.computers, [this] { notifier_.ready(); });
     take_up_switch();
     std::vector<std::string> names;
@@ -234,7 +241,18 @@ class Supervisor {
     signals_.async_wait([this](const boost::system::error_code& error, int signal) {
       if (error) return;
       if (signal == SIGUSR2) {
-        begin_switch(base::UniqueFd());
+        begin_switch(base::UniqueFd(), Carrier::kExec);
+        return wait_for_signal();
+      }
+      // The unit's RestartKillSignal: `systemctl restart` (packaging/README.md).
+      if (signal == SIGUSR1) {
+        if (!notifier_.has_store()) {
+          log_warn(
+              "SIGUSR1 hands over through the service manager's store, and there is none; "
+              "ignored");
+        } else {
+          begin_switch(base::UniqueFd(), Carrier::kServiceManager);
+        }
         return wait_for_signal();
       }
       // The switch ends this process in a moment, or is refused and leaves it as it was:
@@ -252,13 +270,35 @@ class Supervisor {
     });
   }
 
-  void begin_switch(base::UniqueFd requester) {
-    switch_->begin(std::chrono::seconds(state_.config->timeouts.drain_secs), std::move(requester));
+  void begin_switch(base::UniqueFd requester, Carrier carrier) {
+    switch_->begin(std::chrono::seconds(state_.config->timeouts.drain_secs), std::move(requester),
+                   carrier);
+  }
+
+  // The listeners go into the service manager's store when this process made them: one
+  // that was handed over is there already.
+  void store_listeners() {
+    const auto store = [this](const std::string& name, int fd) {
+      if (!inherited_.names.contains(name)) notifier_.store(name, fd);
+    };
+    store("listen-http", http_.listener_fd());
+    store("listen-control", control_.listener_fd());
+    if (metrics_server_) store("listen-metrics", metrics_server_->listener_fd());
   }
 
   // What a switch carried in: sessions for the workers to take up, connections with their
   // calls, tasks and counts (docs/architecture.md, "Switching").
   void take_up_switch() {
+    // What the service manager kept after this service crashed: sessions, no state.
+    const bool computers_kept =
+        std::any_of(inherited_.names.begin(), inherited_.names.end(),
+                    [](const std::string& name) { return name.starts_with("computer-"); });
+    if (!inherited_.state && computers_kept) {
+      inherited_.state = state_after_crash(inherited_.descriptors, state_.config->computers);
+      log_info("taking up the sessions the service manager kept after a crash",
+               {{"sessions", std::to_string(inherited_.state->sessions.size())}});
+    }
+    forget_what_was_carried();
     if (inherited_.state) {
       auto& state = *inherited_.state;
       metrics_.switched(state.switches, state.sessions_resumed);
@@ -273,6 +313,21 @@ class Supervisor {
     }
     for (auto& leftover : inherited_.descriptors) close_leftover(leftover);
     inherited_.descriptors.clear();
+  }
+
+  // What the store held only to hand over (the state, callers' connections, records of
+  // computers this config has not) leaves it at once: a later crash must never find a
+  // stale state. A computer's socket stays until its session ends; a worker's record
+  // file is replaced when its worker spawns.
+  void forget_what_was_carried() {
+    for (const auto& name : inherited_.names) {
+      const bool transient = name == "state" || name == "requester" || name.starts_with("caller-");
+      const bool stale_record =
+          name.starts_with("record-") &&
+          std::none_of(state_.config->computers.begin(), state_.config->computers.end(),
+                       [&](const auto& computer) { return name == "record-" + computer.name; });
+      if (transient || stale_record) notifier_.forget(name);
+    }
   }
 
   void reload() {
@@ -292,6 +347,7 @@ class Supervisor {
     }
     warn_about_restart_only_changes(*state_.config, *next);
     // Computers first: a daemon presenting a newly added secret must never meet 4003.
+    workers_.set_drain(std::chrono::seconds(next->timeouts.drain_secs));
     workers_.apply(next->computers);
     state_.clients = std::make_shared<ClientTable>(next->clients);
     state_.config = next;
@@ -373,8 +429,12 @@ int run_serve(const std::string& config_path, std::string_view home,
     log_warn("cannot mark the supervisor non-dumpable", {{"error", std::strerror(errno)}});
   auto config = std::make_shared<const config::Config>(config::load_config_file(config_path, home));
   const char* notify_socket = std::getenv("NOTIFY_SOCKET");
+  // systemd 254 and later set FDSTORE to the unit's FileDescriptorStoreMax=; the unit
+  // shipped for systemd 252 sets it itself (packaging/README.md).
+  const char* store_size = std::getenv("FDSTORE");
   Supervisor supervisor(program, std::string(home), std::move(config),
-                        ServiceNotifier(notify_socket ? notify_socket : ""),
+                        ServiceNotifier(notify_socket ? notify_socket : "",
+                                        store_size ? std::strtoull(store_size, nullptr, 10) : 0),
                         timings_from_environment(), std::move(inherited));
   return supervisor.run();
 }

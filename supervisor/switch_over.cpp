@@ -4,10 +4,14 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "ipc/frame.hpp"
+#include "ipc/resume_record.hpp"
 #include "shared/log.hpp"
+#include "shared/verifier.hpp"
 #include "supervisor/switching/descriptors.hpp"
 
 namespace sb::supervisor {
@@ -29,14 +33,18 @@ std::int64_t ms_between(std::chrono::steady_clock::time_point from,
 
 }  // namespace
 
-void SwitchOver::begin(std::chrono::milliseconds drain, base::UniqueFd requester) {
+void SwitchOver::begin(std::chrono::milliseconds drain, base::UniqueFd requester, Carrier carrier) {
   if (under_way_) {
     return answer(std::move(requester),
                   json{{"switched", false}, {"error", "a switch is under way already"}});
   }
   under_way_ = true;
   drain_ = drain;
+  carrier_ = carrier;
   requester_ = std::move(requester);
+  // The service manager is stopping this process and starts whatever is installed: there
+  // is nothing to refuse.
+  if (carrier == Carrier::kServiceManager) return park();
   // The new build reads the config first: a file that does not execute, or a config it
   // refuses, costs a log line and nothing else.
   auto spawned = base::spawn(base::SpawnRequest{
@@ -121,6 +129,7 @@ void SwitchOver::hand_over() {
   std::string why;
   base::UniqueFd state_file = memory_file("switchboard-state", encode(state), why);
   if (state_file.valid()) descriptors.push_back({"state", std::move(state_file)});
+  if (carrier_ == Carrier::kServiceManager) return hand_to_service_manager(std::move(descriptors));
   log_info("handing over to the new program",
            {{"sessions", std::to_string(state.sessions.size())},
             {"connections", std::to_string(state.connections.size())},
@@ -133,6 +142,64 @@ void SwitchOver::hand_over() {
   // service manager start it again.
   log_error("switch failed: no program could be executed", {{"error", failure}});
   std::_Exit(70);
+}
+
+// Whatever the store does not hold yet goes in (the state, each caller's connection); the
+// listeners and computers' sockets are there since they were made. Then this process ends
+// and the service manager starts the next with all of them.
+void SwitchOver::hand_to_service_manager(std::vector<NamedDescriptor> descriptors) {
+  for (const auto& descriptor : descriptors) {
+    if (descriptor.name == "state" || descriptor.name.starts_with("caller-"))
+      parts_.notifier.store(descriptor.name, descriptor.fd.get());
+  }
+  parts_.notifier.barrier(std::chrono::seconds(5));
+  log_info("handed over to the service manager; exiting for the restart");
+  parts_.audit.stop();
+  std::_Exit(0);
+}
+
+// A record file as a worker leaves it (worker/worker_app.cpp): its size, then the record.
+std::optional<std::string> record_in_file(int fd) {
+  std::string why;
+  auto bytes = read_memory_file(fd, sizeof(std::uint64_t) + ipc::kMaxResumeRecordBytes, why);
+  std::uint64_t size = 0;
+  if (!bytes || bytes->size() < sizeof size) return std::nullopt;
+  std::memcpy(&size, bytes->data(), sizeof size);
+  if (size != bytes->size() - sizeof size) return std::nullopt;
+  return bytes->substr(sizeof size);
+}
+
+SwitchState state_after_crash(std::vector<NamedDescriptor>& descriptors,
+                              const std::vector<config::Computer>& computers) {
+  SwitchState state{.build = "unknown", .started = std::chrono::steady_clock::now()};
+  std::map<std::string, std::string> records;  // by descriptor name
+  std::erase_if(descriptors, [&](NamedDescriptor& descriptor) {
+    if (!descriptor.name.starts_with("record-")) return false;
+    if (auto bytes = record_in_file(descriptor.fd.get())) records[descriptor.name] = *bytes;
+    return true;
+  });
+  for (const auto& computer : computers) {
+    const auto bytes = records.find("record-" + computer.name);
+    if (bytes == records.end()) continue;
+    std::string why;
+    const auto record = ipc::decode_resume_record(bytes->second, why);
+    if (!record) continue;
+    const std::string socket = stored_socket_name(computer.name, record->generation);
+    const bool kept =
+        std::any_of(descriptors.begin(), descriptors.end(),
+                    [&](const auto& descriptor) { return descriptor.name == socket; });
+    if (!kept) continue;
+    const std::string verifier = render_verifier(computer.secret);
+    state.sessions.push_back(CarriedSession{.verifier = verifier,
+                                            .computer = computer.name,
+                                            .generation = record->generation,
+                                            .peer = record->peer,
+                                            .attached_at_ms = record->attached_at_ms,
+                                            .socket = socket,
+                                            .record = bytes->second});
+    state.generations.push_back({.verifier = verifier, .generation = record->generation});
+  }
+  return state;
 }
 
 void report_switch(const SwitchState& state, const std::vector<CarriedOutcome>& outcomes,

@@ -61,6 +61,11 @@ struct SwitchParts {
   const ServiceNotifier& notifier;
 };
 
+// How what crosses reaches the next process: by executing it in this one (SIGUSR2,
+// `switchboard upgrade`), or through the service manager's store, which hands it to the
+// process it starts next (`systemctl restart`: the unit's RestartKillSignal).
+enum class Carrier { kExec, kServiceManager };
+
 class SwitchOver {
  public:
   explicit SwitchOver(SwitchParts parts) : parts_(parts), drain_timer_(parts.io) {}
@@ -69,7 +74,8 @@ class SwitchOver {
   // connection), when valid, is told how it went: by this process when it does not switch,
   // by the next one when it does. `drain` bounds the wait for each part to reach a point
   // where it can cross.
-  void begin(std::chrono::milliseconds drain, base::UniqueFd requester);
+  void begin(std::chrono::milliseconds drain, base::UniqueFd requester,
+             Carrier carrier = Carrier::kExec);
   bool under_way() const { return under_way_; }
 
  private:
@@ -78,10 +84,12 @@ class SwitchOver {
   void on_workers_parked(ParkedWorkers parked);
   void on_connections_parked();
   void hand_over();
+  void hand_to_service_manager(std::vector<NamedDescriptor> descriptors);
   void refuse(const std::string& why);
 
   SwitchParts parts_;
   bool under_way_ = false;
+  Carrier carrier_ = Carrier::kExec;
   std::chrono::milliseconds drain_{0};
   base::UniqueFd requester_;
   std::unique_ptr<base::ChildProcess> check_;
@@ -89,6 +97,13 @@ class SwitchOver {
   boost::asio::steady_timer drain_timer_;
   std::optional<ParkedWorkers> parked_;
 };
+
+// After a crash, what the service manager kept: each computer's socket and the record its
+// worker parked into its file (should the supervisor die, the worker parks its session
+// there), paired by computer and generation, become the sessions a switch would have
+// carried, with no caller and so no call. Records are taken out of `descriptors`.
+SwitchState state_after_crash(std::vector<NamedDescriptor>& descriptors,
+                              const std::vector<config::Computer>& computers);
 
 // The new process's half: once every carried session was taken up or lost, the
 // service_restarted audit line, the requester's answer, and the counts for /metrics.

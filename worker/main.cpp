@@ -14,10 +14,12 @@ int main(int argc, char** argv) {
   std::string status_segment;
   int channel_fd = -1;
   int descriptor_fd = -1;
+  int record_fd = -1;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string_view flag = argv[i];
     if (flag == "--channel-fd") channel_fd = std::atoi(argv[i + 1]);
     if (flag == "--descriptor-fd") descriptor_fd = std::atoi(argv[i + 1]);
+    if (flag == "--record-fd") record_fd = std::atoi(argv[i + 1]);
     if (flag == "--status-segment") status_segment = argv[i + 1];
   }
   if (channel_fd < 0 || descriptor_fd < 0 || status_segment.empty()) {
@@ -31,7 +33,7 @@ int main(int argc, char** argv) {
         io,
         sb::ipc::ChannelEnd{sb::base::UniqueFd(channel_fd), sb::base::UniqueFd(descriptor_fd),
                             sb::ipc::Descriptors::kReceived},
-        status_segment);
+        status_segment, sb::base::UniqueFd(record_fd));
     app.start();
     // Everything the worker opens it holds by now; what its computer might make it do
     // from here on is bounded by the filter.

@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <utility>
 #include <variant>
 
@@ -13,22 +15,20 @@
 namespace sb::worker {
 
 WorkerApp::WorkerApp(boost::asio::io_context& io, ipc::ChannelEnd channel,
-                     const std::string& status_segment)
+                     const std::string& status_segment, base::UniqueFd record_file)
     : io_(io),
       channel_(std::make_shared<ipc::Channel>(io, std::move(channel))),
       status_(status_segment),
       pid_(::getpid()),
       heartbeat_timer_(io),
-      termination_signals_(io, SIGTERM, SIGINT) {}
+      termination_signals_(io, SIGTERM, SIGINT),
+      record_file_(std::move(record_file)) {}
 
 void WorkerApp::start() {
   publish();
   beat();
   channel_->start([this](ipc::Frame&& frame) { on_frame(std::move(frame)); },
-                  [this](const std::string&) {
-                    // The supervisor is gone: nobody can use this computer any more.
-                    leave(close_code::kGoingAway);
-                  });
+                  [this](const std::string&) { on_supervisor_gone(); });
   channel_->send(ipc::encode(ipc::Hello{
       .pid = pid_, .protocol = ipc::kProtocolVersion, .build = std::string(ipc::build_id())}));
   termination_signals_.async_wait([this](const boost::system::error_code& error, int) {
@@ -56,6 +56,7 @@ void WorkerApp::on(ipc::Configure&& configure) {
   timings_.handshake = configure.handshake;
   timings_.ping_interval = configure.ping_interval;
   timings_.heartbeat = configure.heartbeat;
+  drain_ = configure.drain;
   if (current_) current_->reconfigure(computer_, sole_client_);
 }
 
@@ -135,6 +136,44 @@ void WorkerApp::on(ipc::Park&& park) {
                           [this](ipc::ResumeRecord record) { on_parked(std::move(record)); });
   }
   stop_when_idle();
+}
+
+// The supervisor died. Where a service manager keeps the computer's socket for the next
+// supervisor (a record file was given), the session is parked into that file; otherwise
+// nobody can use this computer any more.
+void WorkerApp::on_supervisor_gone() {
+  if (!record_file_.valid() || parking_) return leave(close_code::kGoingAway);
+  orphaned_ = true;
+  parking_ = true;
+  leaving_ = true;
+  if (!current_ || !current_->live()) return stop_when_idle();
+  current_->park(drain_, [this](ipc::ResumeRecord record) {
+    write_record(record);
+    --open_sessions_;
+    current_.reset();
+    stop_when_idle();
+  });
+}
+
+// Its size, then the record: what the next supervisor reads (supervisor/switching/).
+void WorkerApp::write_record(const ipc::ResumeRecord& record) {
+  const std::string bytes = ipc::encode(record);
+  const std::uint64_t size = bytes.size();
+  std::string file(reinterpret_cast<const char*>(&size), sizeof size);
+  file += bytes;
+  std::size_t written = 0;
+  while (written < file.size()) {
+    const auto wrote = ::write(record_file_.get(), file.data() + written, file.size() - written);
+    if (wrote < 0 && errno == EINTR) continue;
+    if (wrote <= 0) {
+      log_error("cannot write the parked session's record; its computer will dial again",
+                {{"error", std::strerror(errno)}});
+      return;
+    }
+    written += static_cast<std::size_t>(wrote);
+  }
+  log_info("computer parked for the next supervisor",
+           {{"computer", computer_}, {"generation", std::to_string(record.generation)}});
 }
 
 void WorkerApp::on_parked(ipc::ResumeRecord record) {
@@ -234,7 +273,7 @@ void WorkerApp::leave(std::uint16_t close_code) {
 
 void WorkerApp::stop_when_idle() {
   if (open_sessions_ > 0) return;
-  if (parking_ && !parked_sent_) {
+  if (parking_ && !parked_sent_ && !orphaned_) {
     parked_sent_ = true;
     channel_->send(ipc::encode(ipc::Parked{}));
   }

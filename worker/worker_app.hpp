@@ -19,8 +19,11 @@ namespace sb::worker {
 
 class WorkerApp {
  public:
-  WorkerApp(boost::asio::io_context& io, ipc::ChannelEnd channel,
-            const std::string& status_segment);
+  // `record_file`, when valid, is where the session is parked if the supervisor dies
+  // (docs/architecture.md, "Switching"): the service manager keeps it with the computer's
+  // socket for the next supervisor.
+  WorkerApp(boost::asio::io_context& io, ipc::ChannelEnd channel, const std::string& status_segment,
+            base::UniqueFd record_file = {});
   void start();
 
  private:
@@ -41,6 +44,8 @@ class WorkerApp {
   void on_installed(const std::shared_ptr<ComputerSession>& session);
   void on_resumed(const std::shared_ptr<ComputerSession>& session);
   void on_parked(ipc::ResumeRecord record);
+  void on_supervisor_gone();
+  void write_record(const ipc::ResumeRecord& record);
   void on_session_ended(const ComputerSession* session);
   void leave(std::uint16_t close_code);
   void stop_when_idle();
@@ -59,6 +64,7 @@ class WorkerApp {
   std::string computer_;
   int next_max_inflight_ = 8;
   Timings timings_;
+  std::chrono::milliseconds drain_{0};  // to park the session when the supervisor is gone
   bool sole_client_ = false;
   std::shared_ptr<ComputerSession> current_;
   int open_sessions_ = 0;
@@ -68,6 +74,8 @@ class WorkerApp {
   // record or, when it had none to leave, empty.
   bool parking_ = false;
   bool parked_sent_ = false;
+  base::UniqueFd record_file_;
+  bool orphaned_ = false;  // the supervisor is gone; parking for the next one
 };
 
 }  // namespace sb::worker

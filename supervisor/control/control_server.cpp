@@ -128,6 +128,10 @@ void ControlServer::on_upgrade(std::function<void(base::UniqueFd requester)> upg
   impl_->upgrade = std::move(upgrade);
 }
 
+int ControlServer::listener_fd() const {
+  return impl_->acceptor.native_handle();
+}
+
 base::UniqueFd ControlServer::release_listener() {
   boost::system::error_code ignored;
   impl_->pause.cancel();

@@ -29,6 +29,7 @@ class ControlServer {
   // For a switch in place (docs/architecture.md, "Switching"): the listener, no longer
   // accepted on here, and its path left in place for the next process.
   base::UniqueFd release_listener();
+  int listener_fd() const;  // for the service manager's store
 
  private:
   struct Impl;

@@ -106,6 +106,10 @@ void HttpServer::stop() {
   impl_->pause.cancel();
 }
 
+int HttpServer::listener_fd() const {
+  return impl_->acceptor.native_handle();
+}
+
 void HttpServer::stop_accepting() {
   beast::error_code ignored;
   impl_->acceptor.cancel(ignored);

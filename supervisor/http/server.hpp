@@ -33,6 +33,7 @@ class HttpServer {
 
   // Stops accepting: new connections wait in the listener's backlog for the next process.
   void stop_accepting();
+  int listener_fd() const;  // for the service manager's store
   base::UniqueFd release_listener();
   // Gathers every open connection (connection_park.hpp); `done` runs once all have parked
   // or been dropped, and calls may park.

@@ -168,6 +168,10 @@ void MetricsServer::stop() {
   impl_->pause.cancel();
 }
 
+int MetricsServer::listener_fd() const {
+  return impl_->acceptor.native_handle();
+}
+
 base::UniqueFd MetricsServer::release_listener() {
   beast::error_code ignored;
   impl_->pause.cancel();

@@ -28,6 +28,7 @@ class MetricsServer {
   // For a switch in place (docs/architecture.md, "Switching"): the listener, no longer
   // accepted on here; scrapes under way are dropped with the process.
   base::UniqueFd release_listener();
+  int listener_fd() const;  // for the service manager's store
 
  private:
   struct Impl;

@@ -58,9 +58,10 @@ std::vector<NamedDescriptor> take_inherited_descriptors(std::string& why) {
   const auto count = number_of(std::getenv("LISTEN_FDS"));
   const char* names_text = std::getenv("LISTEN_FDNAMES");
   const std::string names_copy = names_text ? names_text : "";
-  const bool present = pid || count;
+  const bool counted = std::getenv("LISTEN_FDS") != nullptr;
   forget_variables();
-  if (!present) return {};
+  // As sd_listen_fds(3): no count, no descriptors, whatever else is set.
+  if (!counted) return {};
   if (!pid || *pid != static_cast<std::uint64_t>(::getpid())) {
     why = "LISTEN_PID names another process";
     return {};

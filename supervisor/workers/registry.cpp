@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -77,9 +78,10 @@ bool left_frame_unfinished(WorkerRecord& worker, std::chrono::milliseconds limit
 
 WorkerRegistry::WorkerRegistry(boost::asio::io_context& io,
                                const std::filesystem::path& worker_binary, AuditLog& audit,
-                               Timings timings)
+                               Timings timings, ServiceNotifier store)
     : io_(io),
       timings_(timings),
+      store_(std::move(store)),
       worker_binary_(worker_binary),
       worker_program_(open_program(worker_binary)),
       audit_(audit),
@@ -156,15 +158,31 @@ std::optional<std::string> WorkerRegistry::launch(WorkerRecord& worker, const st
   }
   parent_end = std::move(ends.sender);
   // A worker has nothing to say on stdout, which may be the audit stream.
-  auto spawned = base::spawn(base::SpawnRequest{
+  base::SpawnRequest request{
       .program = worker_binary_,
       .executable = worker_program_.get(),
       .args = {"--channel-fd", "3", "--descriptor-fd", "4", "--status-segment", segment},
       .descriptors = {{ends.receiver.frames.get(), 3},
                       {ends.receiver.descriptors.get(), 4},
                       {STDERR_FILENO, STDOUT_FILENO}},
-  });
+  };
+  // Under a service manager with a store, the record file it parks its session in should
+  // this process die (docs/architecture.md, "Switching").
+  const base::UniqueFd record_file(
+      store_.has_store() ? ::memfd_create("switchboard-record", MFD_CLOEXEC) : -1);
+  if (record_file.valid()) {
+    request.args.insert(request.args.end(), {"--record-fd", "5"});
+    request.descriptors.push_back({record_file.get(), 5});
+  }
+  auto spawned = base::spawn(request);
   if (auto* failure = std::get_if<std::string>(&spawned)) return "launching: " + *failure;
+  if (record_file.valid()) {
+    const std::string name = "record-" + worker.name;
+    worker.record_file = StoreEntry();  // the last process's, out of the store first
+    store_.forget(name);
+    store_.store(name, record_file.get());
+    worker.record_file = StoreEntry(&store_, name);
+  }
   worker.process =
       std::make_unique<base::ChildProcess>(io_, std::move(std::get<base::Spawned>(spawned)));
   return std::nullopt;
@@ -230,7 +248,8 @@ void WorkerRegistry::configure(WorkerRecord& worker) {
                                                   .sole_client = worker.sole_client,
                                                   .handshake = timings_.handshake,
                                                   .ping_interval = timings_.ping_interval,
-                                                  .heartbeat = timings_.heartbeat}));
+                                                  .heartbeat = timings_.heartbeat,
+                                                  .drain = drain_}));
 }
 
 void WorkerRegistry::on_frame(const std::shared_ptr<WorkerRecord>& worker, ipc::Frame&& frame) {
@@ -346,6 +365,7 @@ void WorkerRegistry::mourn(const std::shared_ptr<WorkerRecord>& worker, int wait
   worker->channel.reset();
   worker->process.reset();
   worker->status.reset();
+  worker->record_file = StoreEntry();  // what it parked there, it parked nowhere
   // Its computer's calls may have run; they end now, not at their deadlines. A parked
   // session's calls cross with it.
   if (!worker->parked) fail_in_flight(*worker, ipc::CallStatus::kDisconnected);

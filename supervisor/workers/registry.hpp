@@ -27,6 +27,7 @@
 #include "ipc/status_board.hpp"
 #include "ipc/worker_frames.hpp"
 #include "shared/deadline_queue.hpp"
+#include "shared/service_notify.hpp"
 #include "shared/timings.hpp"
 #include "supervisor/config/config.hpp"
 #include "supervisor/switching/descriptors.hpp"
@@ -107,6 +108,12 @@ struct WorkerRow {
   std::uint64_t resumes = 0;
 };
 
+// The name a computer's socket has among the descriptors that cross a switch or wait in
+// the service manager's store: which computer, which session.
+inline std::string stored_socket_name(const std::string& computer, std::uint64_t generation) {
+  return "computer-" + computer + "-" + std::to_string(generation);
+}
+
 // What the workers left when they parked for a switch (WorkerRegistry::park).
 struct ParkedWorkers {
   std::vector<CarriedSession> sessions;  // each socket among `sockets`, by name
@@ -127,13 +134,19 @@ class WorkerRegistry {
  public:
   // Opens `worker_binary` now and spawns from that descriptor ever after: replacing the
   // file (a package upgrade) cannot mix two builds. Throws when it cannot be opened.
+  // `store`: the service manager's file descriptor store, where each computer's socket and
+  // each worker's record file is kept while it lasts (docs/architecture.md, "Switching").
   WorkerRegistry(boost::asio::io_context& io, const std::filesystem::path& worker_binary,
-                 AuditLog& audit, Timings timings = {});
+                 AuditLog& audit, Timings timings = {},
+                 ServiceNotifier store = ServiceNotifier(""));
   ~WorkerRegistry();
 
   // Spawns a worker per computer, a few at a time, each in a turn of the event loop of its
   // own; `all_up` runs once every one of them has said hello.
   void start(const std::vector<config::Computer>& computers, std::function<void()> all_up);
+  // How long a worker may take to park its session ([timeouts] drain_secs), from the next
+  // configure of each worker on (start, reload).
+  void set_drain(std::chrono::milliseconds drain) { drain_ = drain; }
   // A reload: diff by verifier (docs/configuration.md, "Reload"). Writes computer_renamed
   // and vm_revoked lines.
   void apply(const std::vector<config::Computer>& computers);
@@ -224,6 +237,7 @@ class WorkerRegistry {
 
   boost::asio::io_context& io_;
   const Timings timings_;
+  const ServiceNotifier store_;
   std::filesystem::path worker_binary_;
   base::UniqueFd worker_program_;  // the binary found at start, executed by descriptor
   AuditLog& audit_;
@@ -240,6 +254,7 @@ class WorkerRegistry {
   std::function<void()> all_up_;
   TaskStatusHandler task_status_;
   bool shutting_down_ = false;
+  std::chrono::milliseconds drain_{10'000};
   // Switching: parking (park()), and what is owed to whoever asked.
   bool parking_ = false;
   std::function<void(ParkedWorkers)> parked_done_;

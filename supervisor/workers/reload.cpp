@@ -102,8 +102,15 @@ HandOver WorkerRegistry::hand_over(const Verifier& presented, base::UniqueFd& so
   ++worker.generation;
   // The supervisor's own copy, for a switch in place (worker_record.hpp). Without one (out
   // of descriptors) the session is served all the same; it just cannot be carried.
-  worker.sessions[worker.generation] = SessionRecord{
+  SessionRecord& session = worker.sessions[worker.generation] = SessionRecord{
       .peer = peer, .socket = base::UniqueFd(::fcntl(socket.get(), F_DUPFD_CLOEXEC, 0))};
+  // Kept by the service manager too, should this process die (docs/architecture.md,
+  // "Switching").
+  if (session.socket.valid() && store_.has_store()) {
+    const std::string name = stored_socket_name(worker.name, worker.generation);
+    store_.store(name, session.socket.get());
+    session.stored = StoreEntry(&store_, name);
+  }
   forget_oldest_unattached(worker.sessions);
   worker.channel->send(ipc::encode(ipc::Attach{.socket = std::move(socket),
                                                .peer = peer,

@@ -37,10 +37,6 @@ std::chrono::system_clock::time_point from_ms(std::int64_t ms) {
   return std::chrono::system_clock::time_point(std::chrono::milliseconds(ms));
 }
 
-std::string socket_name(const std::string& computer, std::uint64_t generation) {
-  return "computer-" + computer + "-" + std::to_string(generation);
-}
-
 // A close frame written straight to a parked computer's socket, which is at a frame
 // boundary both ways: for a session no worker takes up. The computer sees the close code
 // as if a worker had sent it. What it still sends (its own close frame) is read and
@@ -137,9 +133,10 @@ void WorkerRegistry::on_parked(const std::shared_ptr<WorkerRecord>& worker, ipc:
                                   .generation = record->generation,
                                   .peer = record->peer,
                                   .attached_at_ms = ms_since_epoch(session->second.attached_at),
-                                  .socket = socket_name(worker->name, record->generation),
+                                  .socket = stored_socket_name(worker->name, record->generation),
                                   .record = std::move(parked.record)};
   worker->parked_socket = std::move(session->second.socket);
+  session->second.stored.keep();  // in the store it stays, for the next process
   worker->sessions.erase(session);
 }
 
@@ -240,6 +237,7 @@ void WorkerRegistry::carry_in(const SwitchState& state, std::vector<NamedDescrip
                       .attached = true,
                       .attached_at = from_ms(session.attached_at_ms),
                       .socket = std::move(socket),
+                      .stored = StoreEntry(&store_, session.socket),
                       .carried = true};
     CarriedIn carried{.generation = session.generation, .record = session.record};
     for (const auto& call : record->calls) carried.calls.insert(call.call_id);

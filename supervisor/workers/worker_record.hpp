@@ -10,12 +10,14 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/spawn.hpp"
 #include "ipc/channel.hpp"
 #include "ipc/status_board.hpp"
 #include "shared/deadline_queue.hpp"
+#include "shared/service_notify.hpp"
 #include "supervisor/config/config.hpp"
 #include "supervisor/switching/switch_state.hpp"
 #include "supervisor/workers/registry.hpp"
@@ -33,6 +35,37 @@ struct InFlightCall {
   bool reply_may_arrive = false;
 };
 
+// A descriptor's entry in the service manager's store (docs/architecture.md,
+// "Switching"), taken out of the store when this goes, unless kept for the next process.
+class StoreEntry {
+ public:
+  StoreEntry() = default;
+  StoreEntry(const ServiceNotifier* store, std::string name)
+      : store_(store), name_(std::move(name)) {}
+  StoreEntry(StoreEntry&& other) noexcept
+      : store_(std::exchange(other.store_, nullptr)), name_(std::move(other.name_)) {}
+  StoreEntry& operator=(StoreEntry&& other) noexcept {
+    if (this != &other) {
+      forget();
+      store_ = std::exchange(other.store_, nullptr);
+      name_ = std::move(other.name_);
+    }
+    return *this;
+  }
+  ~StoreEntry() { forget(); }
+
+  // The entry stays in the store: the next process takes it up.
+  void keep() { store_ = nullptr; }
+
+ private:
+  void forget() {
+    if (store_ && !name_.empty()) store_->forget(name_);
+    store_ = nullptr;
+  }
+  const ServiceNotifier* store_ = nullptr;
+  std::string name_;
+};
+
 // A computer's socket the supervisor handed over, by generation. The supervisor's own
 // record, so that its audit lines name the right peer and generation whatever the worker
 // says: a worker may report only sessions it was given.
@@ -46,6 +79,7 @@ struct SessionRecord {
   bool attached = false;  // the worker reported its vm_attach
   std::chrono::system_clock::time_point attached_at;
   base::UniqueFd socket;
+  StoreEntry stored;  // the socket, in the service manager's store
   // Carried in by a switch, and whether (and when) its worker took it up (vm_resumed).
   bool carried = false;
   bool resumed = false;
@@ -90,6 +124,9 @@ struct WorkerRecord {
   bool parking = false;
   std::optional<CarriedSession> parked;
   base::UniqueFd parked_socket;
+  // Where its process parks its session should the supervisor die, in the service
+  // manager's store; only with a store.
+  StoreEntry record_file;
   bool expelled = false;  // killed for a violation; its exit is already explained
   std::shared_ptr<ipc::Channel> channel;
   std::unique_ptr<ipc::StatusReader> status;

@@ -37,7 +37,8 @@ TEST(SupervisorFrames, ConfigureRoundTrips) {
                             .sole_client = true,
                             .handshake = 1500ms,
                             .ping_interval = 20s,
-                            .heartbeat = 1s};
+                            .heartbeat = 1s,
+                            .drain = 10s};
   const auto back = decoded_as<Configure>(encode(configure));
   EXPECT_EQ(back.computer, "mac mini");
   EXPECT_EQ(back.max_inflight, 8);
@@ -45,6 +46,7 @@ TEST(SupervisorFrames, ConfigureRoundTrips) {
   EXPECT_EQ(back.handshake, 1500ms);
   EXPECT_EQ(back.ping_interval, 20s);
   EXPECT_EQ(back.heartbeat, 1s);
+  EXPECT_EQ(back.drain, 10s);
 }
 
 TEST(SupervisorFrames, AMetaShortOrLongByAByteIsMalformed) {
