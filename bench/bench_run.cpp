@@ -27,8 +27,9 @@ int Bench::run() {
       guarded("memory", [&] { run_memory_at_rest(computers); });
   }
   if (wants("storm")) guarded("storm", [&] { run_storm(); });
+  if (wants("switch")) run_switch();
   if (!memory_.empty()) print_memory();
-  std::cout << storm_table_ << stream_table_;
+  std::cout << storm_table_ << stream_table_ << switch_table_;
   print_footer();
   return failures_.count == 0 ? 0 : 1;
 }

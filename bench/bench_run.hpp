@@ -10,6 +10,7 @@
 #include <iostream>
 #include <memory>
 #include <set>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -122,6 +123,9 @@ class Bench {
   void run_storm();
   // 7. Progress and cancellation (stream_phase.cpp).
   void stream(BenchSwitchboard& switchboard, ComputerFleet& fleet, CallerPool& pool);
+  // 8. Switching in place (switch_phase.cpp).
+  void run_switch();
+  void switch_under_load(int computers, std::ostringstream& table);
 
   Plan plan_;
   std::set<std::string> phases_;
@@ -133,6 +137,7 @@ class Bench {
   std::string metrics_line_;
   std::string storm_table_;   // printed after the memory table, whose last row it measures
   std::string stream_table_;  // section 7, measured with the main instance
+  std::string switch_table_;  // section 8
 };
 
 }  // namespace sbbench

@@ -57,6 +57,14 @@ void BenchSwitchboard::reload_with_max_inflight(int max_inflight) {
   process_->send_signal(SIGHUP);
 }
 
+nlohmann::json BenchSwitchboard::switch_in_place(std::chrono::milliseconds timeout) {
+  const std::size_t before = process_->audit().count("service_restarted");
+  process_->send_signal(SIGUSR2);
+  if (!process_->audit().wait_for_count("service_restarted", before + 1, {}, timeout))
+    return nullptr;
+  return process_->audit().events("service_restarted").at(before);
+}
+
 harness::CommandResult BenchSwitchboard::cli(std::vector<std::string> args) const {
   return process_->run_cli(std::move(args));
 }

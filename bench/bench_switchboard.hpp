@@ -52,6 +52,9 @@ class BenchSwitchboard {
   std::string log_tail(std::size_t bytes = 2000) const;
   // Rewrites the config with another global max_inflight and sends SIGHUP (not waiting).
   void reload_with_max_inflight(int max_inflight);
+  // SIGUSR2: a switch in place (docs/architecture.md, "Switching"); waits for its
+  // service_restarted line and returns it (null past `timeout`).
+  nlohmann::json switch_in_place(std::chrono::milliseconds timeout);
   // The tool calls /metrics counts with this outcome, over every computer (docs/metrics.md);
   // an error text when the scrape fails or does not parse.
   std::variant<double, std::string> calls_counted(const std::string& outcome) const;

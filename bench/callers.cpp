@@ -207,16 +207,25 @@ Tally CallerPool::concurrent(Path path, const CallSpec& spec, int count,
         state->running = count;
         state->all_done.expires_at(Clock::time_point::max());
         state->begin = Clock::now();
+        state->tally.longest_gaps_ns.assign(static_cast<std::size_t>(count), 0);
         const auto deadline = state->begin + duration;
         for (int i = 0; i < count; ++i) {
           Caller& caller = *callers[static_cast<std::size_t>(i)];
           net::co_spawn(
               impl_->io,
-              [&caller, spec, deadline, state]() -> net::awaitable<void> {
+              [&caller, spec, deadline, state, i]() -> net::awaitable<void> {
+                auto last_reply = state->begin;
+                auto& longest = state->tally.longest_gaps_ns[static_cast<std::size_t>(i)];
                 while (Clock::now() < deadline && state->started < state->max_calls &&
                        !caller.broken()) {
                   ++state->started;
                   record(state->tally, co_await caller.call(spec));
+                  const auto now = Clock::now();
+                  longest = std::max<std::int64_t>(
+                      longest,
+                      std::chrono::duration_cast<std::chrono::nanoseconds>(now - last_reply)
+                          .count());
+                  last_reply = now;
                 }
               },
               [state](std::exception_ptr) {

@@ -42,6 +42,9 @@ struct Tally {
   std::vector<std::int64_t> latencies_ns;  // sequential runs only: each round trip
   // ... and, for an HTTP caller, from the start of each call to its response head
   std::vector<std::int64_t> head_latencies_ns;
+  // Concurrent runs: each caller's longest wait between two replies (from the run's start
+  // for the first), in nanoseconds: what a pause in the middle of the run cost each.
+  std::vector<std::int64_t> longest_gaps_ns;
 };
 
 class CallerPool {

@@ -46,7 +46,8 @@ Usage: switchboard-bench [--smoke | --full] [--only PHASES] [--computers N] [--f
   (default)        a short run, under a minute
   --full           longer runs and more samples (the numbers in docs/benchmarks.md)
   --smoke          a few hundred calls in seconds, for CI: checks results, not timings
-  --only PHASES    comma-separated subset of: latency,throughput,large,stream,memory,storm
+  --only PHASES    comma-separated subset of:
+                   latency,throughput,large,stream,memory,storm,switch
   --computers N    how many computers the storm (and its start-up and memory rows) has;
                    default 100 (10 with --smoke)
   --fault-every N  the fake computers answer every Nth call wrongly (the run must fail)
@@ -75,7 +76,8 @@ int main(int argc, char** argv) {
   int fault_every = 0;
   int computers = 0;
   std::filesystem::path program = harness::bin_dir() / "switchboard";
-  const std::set<std::string> known{"latency", "throughput", "large", "stream", "memory", "storm"};
+  const std::set<std::string> known{"latency", "throughput", "large", "stream",
+                                    "memory",  "storm",      "switch"};
   auto usage_error = [](const std::string& why) {
     std::cerr << "error: " << why << "\n\n" << kUsage;
     return 2;

@@ -16,6 +16,9 @@ Plan plan_for(Mode mode) {
     plan.storm_repeats = 3;
     plan.stream_calls = 10000;
     plan.cancel_samples = 1000;
+    plan.switch_computers = {10, 1000};
+    plan.switches = 20;
+    plan.switches_under_load = 20;
   } else if (mode == Mode::kSmoke) {
     plan.latency_warmup = 10;
     plan.latency_rounds = 1;
@@ -31,6 +34,9 @@ Plan plan_for(Mode mode) {
     plan.storm_computers = 10;
     plan.stream_calls = 20;
     plan.cancel_samples = 10;
+    plan.switch_computers = {4};
+    plan.switches = 2;
+    plan.switches_under_load = 2;
   }
   return plan;
 }

@@ -29,6 +29,13 @@ struct Plan {
   std::vector<int> rest_computers{1, 10};
   int storm_computers = 100;
   int storm_repeats = 1;
+  // Switching in place: with each count of computers, `switches` switches, of which the
+  // first `switches_under_load` with a caller per computer looping calls, each over a run
+  // of `switch_window`.
+  std::vector<int> switch_computers{10};
+  int switches = 5;
+  int switches_under_load = 5;
+  std::chrono::milliseconds switch_window = 1500ms;
 };
 
 Plan plan_for(Mode mode);

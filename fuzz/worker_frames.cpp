@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "fuzz/fuzz_check.hpp"
+#include "ipc/resume_record.hpp"
 #include "ipc/worker_frames.hpp"
 
 namespace {
@@ -16,9 +17,9 @@ namespace {
 using sb::ipc::FrameType;
 using namespace sb::ipc;
 
-constexpr FrameType kTypes[] = {FrameType::kHello, FrameType::kReply,
-                                FrameType::kEvent, FrameType::kMessage,
-                                FrameType::kCall,  static_cast<FrameType>(999)};
+constexpr FrameType kTypes[] = {FrameType::kHello,          FrameType::kReply,  FrameType::kEvent,
+                                FrameType::kMessage,        FrameType::kParked, FrameType::kCall,
+                                static_cast<FrameType>(999)};
 constexpr std::uint64_t kCallIds[] = {0, 1, 42, UINT64_MAX};
 
 void check_text(const std::string& text) {
@@ -27,6 +28,7 @@ void check_text(const std::string& text) {
 
 void check_event(const SessionEvent& event) {
   if (const auto* attach = std::get_if<AttachEvent>(&event)) return check_text(attach->peer);
+  if (const auto* resumed = std::get_if<ResumeEvent>(&event)) return check_text(resumed->peer);
   if (const auto* takeover = std::get_if<TakeoverEvent>(&event)) {
     check_text(takeover->old_peer);
     return check_text(takeover->new_peer);
@@ -74,6 +76,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FUZZ_CHECK(type == FrameType::kReply && reply->call_id == call_id && call_id != 0);
     FUZZ_CHECK(reply->body.empty() == (reply->outcome.status != CallStatus::kReplied));
     check_round_trip(*reply);
+  } else if (const auto* parked = std::get_if<Parked>(&checked)) {
+    // The record is read by whoever relies on it (the switch_records target); here only
+    // its bound.
+    FUZZ_CHECK(type == FrameType::kParked && call_id == 0 && parked->record.size() == body_size);
+    FUZZ_CHECK(body_size <= kMaxResumeRecordBytes);
+    check_round_trip(*parked);
   } else if (const auto* message = std::get_if<Message>(&checked)) {
     FUZZ_CHECK(type == FrameType::kMessage && !message->body.empty());
     FUZZ_CHECK(call_id != 0 || message->meta.kind == MessageKind::kNotification);

@@ -11,6 +11,7 @@
 #include "base/asio_names.hpp"
 #include "shared/log.hpp"
 #include "supervisor/bounds/exhaustion.hpp"
+#include "supervisor/switching/descriptors.hpp"
 
 namespace sb::supervisor {
 
@@ -90,10 +91,13 @@ ControlServer::ControlServer(net::io_context& io, std::filesystem::path path,
                              std::function<std::string()> workers, base::UniqueFd listener)
     : impl_(std::make_shared<Impl>(io, std::move(path), std::move(workers))) {
   const auto& where = impl_->path;
-  if (listener.valid()) {
+  // Its file must still be there too: a service manager may have emptied the directory.
+  if (listener.valid() && bound_to(listener.get(), where) &&
+      std::filesystem::is_socket(std::filesystem::symlink_status(where))) {
     impl_->acceptor.assign(local(), listener.release());
     return;
   }
+  listener.reset();  // one handed over for another path
   if (std::filesystem::exists(std::filesystem::symlink_status(where))) {
     local::socket probe(io);
     boost::system::error_code error;

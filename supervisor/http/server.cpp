@@ -70,10 +70,11 @@ HttpServer::HttpServer(net::io_context& io, const std::string& ip, unsigned shor
                                 : ip + ":" + std::to_string(port);
   try {
     const tcp::endpoint endpoint(net::ip::make_address(ip), port);
-    if (listener.valid()) {
+    if (listener.valid() && bound_to(listener.get(), ip, port)) {
       impl_->acceptor.assign(endpoint.protocol(), listener.release());
       return;
     }
+    listener.reset();  // one handed over for another address
     impl_->acceptor.open(endpoint.protocol());
     impl_->acceptor.set_option(net::socket_base::reuse_address(true));
     impl_->acceptor.bind(endpoint);

@@ -10,6 +10,7 @@
 #include "shared/log.hpp"
 #include "supervisor/bounds/exhaustion.hpp"
 #include "supervisor/metrics/status_page.hpp"
+#include "supervisor/switching/descriptors.hpp"
 
 namespace sb::supervisor {
 
@@ -140,10 +141,11 @@ MetricsServer::MetricsServer(net::io_context& io, const config::ListenAddress& a
     : impl_(std::make_shared<Impl>(io, std::move(scrape))) {
   try {
     const tcp::endpoint endpoint(net::ip::make_address(address.ip), address.port);
-    if (listener.valid()) {
+    if (listener.valid() && bound_to(listener.get(), address.ip, address.port)) {
       impl_->acceptor.assign(endpoint.protocol(), listener.release());
       return;
     }
+    listener.reset();  // one handed over for another address
     impl_->acceptor.open(endpoint.protocol());
     impl_->acceptor.set_option(net::socket_base::reuse_address(true));
     impl_->acceptor.bind(endpoint);

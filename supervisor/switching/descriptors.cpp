@@ -1,9 +1,13 @@
 #include "supervisor/switching/descriptors.hpp"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <linux/close_range.h>
+#include <netinet/in.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -51,6 +55,31 @@ bool valid_descriptor_name(std::string_view name) {
     if (c <= ' ' || c > '~' || c == ':') return false;
   }
   return true;
+}
+
+bool bound_to(int fd, const std::string& ip, unsigned short port) {
+  sockaddr_storage address{};
+  socklen_t length = sizeof address;
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) return false;
+  char text[INET6_ADDRSTRLEN] = {};
+  if (address.ss_family == AF_INET) {
+    const auto& v4 = reinterpret_cast<const sockaddr_in&>(address);
+    ::inet_ntop(AF_INET, &v4.sin_addr, text, sizeof text);
+    return ntohs(v4.sin_port) == port && ip == text;
+  }
+  if (address.ss_family == AF_INET6) {
+    const auto& v6 = reinterpret_cast<const sockaddr_in6&>(address);
+    ::inet_ntop(AF_INET6, &v6.sin6_addr, text, sizeof text);
+    return ntohs(v6.sin6_port) == port && ip == text;
+  }
+  return false;
+}
+
+bool bound_to(int fd, const std::filesystem::path& path) {
+  sockaddr_un address{};
+  socklen_t length = sizeof address;
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) return false;
+  return address.sun_family == AF_UNIX && path.string() == address.sun_path;
 }
 
 std::vector<NamedDescriptor> take_inherited_descriptors(std::string& why) {

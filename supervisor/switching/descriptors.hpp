@@ -34,6 +34,12 @@ std::vector<NamedDescriptor> take_inherited_descriptors(std::string& why);
 // printable ASCII characters, no colon).
 bool valid_descriptor_name(std::string_view name);
 
+// Whether the socket `fd` is bound to `ip`:`port` (a TCP listener), or to the Unix socket
+// path `path`: a listener handed over is taken up only for the address the config names
+// now.
+bool bound_to(int fd, const std::string& ip, unsigned short port);
+bool bound_to(int fd, const std::filesystem::path& path);
+
 // One program to execute, by path or, when `fd` is set, by an O_PATH descriptor.
 struct ExecTarget {
   std::filesystem::path path;

@@ -13,6 +13,9 @@ using json = nlohmann::json;
 namespace {
 
 constexpr auto kBackstopGrace = 2s;  // a worker's own timeout fires first
+// Calls waiting for a carried session to be taken up, per computer: a switch takes
+// milliseconds, so more than this means a flood, which waits for nobody.
+constexpr std::size_t kMaxHeldCalls = 1024;
 
 }  // namespace
 
@@ -20,7 +23,12 @@ std::uint64_t WorkerRegistry::forward(std::string_view computer, CallRequest req
                                       CallCallback done) {
   const auto worker = find(computer);
   if (request.carried) return adopt(worker, std::move(request), std::move(done));
-  if (!worker || !worker->channel || !view_of(*worker).ready) {
+  const bool waits = worker && worker->awaiting_resume;
+  if (waits && worker->held_calls.size() >= kMaxHeldCalls) {
+    done(CallResult{ipc::CallStatus::kOverloaded, 0, {}});
+    return 0;
+  }
+  if (!waits && (!worker || !worker->channel || !view_of(*worker).ready)) {
     done(CallResult{ipc::CallStatus::kNotAttached, 0, {}});
     return 0;
   }
@@ -34,14 +42,19 @@ std::uint64_t WorkerRegistry::forward(std::string_view computer, CallRequest req
   const bool stream = static_cast<bool>(call.on_message);
   worker->in_flight.emplace(call_id, std::move(call));
   arm_backstop(worker, call_id);
-  worker->channel->send(ipc::encode(ipc::Call{.call_id = call_id,
-                                              .meta = {.caller = request.caller,
-                                                       .caller_cap = request.caller_cap,
-                                                       .timeout = request.timeout,
-                                                       .max_total = request.max_total,
-                                                       .method = request.method,
-                                                       .stream = stream},
-                                              .params = std::move(request.params_json)}));
+  auto frame = ipc::encode(ipc::Call{.call_id = call_id,
+                                     .meta = {.caller = request.caller,
+                                              .caller_cap = request.caller_cap,
+                                              .timeout = request.timeout,
+                                              .max_total = request.max_total,
+                                              .method = request.method,
+                                              .stream = stream},
+                                     .params = std::move(request.params_json)});
+  if (waits) {
+    worker->held_calls.push_back(std::move(frame));
+  } else {
+    worker->channel->send(std::move(frame));
+  }
   return call_id;
 }
 

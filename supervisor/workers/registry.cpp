@@ -337,7 +337,10 @@ void WorkerRegistry::on_event(const std::shared_ptr<WorkerRecord>& worker,
     // A socket closed before it was installed (the worker was leaving) never had its
     // vm_attach line: it gets no vm_detach either, so that the two always pair up.
     const bool attached = session->attached;
-    if (session->carried && !session->resumed) settle(worker->name, "redialled");
+    if (session->carried && !session->resumed) {
+      release_held_calls(*worker, false);
+      settle(worker->name, "redialled");
+    }
     sessions.erase(detach.generation);  // the worker shut the socket down; our copy closes
     if (!attached) return;
     ++worker->detaches[close_code_label(detach.code)];
@@ -411,7 +414,10 @@ void WorkerRegistry::audit_lost_sessions(WorkerRecord& worker) {
     // Nothing else shuts it down: the worker that would have is gone, and this copy would
     // keep the computer's connection open.
     if (session.socket.valid()) ::shutdown(session.socket.get(), SHUT_RDWR);
-    if (session.carried && !session.resumed) settle(worker.name, "redialled");
+    if (session.carried && !session.resumed) {
+      release_held_calls(worker, false);
+      settle(worker.name, "redialled");
+    }
     if (!session.attached) continue;
     ++worker.detaches[close_code_label(1006)];
     const auto attached_for =

@@ -231,6 +231,7 @@ class WorkerRegistry {
   void on_parked(const std::shared_ptr<WorkerRecord>& worker, ipc::Parked&& parked);
   void on_resumed(const std::shared_ptr<WorkerRecord>& worker, const ipc::ResumeEvent& event);
   void settle(const std::string& computer, std::string outcome);
+  void release_held_calls(WorkerRecord& worker, bool resumed);
   void maybe_finish_parking();
   void send_carried(WorkerRecord& worker);
   void report_when_all_up();

@@ -242,6 +242,7 @@ void WorkerRegistry::carry_in(const SwitchState& state, std::vector<NamedDescrip
     CarriedIn carried{.generation = session.generation, .record = session.record};
     for (const auto& call : record->calls) carried.calls.insert(call.call_id);
     worker->carried = std::move(carried);
+    worker->awaiting_resume = true;
     ++carried_unsettled_;
   }
   if (carried_unsettled_ == 0) {
@@ -325,7 +326,27 @@ void WorkerRegistry::on_resumed(const std::shared_ptr<WorkerRecord>& worker,
   session->second.resumed_at = std::chrono::system_clock::now();
   ++worker->resumes;
   write_event(*worker, event);
+  release_held_calls(*worker, true);
   settle(worker->name, "resumed");
+}
+
+// The calls that waited for the carried session go to it, in order (those cancelled
+// meanwhile excepted), or, when it was lost, find their computer not attached.
+void WorkerRegistry::release_held_calls(WorkerRecord& worker, bool resumed) {
+  if (!worker.awaiting_resume) return;
+  worker.awaiting_resume = false;
+  auto held = std::exchange(worker.held_calls, {});
+  for (auto& frame : held) {
+    const auto found = worker.in_flight.find(frame.call_id);
+    if (found == worker.in_flight.end()) continue;
+    if (resumed && worker.channel) {
+      worker.channel->send(std::move(frame));
+      continue;
+    }
+    CallCallback done = std::move(found->second.done);
+    worker.in_flight.erase(found);
+    done(CallResult{ipc::CallStatus::kNotAttached, 0, {}});
+  }
 }
 
 void WorkerRegistry::settle(const std::string& computer, std::string outcome) {

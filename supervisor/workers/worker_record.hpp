@@ -120,6 +120,10 @@ struct WorkerRecord {
   bool said_hello = false;
   std::string build;  // as its hello said
   std::optional<CarriedIn> carried;
+  // A carried session not yet taken up: calls for it wait here, in order, rather than
+  // find their computer not attached; sent once the worker reports vm_resumed.
+  bool awaiting_resume = false;
+  std::vector<ipc::Frame> held_calls;
   // Switching: asked to park; what it parked (its socket is then in `sessions` no more).
   bool parking = false;
   std::optional<CarriedSession> parked;

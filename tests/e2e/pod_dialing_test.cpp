@@ -137,6 +137,23 @@ TEST_F(PtyAttachE2e, DropsThePodSocketOnShutdown) {
   EXPECT_EQ(pod.dial_count(), 1u);
 }
 
+// A switch in place (docs/architecture.md, "Switching") drops the pod socket and the new
+// process dials it again at once, with no close code and no backoff; the computer lent
+// through it stays attached.
+TEST_F(PtyAttachE2e, ASwitchInPlaceDialsThePodAgainAtOnce) {
+  Lent lent = lend_alpha({});
+  ASSERT_FALSE(HasFailure());
+  lent.sb->send_signal(SIGUSR2);
+  ASSERT_TRUE(lent.sb->audit().wait_for("service_restarted")) << lent.sb->diagnostics();
+  ASSERT_TRUE(lent.pod->wait_sessions(2, kDefaultWait)) << lent.sb->stderr_text();
+  // Dialled as at a start, not redialled after a drop (which waits out a backoff).
+  EXPECT_EQ(lent.sb->stderr_text().find("redialling"), std::string::npos) << lent.sb->stderr_text();
+  EXPECT_EQ(lent.pod->dial_count(), 2u);
+  EXPECT_EQ(echoed(lent.pod->request(tool_call(1, "echo", json{{"after", "switch"}}))),
+            json({{"after", "switch"}}));
+  EXPECT_FALSE(lent.computer->closed());
+}
+
 // ---------------------------------------------------------------------------------------
 // wss://
 
