@@ -134,9 +134,10 @@ Inherited take_inherited() {
 
 // A descriptor nobody took: a computer's or a caller's socket is shut down, so that its
 // peer hears of it at once rather than when its own keep-alive gives up.
-void close_leftover(NamedDescriptor& leftover) {
+void close_leftover(NamedDescriptor& leftover, const ServiceNotifier& store) {
   log_warn("closing a descriptor nobody took up", {{"name", leftover.name}});
   ::shutdown(leftover.fd.get(), SHUT_RDWR);
+  store.forget(leftover.name);
 }
 
 class Supervisor {
@@ -180,6 +181,7 @@ class Supervisor {
                                                        .pods = pods_,
                                                        .workers = workers_,
                                                        .tasks = tasks_,
+                                                       .calls = calls_,
                                                        .audit = audit_,
                                                        .metrics = metrics_,
                                                        .notifier = notifier_});
@@ -275,11 +277,12 @@ class Supervisor {
                    carrier);
   }
 
-  // The listeners go into the service manager's store when this process made them: one
-  // that was handed over is there already.
+  // The listeners go into the service manager's store, in place of whatever it held under
+  // their names (the same listener, or one for an address the config no longer names).
   void store_listeners() {
     const auto store = [this](const std::string& name, int fd) {
-      if (!inherited_.names.contains(name)) notifier_.store(name, fd);
+      notifier_.forget(name);
+      notifier_.store(name, fd);
     };
     store("listen-http", http_.listener_fd());
     store("listen-control", control_.listener_fd());
@@ -292,7 +295,7 @@ class Supervisor {
     // What the service manager kept after this service crashed: sessions, no state.
     const bool computers_kept =
         std::any_of(inherited_.names.begin(), inherited_.names.end(),
-                    [](const std::string& name) { return name.starts_with("computer-"); });
+                    [](const std::string& name) { return name.starts_with("c-"); });
     if (!inherited_.state && computers_kept) {
       inherited_.state = state_after_crash(inherited_.descriptors, state_.config->computers);
       log_info("taking up the sessions the service manager kept after a crash",
@@ -308,10 +311,15 @@ class Supervisor {
           state, inherited_.descriptors, [this, requester](std::vector<CarriedOutcome> outcomes) {
             report_switch(*inherited_.state, outcomes, std::move(*requester), audit_, metrics_);
           });
-      http_.resume_connections(std::move(state.connections), inherited_.descriptors,
-                               [this] { workers_.carried_callers_heard(); });
+      // Once every carried caller has been heard from, its calls are open again: the
+      // requests routed to them find them, and the sessions can be handed over.
+      http_.resume_connections(std::move(state.connections), inherited_.descriptors, [this] {
+        const auto& carried = *inherited_.state;
+        calls_.restore_routes(carried.routes, carried.next_routed);
+        workers_.carried_callers_heard();
+      });
     }
-    for (auto& leftover : inherited_.descriptors) close_leftover(leftover);
+    for (auto& leftover : inherited_.descriptors) close_leftover(leftover, notifier_);
     inherited_.descriptors.clear();
   }
 
@@ -321,11 +329,12 @@ class Supervisor {
   // file is replaced when its worker spawns.
   void forget_what_was_carried() {
     for (const auto& name : inherited_.names) {
-      const bool transient = name == "state" || name == "requester" || name.starts_with("caller-");
+      const bool transient = name == "state" || name == "requester" || name.starts_with("h-");
       const bool stale_record =
-          name.starts_with("record-") &&
-          std::none_of(state_.config->computers.begin(), state_.config->computers.end(),
-                       [&](const auto& computer) { return name == "record-" + computer.name; });
+          name.starts_with("r-") &&
+          std::none_of(
+              state_.config->computers.begin(), state_.config->computers.end(),
+              [&](const auto& computer) { return name == record_file_name(computer.name); });
       if (transient || stale_record) notifier_.forget(name);
     }
   }

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "ipc/frame.hpp"
 #include "ipc/resume_record.hpp"
@@ -18,6 +19,8 @@ namespace sb::supervisor {
 namespace {
 
 using json = nlohmann::json;
+
+constexpr auto kCheckTimeout = std::chrono::seconds(30);
 
 // A requester's answer is one line, written at once: it is small and the requester waits.
 void answer(base::UniqueFd requester, const json& body) {
@@ -57,9 +60,15 @@ void SwitchOver::begin(std::chrono::milliseconds drain, base::UniqueFd requester
   check_ =
       std::make_unique<base::ChildProcess>(parts_.io, std::move(std::get<base::Spawned>(spawned)));
   check_->async_wait([this](int wait_status) { on_checked(wait_status); });
+  // A check that hangs is a new build that does not work: killed, it refuses the switch.
+  drain_timer_.expires_after(kCheckTimeout);
+  drain_timer_.async_wait([this](const boost::system::error_code& error) {
+    if (!error && check_) check_->kill();
+  });
 }
 
 void SwitchOver::on_checked(int wait_status) {
+  drain_timer_.cancel();
   check_.reset();
   if (wait_status != 0) {
     return refuse("`" + parts_.program.path.string() + " check` failed (" +
@@ -86,16 +95,18 @@ void SwitchOver::park() {
   parts_.http.park_connections([this] { on_connections_parked(); });
   parts_.workers.park(drain_,
                       [this](ParkedWorkers parked) { on_workers_parked(std::move(parked)); });
+}
+
+// No reply can come any more: callers waiting for one may park now. Each connection has
+// the drain from here to reach a point between two writes; one computer slow to park
+// never costs the callers of the others theirs.
+void SwitchOver::on_workers_parked(ParkedWorkers parked) {
+  parked_ = std::move(parked);
+  parts_.http.let_calls_park();
   drain_timer_.expires_after(drain_);
   drain_timer_.async_wait([this](const boost::system::error_code& error) {
     if (!error) parts_.http.give_up_parking();
   });
-}
-
-// No reply can come any more: callers waiting for one may park now.
-void SwitchOver::on_workers_parked(ParkedWorkers parked) {
-  parked_ = std::move(parked);
-  parts_.http.let_calls_park();
 }
 
 void SwitchOver::on_connections_parked() {
@@ -115,9 +126,10 @@ void SwitchOver::hand_over() {
                     .sessions = std::move(parked.sessions),
                     .lost = std::move(parked.lost),
                     .connections = parts_.http.take_parked_connections(),
-                    .tasks = parts_.tasks.entries()};
+                    .tasks = parts_.tasks.entries(),
+                    .routes = parts_.calls.routes(),
+                    .next_routed = parts_.calls.next_routed()};
   std::vector<NamedDescriptor> descriptors = std::move(parked.sockets);
-  for (auto& socket : parts_.http.take_parked_sockets()) descriptors.push_back(std::move(socket));
   descriptors.push_back({"listen-http", parts_.http.release_listener()});
   descriptors.push_back({"listen-control", parts_.control.release_listener()});
   if (parts_.metrics_server)
@@ -126,6 +138,7 @@ void SwitchOver::hand_over() {
     state.requester = "requester";
     descriptors.push_back({"requester", std::move(requester_)});
   }
+  carry_callers_within_budget(state, descriptors, parts_.http.take_parked_sockets());
   std::string why;
   base::UniqueFd state_file = memory_file("switchboard-state", encode(state), why);
   if (state_file.valid()) descriptors.push_back({"state", std::move(state_file)});
@@ -149,7 +162,7 @@ void SwitchOver::hand_over() {
 // and the service manager starts the next with all of them.
 void SwitchOver::hand_to_service_manager(std::vector<NamedDescriptor> descriptors) {
   for (const auto& descriptor : descriptors) {
-    if (descriptor.name == "state" || descriptor.name.starts_with("caller-"))
+    if (descriptor.name == "state" || descriptor.name.starts_with("h-"))
       parts_.notifier.store(descriptor.name, descriptor.fd.get());
   }
   parts_.notifier.barrier(std::chrono::seconds(5));
@@ -174,12 +187,12 @@ SwitchState state_after_crash(std::vector<NamedDescriptor>& descriptors,
   SwitchState state{.build = "unknown", .started = std::chrono::steady_clock::now()};
   std::map<std::string, std::string> records;  // by descriptor name
   std::erase_if(descriptors, [&](NamedDescriptor& descriptor) {
-    if (!descriptor.name.starts_with("record-")) return false;
+    if (!descriptor.name.starts_with("r-")) return false;
     if (auto bytes = record_in_file(descriptor.fd.get())) records[descriptor.name] = *bytes;
     return true;
   });
   for (const auto& computer : computers) {
-    const auto bytes = records.find("record-" + computer.name);
+    const auto bytes = records.find(record_file_name(computer.name));
     if (bytes == records.end()) continue;
     std::string why;
     const auto record = ipc::decode_resume_record(bytes->second, why);
@@ -200,6 +213,32 @@ SwitchState state_after_crash(std::vector<NamedDescriptor>& descriptors,
     state.generations.push_back({.verifier = verifier, .generation = record->generation});
   }
   return state;
+}
+
+// Every name crosses in one environment variable (descriptors.hpp, kMaxNamesBytes): the
+// callers' connections go in while their names fit, after the computers' sockets; one
+// beyond is dropped, as a connection a switch could not wait for (thousands of callers).
+void carry_callers_within_budget(SwitchState& state, std::vector<NamedDescriptor>& descriptors,
+                                 std::vector<NamedDescriptor> callers) {
+  std::size_t used = std::string_view("state").size() + 1;
+  for (const auto& descriptor : descriptors) used += descriptor.name.size() + 1;
+  std::set<std::string> carried;
+  for (auto& caller : callers) {
+    used += caller.name.size() + 1;
+    if (used > kMaxNamesBytes) {
+      ::shutdown(caller.fd.get(), SHUT_RDWR);
+      continue;
+    }
+    carried.insert(caller.name);
+    descriptors.push_back(std::move(caller));
+  }
+  const auto dropped = std::erase_if(state.connections, [&](const CarriedConnection& connection) {
+    return !carried.contains(connection.socket);
+  });
+  if (dropped > 0) {
+    log_warn("callers' connections dropped at a switch: more than one environment can name",
+             {{"dropped", std::to_string(dropped)}});
+  }
 }
 
 void report_switch(const SwitchState& state, const std::vector<CarriedOutcome>& outcomes,

@@ -28,6 +28,7 @@
 #include "supervisor/audit/audit_log.hpp"
 #include "supervisor/control/control_server.hpp"
 #include "supervisor/http/server.hpp"
+#include "supervisor/mcp/call_book.hpp"
 #include "supervisor/mcp/task_book.hpp"
 #include "supervisor/metrics/metrics.hpp"
 #include "supervisor/metrics/metrics_server.hpp"
@@ -56,6 +57,7 @@ struct SwitchParts {
   PodDialers& pods;
   WorkerRegistry& workers;
   TaskBook& tasks;
+  CallBook& calls;
   AuditLog& audit;
   Metrics& metrics;
   const ServiceNotifier& notifier;
@@ -97,6 +99,10 @@ class SwitchOver {
   boost::asio::steady_timer drain_timer_;
   std::optional<ParkedWorkers> parked_;
 };
+
+// Adds the callers' connections to what crosses while their names fit (see the .cpp).
+void carry_callers_within_budget(SwitchState& state, std::vector<NamedDescriptor>& descriptors,
+                                 std::vector<NamedDescriptor> callers);
 
 // After a crash, what the service manager kept: each computer's socket and the record its
 // worker parked into its file (should the supervisor die, the worker parks its session

@@ -48,8 +48,11 @@ void SessionSocket::stop_reading() {
   boost::asio::post(socket_.get_executor(), std::move(stopped_));
 }
 
+// A shutdown first: the supervisor holds a copy of the socket (docs/architecture.md,
+// "Switching"), so closing this one alone would not end the connection.
 void beast_close_socket(SessionSocket& socket) {
   boost::beast::error_code ignored;
+  socket.socket().shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);
   socket.socket().close(ignored);
 }
 

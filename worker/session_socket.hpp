@@ -70,8 +70,9 @@ class SessionSocket {
     stopped_ = nullptr;
   }
   // Writes the stream has started and not seen complete (its own pongs and closes
-  // included).
+  // included); `done` runs (once) when none is left.
   int writes_in_flight() const { return writes_in_flight_; }
+  void when_writes_done(std::function<void()> done) { writes_done_ = std::move(done); }
   // After park(): the bytes read from the socket and never handed on, from a frame
   // boundary on.
   std::string take_unread() { return std::exchange(incoming_, {}); }
@@ -94,6 +95,7 @@ class SessionSocket {
                                                               std::size_t size) mutable {
             --writes_in_flight_;
             handler(error, size);
+            if (writes_in_flight_ == 0 && writes_done_) std::exchange(writes_done_, nullptr)();
           };
           if (!swallow_writes_) return socket_.async_write_some(from, std::move(counted));
           boost::asio::post(
@@ -177,6 +179,7 @@ class SessionSocket {
   bool gathering_ = false;  // a read for a frame's header is waiting on the socket
   int writes_in_flight_ = 0;
   bool park_requested_ = false;
+  std::function<void()> writes_done_;
   std::function<void()> stopped_;  // what park() was given
   bool parked_ = false;
 };

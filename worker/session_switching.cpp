@@ -25,7 +25,12 @@ void Session::park(std::chrono::milliseconds drain, std::function<void(ipc::Resu
 void Session::try_park() {
   if (!on_parked_ || phase_ != Phase::kReady || writing_ || !outbox_.empty()) return;
   SessionSocket& socket = ws_.next_layer();
-  if (socket.writes_in_flight() > 0) return;  // a pong or a ping of Beast's own
+  if (socket.writes_in_flight() > 0) {  // a pong of Beast's own: back here when it is done
+    socket.when_writes_done([weak = weak_from_this()] {
+      if (const auto self = weak.lock()) self->try_park();
+    });
+    return;
+  }
   if (!socket.parked()) {
     socket.park([weak = weak_from_this()] {
       if (const auto self = weak.lock()) self->try_park();

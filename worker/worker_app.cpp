@@ -114,7 +114,7 @@ void WorkerApp::on(ipc::Resume&& resume) {
               {{"reason", why}});
     return leave(close_code::kGoingAway);
   }
-  if (leaving_ || current_) return;  // the descriptor closes with the frame
+  if (leaving_ || current_ || resuming_) return;  // the descriptor closes with the frame
   ++open_sessions_;
   auto session_slot = std::make_shared<const ComputerSession*>(nullptr);
   auto session =
@@ -122,6 +122,7 @@ void WorkerApp::on(ipc::Resume&& resume) {
                      next_settings(), hooks_for(session_slot),
                      [this](std::shared_ptr<ComputerSession> resumed) { on_resumed(resumed); });
   *session_slot = session.get();
+  resuming_ = session.get();
 }
 
 // Leaves the computer's session for the next worker, then exits. A worker with no live
@@ -207,14 +208,24 @@ void WorkerApp::on(ipc::Call&& call) {
 }
 
 void WorkerApp::on(ipc::Cancel&& cancel) {
+  if (resuming_) {
+    return after_resume_.push_back(
+        [this, cancel = std::move(cancel)]() mutable { on(std::move(cancel)); });
+  }
   if (current_) current_->cancel(cancel.call_id, cancel.reason);
 }
 
 void WorkerApp::on(ipc::Answer&& answer) {
+  if (resuming_) {
+    return after_resume_.push_back(
+        [this, answer = std::move(answer)]() mutable { on(std::move(answer)); });
+  }
   if (current_) current_->answer(answer.call_id, answer.key, answer.response_without_id);
 }
 
 void WorkerApp::on(ipc::Delivered&& delivered) {
+  if (resuming_)
+    return after_resume_.push_back([this, delivered] { on(ipc::Delivered(delivered)); });
   if (current_) current_->delivered(delivered.call_id);
 }
 
@@ -247,17 +258,34 @@ void WorkerApp::on_installed(const std::shared_ptr<ComputerSession>& session) {
 
 void WorkerApp::on_resumed(const std::shared_ptr<ComputerSession>& session) {
   const auto& settings = session->settings();
-  current_ = session;
   audit(ipc::ResumeEvent{.peer = settings.peer, .generation = settings.generation});
   log_info("computer resumed", {{"computer", settings.computer},
                                 {"peer", settings.peer},
                                 {"generation", std::to_string(settings.generation)}});
+  // The computer attached again meanwhile: the newer socket wins, as in any takeover.
+  if (current_ && current_->live()) {
+    const auto& newer = current_->settings();
+    audit(ipc::TakeoverEvent{.old_peer = settings.peer,
+                             .old_generation = settings.generation,
+                             .new_peer = newer.peer,
+                             .new_generation = newer.generation});
+    session->close(close_code::kReplaced);
+  } else {
+    current_ = session;
+  }
+  resuming_ = nullptr;
+  for (auto& deferred : std::exchange(after_resume_, {})) deferred();
   if (leaving_) session->close(close_code::kGoingAway);
   publish();
 }
 
 void WorkerApp::on_session_ended(const ComputerSession* session) {
   --open_sessions_;
+  // A session that ended while being taken up: what waited for it waits for nothing.
+  if (resuming_ == session) {
+    resuming_ = nullptr;
+    after_resume_.clear();
+  }
   // Only this very socket is cleared: a successor installed by takeover is never touched.
   if (current_ && current_.get() == session) current_.reset();
   publish();

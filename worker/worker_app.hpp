@@ -5,8 +5,10 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "ipc/channel.hpp"
 #include "ipc/session_events.hpp"
@@ -76,6 +78,10 @@ class WorkerApp {
   bool parked_sent_ = false;
   base::UniqueFd record_file_;
   bool orphaned_ = false;  // the supervisor is gone; parking for the next one
+  // A session being taken up (kResume) and not installed yet: what the supervisor says
+  // of its calls meanwhile (cancel, answer, delivered) waits for it.
+  const ComputerSession* resuming_ = nullptr;
+  std::vector<std::function<void()>> after_resume_;
 };
 
 }  // namespace sb::worker

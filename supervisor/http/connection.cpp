@@ -71,6 +71,7 @@ class ConnectionPlace {
   explicit ConnectionPlace(std::shared_ptr<OpenConnections> open)
       : open_(std::move(open)), key_(open_->next_place++) {
     ++open_->count;
+    if (open_->park) open_->park->joined();
   }
   ConnectionPlace(const ConnectionPlace&) = delete;
   ConnectionPlace& operator=(const ConnectionPlace&) = delete;

@@ -29,6 +29,9 @@ class ConnectionPark {
   bool giving_up() const { return giving_up_; }
   void let_calls_park();
   void give_up() { giving_up_ = true; }
+  // A connection opened while the park gathers (one accepted just as accepting stopped):
+  // it is waited for too.
+  void joined() { ++waiting_; }
 
   // A connection parked: `bytes` are read from it first in the next process (a request not
   // yet answered, whole, and what followed it); `call` is the call that request is.

@@ -31,9 +31,11 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
       : acceptor(io), services(services), pause(io.get_executor(), "http") {}
 
   void accept() {
+    if (!accepting) return;
     acceptor.async_accept([self = shared_from_this()](beast::error_code error, tcp::socket socket) {
       if (error == net::error::operation_aborted || !self->acceptor.is_open()) return;
       if (self->pause.pause_on(error, [self] { self->accept(); })) return;
+      // One accepted as a switch stopped accepting is served (parked) all the same.
       if (!error) self->admit(std::move(socket));
       self->accept();
     });
@@ -59,6 +61,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   tcp::acceptor acceptor;
   const HttpServices& services;
   AcceptPause pause;
+  bool accepting = true;  // until a switch stops it
   std::shared_ptr<OpenConnections> open = std::make_shared<OpenConnections>();
 };
 
@@ -112,6 +115,7 @@ int HttpServer::listener_fd() const {
 }
 
 void HttpServer::stop_accepting() {
+  impl_->accepting = false;
   beast::error_code ignored;
   impl_->acceptor.cancel(ignored);
   impl_->pause.cancel();

@@ -1,5 +1,6 @@
 #include "supervisor/mcp/call_book.hpp"
 
+#include <algorithm>
 #include <utility>
 
 namespace sb::supervisor {
@@ -55,6 +56,28 @@ std::optional<CallBook::Answer> CallBook::take_answer(const CallOwner& owner,
   std::erase(entry->second.routed_ids, routed_id);
   routed_.erase(found);
   return answer;
+}
+
+std::vector<CarriedRoute> CallBook::routes() const {
+  std::vector<CarriedRoute> out;
+  for (const auto& [routed_id, routed] : routed_) {
+    const auto entry = entries_.find(routed.entry);
+    if (entry == entries_.end()) continue;
+    out.push_back({.routed_id = routed_id, .call_id = entry->second.call_id, .key = routed.key});
+  }
+  return out;
+}
+
+void CallBook::restore_routes(const std::vector<CarriedRoute>& routes, std::uint64_t next_routed) {
+  next_routed_ = std::max(next_routed_, next_routed);
+  for (const auto& route : routes) {
+    const auto entry = std::find_if(entries_.begin(), entries_.end(), [&](const auto& candidate) {
+      return candidate.second.call_id == route.call_id;
+    });
+    if (entry == entries_.end() || routed_.contains(route.routed_id)) continue;
+    entry->second.routed_ids.push_back(route.routed_id);
+    routed_.emplace(route.routed_id, Routed{entry->first, route.key});
+  }
 }
 
 std::vector<std::uint64_t> CallBook::calls_of(std::string_view computer,

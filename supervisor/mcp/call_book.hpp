@@ -14,6 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include "supervisor/switching/switch_state.hpp"
+
 namespace sb::supervisor {
 
 struct CallOwner {
@@ -50,6 +52,14 @@ class CallBook {
   std::vector<std::uint64_t> calls_of(std::string_view computer, std::string_view client) const;
 
   std::size_t size() const { return entries_.size(); }
+
+  // For a switch in place (docs/architecture.md, "Switching"): the routed requests not
+  // answered yet and the next routed id; and, in the next process, once the calls they
+  // belong to are open again, the same taken back, so that a caller's answer finds its
+  // request and no id is given twice.
+  std::vector<CarriedRoute> routes() const;
+  std::uint64_t next_routed() const { return next_routed_; }
+  void restore_routes(const std::vector<CarriedRoute>& routes, std::uint64_t next_routed);
 
  private:
   struct Entry {

@@ -118,15 +118,24 @@ std::string exec_with_descriptors(const std::vector<ExecTarget>& targets,
                                   const std::vector<std::string>& argv,
                                   std::vector<NamedDescriptor> descriptors) {
   const int count = static_cast<int>(descriptors.size());
-  // Each is first copied above where they all go, so that placing one never closes another
-  // still to be placed.
-  std::vector<int> copies;
   std::string names;
+  for (const auto& descriptor : descriptors) names += (names.empty() ? "" : ":") + descriptor.name;
+  // One string of the environment holds at most 128 KiB (MAX_ARG_STRLEN): checked before
+  // anything moves, while the process can still carry on.
+  if (names.size() + 32 > kMaxNamesBytes)
+    return "too many descriptors to name in one environment variable";
+  // Each is first copied above where they all go, so that placing one never closes another
+  // still to be placed; so are the programs held by descriptor.
+  std::vector<int> copies;
   for (auto& descriptor : descriptors) {
     const int copy = ::fcntl(descriptor.fd.get(), F_DUPFD_CLOEXEC, kFirstDescriptor + count);
     if (copy < 0) return std::string("copying a descriptor: ") + std::strerror(errno);
     copies.push_back(copy);
-    names += (names.empty() ? "" : ":") + descriptor.name;
+  }
+  std::vector<ExecTarget> programs = targets;
+  for (auto& program : programs) {
+    if (program.fd >= 0)
+      program.fd = ::fcntl(program.fd, F_DUPFD_CLOEXEC, kFirstDescriptor + count);
   }
   descriptors.clear();  // the originals close here; the copies are what crosses
   for (int i = 0; i < count; ++i) {
@@ -144,7 +153,7 @@ std::string exec_with_descriptors(const std::vector<ExecTarget>& targets,
   for (const auto& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
   args.push_back(nullptr);
   std::string failures;
-  for (const auto& target : targets) {
+  for (const auto& target : programs) {
     if (target.fd >= 0) {
       ::execveat(target.fd, "", args.data(), environ, AT_EMPTY_PATH);
     } else {

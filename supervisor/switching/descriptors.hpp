@@ -24,6 +24,8 @@ struct NamedDescriptor {
 // At most this many descriptors are read from the environment: a thousand computers and
 // every caller's connection fit many times over.
 inline constexpr std::size_t kMaxInheritedDescriptors = 1'000'000;
+// What LISTEN_FDNAMES may take: one string of the environment is at most 128 KiB.
+inline constexpr std::size_t kMaxNamesBytes = 120 * 1024;
 
 // The descriptors this process was handed, each marked close-on-exec, and the variables
 // removed from the environment so that no child sees them. None when LISTEN_PID names
@@ -48,8 +50,9 @@ struct ExecTarget {
 
 // Puts `descriptors` on 3, 4, ... with everything else above them closed at exec, sets
 // LISTEN_PID, LISTEN_FDS and LISTEN_FDNAMES, and executes the first target that can be
-// executed, with `argv`. Returns only if none could be, with the reason; the process's own
-// descriptors are then no longer where they were, so it can only exit.
+// executed, with `argv`. Returns only if none could be, with the reason; unless the names
+// were too long for the environment (checked first), the process's own descriptors are
+// then no longer where they were, so it can only exit.
 std::string exec_with_descriptors(const std::vector<ExecTarget>& targets,
                                   const std::vector<std::string>& argv,
                                   std::vector<NamedDescriptor> descriptors);

@@ -142,6 +142,10 @@ std::string encode(const SwitchState& state) {
         .text(task.task_id)
         .text(task.client);
   }
+  out.number(state.routes.size());
+  for (const auto& route : state.routes)
+    out.text(route.routed_id).number(route.call_id).number(route.key);
+  out.number(state.next_routed);
   return out.take();
 }
 
@@ -172,6 +176,10 @@ std::optional<SwitchState> decode_switch_state(std::string_view bytes, std::stri
                            .task_id = in.text(),
                            .client = in.text()});
   }
+  for (auto n = in.count(); n > 0 && !in.failed(); --n) {
+    state.routes.push_back({.routed_id = in.text(), .call_id = in.number(), .key = in.number()});
+  }
+  state.next_routed = in.number();
   if (!in.failed() && !in.complete()) in.fail("a state cut short or with bytes after it");
   if (!in.failed() && state.next_call_id == 0) in.fail("a call counter at zero");
   if (!in.failed() && !names_unique(state)) in.fail("a descriptor named twice or not at all");

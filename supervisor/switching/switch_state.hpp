@@ -60,6 +60,14 @@ struct CarriedGeneration {
   std::uint64_t generation = 0;
 };
 
+// A request the computer sent during a call, routed to its caller under the
+// switchboard's id and not answered yet (supervisor/mcp/call_book.hpp).
+struct CarriedRoute {
+  std::string routed_id;  // as JSON text
+  std::uint64_t call_id = 0;
+  std::uint64_t key = 0;
+};
+
 // A task a client created (supervisor/mcp/task_book.hpp).
 struct CarriedTask {
   std::string computer;
@@ -85,6 +93,8 @@ struct SwitchState {
   std::vector<LostSession> lost;
   std::vector<CarriedConnection> connections;
   std::vector<CarriedTask> tasks;
+  std::vector<CarriedRoute> routes;
+  std::uint64_t next_routed = 1;
   // The control connection that asked for the switch (`switchboard upgrade`), by
   // descriptor name; "" when a signal asked.
   std::string requester;

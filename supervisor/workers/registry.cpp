@@ -86,6 +86,7 @@ WorkerRegistry::WorkerRegistry(boost::asio::io_context& io,
       worker_program_(open_program(worker_binary)),
       audit_(audit),
       stall_timer_(io),
+      park_timer_(io),
       backstops_(io),
       start_window_(start_window()) {}
 
@@ -177,7 +178,7 @@ std::optional<std::string> WorkerRegistry::launch(WorkerRecord& worker, const st
   auto spawned = base::spawn(request);
   if (auto* failure = std::get_if<std::string>(&spawned)) return "launching: " + *failure;
   if (record_file.valid()) {
-    const std::string name = "record-" + worker.name;
+    const std::string name = record_file_name(worker.name);
     worker.record_file = StoreEntry();  // the last process's, out of the store first
     store_.forget(name);
     store_.store(name, record_file.get());
@@ -338,7 +339,7 @@ void WorkerRegistry::on_event(const std::shared_ptr<WorkerRecord>& worker,
     // vm_attach line: it gets no vm_detach either, so that the two always pair up.
     const bool attached = session->attached;
     if (session->carried && !session->resumed) {
-      release_held_calls(*worker, false);
+      lose_carried(*worker);
       settle(worker->name, "redialled");
     }
     sessions.erase(detach.generation);  // the worker shut the socket down; our copy closes
@@ -415,7 +416,7 @@ void WorkerRegistry::audit_lost_sessions(WorkerRecord& worker) {
     // keep the computer's connection open.
     if (session.socket.valid()) ::shutdown(session.socket.get(), SHUT_RDWR);
     if (session.carried && !session.resumed) {
-      release_held_calls(worker, false);
+      lose_carried(worker);
       settle(worker.name, "redialled");
     }
     if (!session.attached) continue;
@@ -435,7 +436,7 @@ void WorkerRegistry::audit_lost_sessions(WorkerRecord& worker) {
 void WorkerRegistry::watch_stalls() {
   stall_timer_.expires_after(timings_.heartbeat);
   stall_timer_.async_wait([this](boost::system::error_code error) {
-    if (error) return;
+    if (error || parking_) return;
     std::vector<std::shared_ptr<WorkerRecord>> watched = workers_;
     // A removed computer's worker that stalls before it could leave must not linger
     // holding its computer's socket either.

@@ -29,6 +29,7 @@
 #include "shared/deadline_queue.hpp"
 #include "shared/service_notify.hpp"
 #include "shared/timings.hpp"
+#include "shared/verifier.hpp"
 #include "supervisor/config/config.hpp"
 #include "supervisor/switching/descriptors.hpp"
 #include "supervisor/switching/switch_state.hpp"
@@ -108,10 +109,19 @@ struct WorkerRow {
   std::uint64_t resumes = 0;
 };
 
-// The name a computer's socket has among the descriptors that cross a switch or wait in
-// the service manager's store: which computer, which session.
+// The names a computer's socket and its worker's record file have among the descriptors
+// that cross a switch or wait in the service manager's store (docs/architecture.md,
+// "Switching"): short, because a service manager hands every name over in one
+// environment variable, and the same for the same computer name in every process: "c-"
+// or "r-", then 12 hex digits of the name's SHA-256 (and the session's generation).
+inline std::string computer_key(const std::string& computer) {
+  return render_verifier(verifier_of(computer)).substr(7, 12);
+}
 inline std::string stored_socket_name(const std::string& computer, std::uint64_t generation) {
-  return "computer-" + computer + "-" + std::to_string(generation);
+  return "c-" + computer_key(computer) + "-" + std::to_string(generation);
+}
+inline std::string record_file_name(const std::string& computer) {
+  return "r-" + computer_key(computer);
 }
 
 // What the workers left when they parked for a switch (WorkerRegistry::park).
@@ -232,6 +242,7 @@ class WorkerRegistry {
   void on_resumed(const std::shared_ptr<WorkerRecord>& worker, const ipc::ResumeEvent& event);
   void settle(const std::string& computer, std::string outcome);
   void release_held_calls(WorkerRecord& worker, bool resumed);
+  void lose_carried(WorkerRecord& worker);
   void maybe_finish_parking();
   void send_carried(WorkerRecord& worker);
   void report_when_all_up();
@@ -249,8 +260,9 @@ class WorkerRegistry {
   std::uint64_t next_call_id_ = 1;
   std::uint64_t next_segment_ = 1;
   boost::asio::steady_timer stall_timer_;
-  DeadlineQueue backstops_;         // one per call in flight, on one timer
-  const std::size_t start_window_;  // workers starting at once, at most
+  boost::asio::steady_timer park_timer_;  // kills workers that outstay a park
+  DeadlineQueue backstops_;               // one per call in flight, on one timer
+  const std::size_t start_window_;        // workers starting at once, at most
   std::function<void()> shutdown_done_;
   std::function<void()> all_up_;
   TaskStatusHandler task_status_;

@@ -85,7 +85,7 @@ void WorkerRegistry::park(std::chrono::milliseconds drain,
                           std::function<void(ParkedWorkers)> done) {
   parking_ = true;
   parked_done_ = std::move(done);
-  stall_timer_.cancel();
+  stall_timer_.cancel();  // and watch_stalls no longer re-arms it
   queued_.clear();
   for (auto& worker : workers_) {
     std::uint64_t generation = 0;
@@ -98,8 +98,8 @@ void WorkerRegistry::park(std::chrono::milliseconds drain,
     worker->parking = true;
     worker->channel->send(ipc::encode(ipc::Park{drain}));
   }
-  stall_timer_.expires_after(drain + kParkGrace);
-  stall_timer_.async_wait([this](boost::system::error_code error) {
+  park_timer_.expires_after(drain + kParkGrace);
+  park_timer_.async_wait([this](boost::system::error_code error) {
     if (error) return;
     for (const auto* list : {&workers_, &retiring_}) {
       for (auto& worker : *list) {
@@ -123,8 +123,15 @@ void WorkerRegistry::on_parked(const std::shared_ptr<WorkerRecord>& worker, ipc:
   if (!record) return expel(worker, "parked a record that does not read: " + why);
   const auto session = worker->sessions.find(record->generation);
   if (session == worker->sessions.end() || !session->second.attached ||
-      session->second.peer != record->peer || !session->second.socket.valid())
+      session->second.peer != record->peer)
     return expel(worker, "parked a session it was not given");
+  if (!session->second.socket.valid()) {
+    // No copy of its socket was made (out of descriptors at its attach): it cannot cross.
+    // It ends when the worker exits, which writes its vm_detach.
+    log_warn("a parked session cannot be carried: no copy of its socket",
+             {{"computer", worker->name}});
+    return;
+  }
   for (const auto& call : record->calls) {
     if (call.call_id >= next_call_id_) return expel(worker, "parked a call never made");
   }
@@ -147,7 +154,7 @@ void WorkerRegistry::maybe_finish_parking() {
       if (worker->process) return;  // not yet exited and mourned
     }
   }
-  stall_timer_.cancel();
+  park_timer_.cancel();
   ParkedWorkers result{.next_call_id = next_call_id_};
   for (auto& worker : workers_) {
     result.generations.push_back(
@@ -212,6 +219,7 @@ void WorkerRegistry::carry_in(const SwitchState& state, std::vector<NamedDescrip
                 {{"computer", session.computer},
                  {"error", socket.valid() ? why : "its socket did not cross"}});
       drop_socket(std::move(socket));
+      store_.forget(session.socket);
       lost(session, 1006, "the session could not be taken up after a switch");
       carried_outcomes_.push_back({session.computer, "redialled"});
       continue;
@@ -221,6 +229,7 @@ void WorkerRegistry::carry_in(const SwitchState& state, std::vector<NamedDescrip
                                   {"peer", session.peer},
                                   {"generation", session.generation}});
       close_parked_socket(io_, std::move(socket), 4003, "the VM secret was revoked or rotated");
+      store_.forget(session.socket);
       lost(session, 4003, "the VM secret was revoked or rotated");
       carried_outcomes_.push_back({session.computer, "removed"});
       continue;
@@ -276,11 +285,12 @@ std::uint64_t WorkerRegistry::adopt(const std::shared_ptr<WorkerRecord>& worker,
   return call_id;
 }
 
-// After its kConfigure: the carried session, on a copy of the supervisor's socket, with the
-// calls that have a caller again. Until every carried caller has been heard from, that is
-// every call it holds; the others are cancelled once it is known which they are.
+// The carried session, on a copy of the supervisor's socket, with the calls that have a
+// caller again: sent once the worker is spawned (after its kConfigure) and every carried
+// caller has been heard from, so that the list is final and no reply of a call comes
+// before its caller took it up.
 void WorkerRegistry::send_carried(WorkerRecord& worker) {
-  if (!worker.carried || worker.carried->sent || !worker.channel) return;
+  if (!carried_callers_heard_ || !worker.carried || worker.carried->sent || !worker.channel) return;
   CarriedIn& carried = *worker.carried;
   carried.sent = true;
   const auto session = worker.sessions.find(carried.generation);
@@ -291,29 +301,14 @@ void WorkerRegistry::send_carried(WorkerRecord& worker) {
     log_error("cannot hand a carried session to its worker", {{"computer", worker.name}});
     return stop(worker);
   }
-  std::vector<std::uint64_t> adopted = carried.adopted;
-  if (!carried_callers_heard_) adopted.assign(carried.calls.begin(), carried.calls.end());
   worker.channel->send(ipc::encode(ipc::Resume{.socket = std::move(copy),
-                                               .adopted_calls = std::move(adopted),
+                                               .adopted_calls = carried.adopted,
                                                .record = std::move(carried.record)}));
-  if (carried_callers_heard_) worker.carried.reset();
 }
 
 void WorkerRegistry::carried_callers_heard() {
   carried_callers_heard_ = true;
-  for (auto& worker : workers_) {
-    if (!worker->carried || !worker->carried->sent) continue;
-    const CarriedIn& carried = *worker->carried;
-    for (const auto call_id : carried.calls) {
-      if (std::find(carried.adopted.begin(), carried.adopted.end(), call_id) !=
-              carried.adopted.end() ||
-          !worker->channel)
-        continue;
-      worker->channel->send(
-          ipc::encode(ipc::Cancel{call_id, "the switchboard restarted without its caller"}));
-    }
-    worker->carried.reset();
-  }
+  for (auto& worker : workers_) send_carried(*worker);
 }
 
 void WorkerRegistry::on_resumed(const std::shared_ptr<WorkerRecord>& worker,
@@ -326,6 +321,7 @@ void WorkerRegistry::on_resumed(const std::shared_ptr<WorkerRecord>& worker,
   session->second.resumed_at = std::chrono::system_clock::now();
   ++worker->resumes;
   write_event(*worker, event);
+  worker->carried.reset();
   release_held_calls(*worker, true);
   settle(worker->name, "resumed");
 }
@@ -346,6 +342,23 @@ void WorkerRegistry::release_held_calls(WorkerRecord& worker, bool resumed) {
     CallCallback done = std::move(found->second.done);
     worker.in_flight.erase(found);
     done(CallResult{ipc::CallStatus::kNotAttached, 0, {}});
+  }
+}
+
+// A carried session lost before its worker took it up: the calls that waited for it and
+// the calls taken up for it end now, not at their deadlines, and no later caller takes up
+// another.
+void WorkerRegistry::lose_carried(WorkerRecord& worker) {
+  release_held_calls(worker, false);
+  if (!worker.carried) return;
+  const auto calls = std::move(worker.carried->calls);
+  worker.carried.reset();
+  for (const auto call_id : calls) {
+    const auto found = worker.in_flight.find(call_id);
+    if (found == worker.in_flight.end()) continue;
+    CallCallback done = std::move(found->second.done);
+    worker.in_flight.erase(found);
+    done(CallResult{ipc::CallStatus::kDisconnected, 0, {}});
   }
 }
 

@@ -138,6 +138,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Breach{"unissued-generation", "reported a detach it was not given"},
                       Breach{"unmade-call", "replied to a call never made"},
                       Breach{"second-hello", "said hello twice"},
+                      Breach{"unasked-park", "parked unasked or twice"},
                       Breach{"before-hello", "spoke before its hello"},
                       Breach{"torn", "kept its status record torn"},
                       Breach{"version",
@@ -147,6 +148,33 @@ INSTANTIATE_TEST_SUITE_P(
       for (const char c : info.param.how) name += c == '-' ? '_' : c;
       return name;
     });
+
+// A switch in place (docs/architecture.md, "Switching") asks every worker to park its
+// session: one that answers with a record that does not read is killed as for any other
+// breach, and the switch goes on for the others.
+TEST_F(OwnBinDir, AWorkerParkingARecordThatDoesNotReadIsKilledAndTheSwitchGoesOn) {
+  install(bin_dir() / "hostile_worker");
+  ConfigBuilder config;
+  config.computer("steady", steady_).computer("hostile-bad-record", hostile_);
+  config.client("owner", owner_, R"({ "*" = ["*"] })", "steady");
+  SwitchboardProcess sb(config, program());
+  auto steady = attach_ready(sb, steady_, "steady", owner_.secret);
+  ASSERT_TRUE(steady);
+  ASSERT_TRUE(eventually([&] { return sb.worker("hostile-bad-record")["pid"].get<pid_t>() > 0; }));
+  std::ofstream(state_dir() / "hostile-bad-record.go") << "go\n";
+
+  sb.send_signal(SIGUSR2);
+  const auto restarted = sb.audit().wait_for("service_restarted", {}, std::chrono::seconds(20));
+  ASSERT_TRUE(restarted) << sb.diagnostics();
+  EXPECT_EQ((*restarted)["resumed"], 1);
+  const std::string log = sb.stderr_text();
+  EXPECT_NE(log.find("parked a record that does not read"), std::string::npos) << log;
+  EXPECT_FALSE(steady->closed());
+  EXPECT_EQ(echoed(call_tool(sb.port(), "/mcp/steady", owner_.secret, "echo", json{{"n", 1}})),
+            (json{{"n", 1}}));
+  // The new process's worker for it is the real one.
+  EXPECT_TRUE(eventually([&] { return sb.worker("hostile-bad-record")["state"] == "idle"; }));
+}
 
 // A worker that never says hello would hold its place among the workers starting at once
 // for ever: it is killed at the stall limit like a stalled one, and respawned.

@@ -8,10 +8,17 @@
 #include <algorithm>
 #include <csignal>
 
+#include "shared/verifier.hpp"
 #include "tests/e2e/fidelity_helpers.hpp"
 
 namespace sbtest {
 namespace {
+
+// The names the store holds them under (docs/architecture.md, "Switching"): 12 hex digits
+// of the computer name's SHA-256.
+std::string key(const std::string& computer) {
+  return sb::render_verifier(sb::verifier_of(computer)).substr(7, 12);
+}
 
 class UnderServiceManager : public TwoComputersTest {
  protected:
@@ -39,12 +46,12 @@ TEST_F(UnderServiceManager, TheListenersComputersAndRecordFilesWaitInTheStore) {
   ASSERT_TRUE(alpha);
   EXPECT_TRUE(eventually([&] {
     return stores(sb, "listen-http") && stores(sb, "listen-control") &&
-           stores(sb, "computer-alpha-1") && stores(sb, "record-alpha") &&
-           stores(sb, "record-beta");
+           stores(sb, "c-" + key("alpha") + "-1") && stores(sb, "r-" + key("alpha")) &&
+           stores(sb, "r-" + key("beta"));
   })) << ::testing::PrintToString(sb.service_manager().stored());
   // A session that ends leaves the store.
   alpha->close(1000);
-  EXPECT_TRUE(eventually([&] { return !stores(sb, "computer-alpha-1"); }));
+  EXPECT_TRUE(eventually([&] { return !stores(sb, "c-" + key("alpha") + "-1"); }));
 }
 
 TEST_F(UnderServiceManager, ARestartKeepsComputersAttachedAndCarriesACallInFlight) {
@@ -70,10 +77,9 @@ TEST_F(UnderServiceManager, ARestartKeepsComputersAttachedAndCarriesACallInFligh
   EXPECT_EQ(alpha->requests("initialize").size(), 1u);
   EXPECT_EQ(sb.audit().count("vm_detach"), 0u);
   // What only crossed leaves the store; the computers' sockets stay.
-  EXPECT_TRUE(eventually([&] {
-    return !stores(sb, "state") && !stores_any_starting(sb, "caller-");
-  })) << ::testing::PrintToString(sb.service_manager().stored());
-  EXPECT_TRUE(stores(sb, "computer-alpha-1"));
+  EXPECT_TRUE(eventually([&] { return !stores(sb, "state") && !stores_any_starting(sb, "h-"); }))
+      << ::testing::PrintToString(sb.service_manager().stored());
+  EXPECT_TRUE(stores(sb, "c-" + key("alpha") + "-1"));
   EXPECT_EQ(echoed(call_tool(sb.port(), "/mcp/beta", owner_.secret, "echo", json{{"n", 2}})),
             (json{{"n", 2}}));
 }

@@ -110,6 +110,38 @@ TEST_F(SwitchInPlace, ProgressOnBothSidesOfTheSwitchReachesItsStreamingCaller) {
   EXPECT_EQ(echoed(call.connection().read_response().json()), hold(8));
 }
 
+// A request the computer sent its caller during a call, asked before the switch and
+// answered after it: the answer finds it, under the id the caller was given.
+TEST_F(SwitchInPlace, ARequestRoutedToACallerBeforeTheSwitchIsAnsweredAfterIt) {
+  SwitchboardProcess sb(config());
+  auto alpha = attach_alpha(sb);
+  ASSERT_TRUE(alpha);
+  OpenCall call(sb.port(), post("/mcp/alpha", owner_.secret, tool_call("ask", "echo", hold(5))));
+  const json seen = computer_call(*alpha, hold(5));
+  ASSERT_FALSE(seen.is_null());
+  const json elicit{{"jsonrpc", "2.0"},
+                    {"id", "e-1"},
+                    {"method", "elicitation/create"},
+                    {"params", {{"message", "Which colour?"}}}};
+  alpha->send_text(elicit.dump());
+  expect_event_stream_head(call.head());
+  const json asked = call.next();
+  ASSERT_EQ(asked["method"], "elicitation/create") << asked;
+
+  switch_in_place(sb);
+  const json answer{{"jsonrpc", "2.0"}, {"id", asked["id"]}, {"result", {{"action", "decline"}}}};
+  EXPECT_EQ(http(sb.port(), post("/mcp/alpha", owner_.secret, answer)).status, 202);
+  const json answered = alpha->wait_for_frame([](const json& frame) {
+    return frame.is_object() && frame.value("id", json()) == "e-1" && frame.contains("result");
+  });
+  EXPECT_EQ(answered,
+            (json{{"jsonrpc", "2.0"}, {"id", "e-1"}, {"result", {{"action", "decline"}}}}));
+  alpha->answer(id_of(seen), text_result("declined"));
+  const json reply = call.next();
+  EXPECT_EQ(reply["id"], "ask");
+  EXPECT_EQ(result_text(reply), "declined");
+}
+
 TEST_F(SwitchInPlace, AnIdleKeepAliveConnectionCrossesAndServesTheNextRequest) {
   SwitchboardProcess sb(config());
   auto alpha = attach_alpha(sb);

@@ -8,7 +8,8 @@
 // very frame. Otherwise it says a correct hello, waits for the file NAME.go in the state
 // directory (so that a test can measure the supervisor first), and then does what the
 // rest of its name says: one breach of the contract, or "slow-reply" or "trickle-reply"
-// (reply_slowly).
+// (reply_slowly). "bad-record" waits for the supervisor's kPark (a switch in place) and
+// answers it with a record that does not read.
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/mman.h>
@@ -105,15 +106,19 @@ void read_exact(char* into, std::size_t size) {
 }
 
 // Skips the frames the supervisor sends (the kConfigure peeked at first among them) up to
-// the first call, and returns its id.
-std::uint64_t await_call() {
+// the first of type `type`, and returns its call id.
+std::uint64_t await_frame(FrameType type) {
   for (;;) {
     WireHeader header;
     read_exact(reinterpret_cast<char*>(&header), sizeof header);
     std::string payload(std::size_t{header.meta_size} + header.body_size, '\0');
     read_exact(payload.data(), payload.size());
-    if (header.type == static_cast<std::uint16_t>(FrameType::kCall)) return header.call_id;
+    if (header.type == static_cast<std::uint16_t>(type)) return header.call_id;
   }
+}
+
+std::uint64_t await_call() {
+  return await_frame(FrameType::kCall);
 }
 
 void say_hello(std::int64_t protocol = sb::ipc::kProtocolVersion) {
@@ -241,6 +246,13 @@ void misbehave(const std::string& how, char* status_record) {
     // A well-formed reply, to a call id the supervisor has not issued yet.
     send_frame(FrameType::kReply, 1'000'000'000,
                sb::ipc::encode_outcome({sb::ipc::CallStatus::kTimeout, 0}), "");
+  } else if (how == "unasked-park") {
+    send_frame(FrameType::kParked, 0, "", "a record");
+  } else if (how == "bad-record") {
+    // Asked to park for a switch in place, it answers with a record that does not read.
+    make_channel_blocking();
+    await_frame(FrameType::kPark);
+    send_frame(FrameType::kParked, 0, "", std::string(64, '\x7f'));
   } else if (how == "second-hello") {
     say_hello();
   } else if (how == "torn") {

@@ -36,6 +36,8 @@ SwitchState a_state() {
                        .bytes = "POST /mcp HTTP/1.1\r\n",
                        .call = CarriedCall{.call_id = 89, .started = now, .streaming = true}}},
       .tasks = {{.computer = "alpha", .attached_at_ms = 5, .task_id = "t-1", .client = "owner"}},
+      .routes = {{.routed_id = R"("sb-4")", .call_id = 89, .key = 2}},
+      .next_routed = 5,
       .requester = "requester"};
 }
 
@@ -70,6 +72,10 @@ TEST(SwitchState, RoundTripsEveryField) {
   ASSERT_EQ(back->tasks.size(), 1u);
   EXPECT_EQ(back->tasks[0].client, "owner");
   EXPECT_EQ(back->requester, "requester");
+  ASSERT_EQ(back->routes.size(), 1u);
+  EXPECT_EQ(back->routes[0].routed_id, R"("sb-4")");
+  EXPECT_EQ(back->routes[0].key, 2u);
+  EXPECT_EQ(back->next_routed, 5u);
 }
 
 TEST(SwitchState, AStateCutShortForgedOrNamingADescriptorTwiceIsRefused) {
