@@ -1,15 +1,19 @@
 // End to end: switchboard-connect (docs/connect.md) runs a stdio MCP server
 // (support/fake_stdio_server.cpp) and attaches it to the real switchboard as computer
 // alpha. Calls, progress and lines that are not JSON-RPC; a server kept, with its session,
-// across the switchboard's restart; a server that exits mid-call and is restarted; close 4002 and
+// across the switchboard's restart; never detached across twenty switches in place under
+// load, nor by a kill of the supervisor under a service manager with a store; a server
+// that exits mid-call and is restarted; close 4002 and
 // 4003 ending it with their exit codes; a 401 and the secret file read again; SIGTERM; the
 // transport rule; settings from a TOML file. And, against a fake switchboard (harness/fake_pod.hpp
 // serves the same upgrade), wss:// with the certificate and host name checked, pings, and a silent
 // link dropped.
 #include <signal.h>
 
+#include <atomic>
 #include <fstream>
 #include <regex>
+#include <thread>
 
 #include "harness/fake_pod.hpp"
 #include "harness/test_pki.hpp"
@@ -255,6 +259,62 @@ TEST_F(Connect, AKilledSwitchboardCostsTheServerNothing) {
   EXPECT_EQ(echoed(call_tool(sb.port(), "/mcp/alpha", owner_.secret, "count", json::object())), 2);
   EXPECT_EQ(connector->server_pid(), server);
   EXPECT_EQ(connector->log().find("the MCP server exited"), std::string::npos) << connector->log();
+}
+
+// Switching in place (docs/architecture.md, "Switching"): twenty switches while a caller
+// loops calls, and switchboard-connect never notices: one attach, no detach, every call
+// answered, its server's count going on.
+TEST_F(Connect, TwentySwitchesInPlaceUnderLoadNeverDetachIt) {
+  SwitchboardProcess sb(config());
+  const auto connector = connect(sb);
+  ASSERT_TRUE(wait_ready(sb, owner_.secret, "alpha")) << connector->log();
+  std::atomic<bool> stop{false};
+  std::atomic<int> counted{0};
+  std::atomic<int> failed{0};
+  std::thread caller([&] {
+    HttpConnection connection(sb.port());
+    for (int n = 1; !stop; ++n) {
+      try {
+        const json reply = connection
+                               .request(mcp_request("/mcp/alpha", owner_.secret,
+                                                    tool_call(n, "count", json::object())))
+                               .json();
+        if (echoed(reply) != json(counted + 1)) ++failed;
+        ++counted;
+      } catch (const std::exception&) {
+        ++failed;
+      }
+    }
+  });
+  for (int i = 0; i < 20; ++i) {
+    const int before = counted;
+    ASSERT_TRUE(eventually([&] { return counted >= before + 3; })) << connector->log();
+    sb.send_signal(SIGUSR2);
+    ASSERT_TRUE(sb.audit().wait_for_count("service_restarted", i + 1, {}, std::chrono::seconds(20)))
+        << sb.diagnostics();
+  }
+  stop = true;
+  caller.join();
+  EXPECT_EQ(failed, 0) << "of " << counted;
+  const std::string log = connector->log();
+  EXPECT_EQ(occurrences(log, "INFO attached"), 1u) << log;
+  EXPECT_EQ(log.find("detached"), std::string::npos) << log;
+  EXPECT_EQ(occurrences(log, "server: initialized"), 1u) << log;
+}
+
+// The supervisor killed under a service manager with a store: switchboard-connect stays
+// attached, and its server's count goes on.
+TEST_F(Connect, UnderAServiceManagerAKilledSwitchboardDoesNotDetachIt) {
+  SwitchboardProcess sb(config(), SwitchboardProcess::UnderServiceManager{});
+  const auto connector = connect(sb);
+  ASSERT_TRUE(wait_ready(sb, owner_.secret, "alpha")) << connector->log();
+  EXPECT_EQ(echoed(call_tool(sb.port(), "/mcp/alpha", owner_.secret, "count", json::object())), 1);
+  sb.service_crash(SIGKILL);
+  ASSERT_TRUE(sb.audit().wait_for("service_restarted")) << sb.diagnostics();
+  EXPECT_EQ(echoed(call_tool(sb.port(), "/mcp/alpha", owner_.secret, "count", json::object())), 2);
+  const std::string log = connector->log();
+  EXPECT_EQ(occurrences(log, "INFO attached"), 1u) << log;
+  EXPECT_EQ(log.find("detached"), std::string::npos) << log;
 }
 
 TEST_F(Connect, ANewerAttachWithTheSameSecretStopsTheOlderWithExitCode3) {
