@@ -222,10 +222,21 @@ pid_t FakeServiceManager::restart() {
   return start(unit_);
 }
 
-pid_t FakeServiceManager::crash(int signal) {
+pid_t FakeServiceManager::crash(int signal, const std::function<void()>& meanwhile) {
   ::kill(main_pid_, signal);
   wait_until_empty(std::chrono::seconds(30));
+  if (meanwhile) meanwhile();
   return start(unit_);
+}
+
+bool FakeServiceManager::overwrite_stored(const std::string& name, const std::string& bytes) {
+  std::lock_guard lock(mutex_);
+  for (const auto& entry : store_) {
+    if (entry.name != name) continue;
+    return ::pwrite(entry.fd.get(), bytes.data(), bytes.size(), 0) ==
+           static_cast<ssize_t>(bytes.size());
+  }
+  return false;
 }
 
 void FakeServiceManager::stop(std::chrono::milliseconds grace) {

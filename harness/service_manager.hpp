@@ -14,6 +14,7 @@
 #include <chrono>
 #include <csignal>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -47,8 +48,12 @@ class FakeServiceManager {
   // process of the service has ended.
   pid_t restart();
   // A crash: `signal` to the main process, then, as Restart=on-failure does, a start once
-  // every process of the service has ended.
-  pid_t crash(int signal);
+  // every process of the service has ended; `meanwhile` runs just before that start (a
+  // test damaging what the store holds, say).
+  pid_t crash(int signal, const std::function<void()>& meanwhile = {});
+  // Overwrites the start of the memory file stored under `name` with `bytes`: a record
+  // damaged while no supervisor runs. False when nothing is stored under that name.
+  bool overwrite_stored(const std::string& name, const std::string& bytes);
   // `systemctl stop`: SIGTERM to the main process (KillMode=mixed), every process waited
   // for (SIGKILL after `grace`), and the store emptied.
   void stop(std::chrono::milliseconds grace = std::chrono::seconds(10));

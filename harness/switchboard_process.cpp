@@ -57,8 +57,8 @@ void SwitchboardProcess::service_restart() {
   wait_healthy();
 }
 
-void SwitchboardProcess::service_crash(int signal) {
-  pid_ = manager_->crash(signal);
+void SwitchboardProcess::service_crash(int signal, const std::function<void()>& meanwhile) {
+  pid_ = manager_->crash(signal, meanwhile);
   wait_healthy();
 }
 

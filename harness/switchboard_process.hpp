@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -69,7 +70,7 @@ class SwitchboardProcess {
   // `systemctl restart`, a crash (the signal to the supervisor) with Restart=on-failure:
   // each returns once the service started again answers /healthz.
   void service_restart();
-  void service_crash(int signal);
+  void service_crash(int signal, const std::function<void()>& meanwhile = {});
 
   // `switchboard <args...>` with this config's path appended as `-c FILE` when
   // `with_config` is set.

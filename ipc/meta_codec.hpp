@@ -103,6 +103,21 @@ inline std::uint64_t duration_number(std::chrono::milliseconds value) {
   return static_cast<std::uint64_t>(std::max<std::int64_t>(value.count(), 0));
 }
 
+// A time on the steady clock, which is CLOCK_MONOTONIC: one clock for every process of the
+// machine's boot, so the same instant whichever process reads it (what crosses a switch).
+inline std::uint64_t steady_time_number(std::chrono::steady_clock::time_point time) {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(time.time_since_epoch()).count());
+}
+
+inline std::optional<std::chrono::steady_clock::time_point> steady_time(std::uint64_t number) {
+  if (number > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+    return std::nullopt;
+  return std::chrono::steady_clock::time_point(
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+          std::chrono::nanoseconds(static_cast<std::int64_t>(number))));
+}
+
 // A count an int holds.
 inline std::optional<int> int_count(std::uint64_t number) {
   if (number > static_cast<std::uint64_t>(std::numeric_limits<int>::max())) return std::nullopt;

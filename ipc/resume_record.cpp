@@ -10,18 +10,6 @@ namespace {
 
 using json = nlohmann::json;
 
-std::uint64_t time_number(SteadyTime time) {
-  return static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(time.time_since_epoch()).count());
-}
-
-std::optional<SteadyTime> steady_time(std::uint64_t number) {
-  if (number > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-    return std::nullopt;
-  return SteadyTime(std::chrono::duration_cast<SteadyTime::duration>(
-      std::chrono::nanoseconds(static_cast<std::int64_t>(number))));
-}
-
 bool text_fits(std::string_view text) {
   return text.size() <= kMaxRecordText;
 }
@@ -90,7 +78,7 @@ std::string encode(const ResumeRecord& record) {
       .text(record.peer)
       .number(static_cast<std::uint64_t>(std::max(record.max_inflight, 0)))
       .number(static_cast<std::uint64_t>(record.attached_at_ms))
-      .number(time_number(record.attached_at))
+      .number(steady_time_number(record.attached_at))
       .text(record.server_json)
       .byte(record.offers_logging ? 1 : 0)
       .number(record.next_id)
@@ -103,8 +91,8 @@ std::string encode(const ResumeRecord& record) {
         .byte(call.stream ? 1 : 0)
         .text(call.progress_token)
         .number(duration_number(call.timeout))
-        .number(time_number(call.deadline))
-        .number(time_number(call.last_moment));
+        .number(steady_time_number(call.deadline))
+        .number(steady_time_number(call.last_moment));
   }
   out.number(record.routed.size());
   for (const auto& route : record.routed)

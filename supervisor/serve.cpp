@@ -319,7 +319,10 @@ class Supervisor {
         workers_.carried_callers_heard();
       });
     }
-    for (auto& leftover : inherited_.descriptors) close_leftover(leftover, notifier_);
+    for (auto& leftover : inherited_.descriptors) {
+      close_leftover(leftover, notifier_);
+      audit_session_not_taken_up(leftover.name, state_.config->computers, audit_);
+    }
     inherited_.descriptors.clear();
   }
 

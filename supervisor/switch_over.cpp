@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -238,6 +239,24 @@ void carry_callers_within_budget(SwitchState& state, std::vector<NamedDescriptor
   if (dropped > 0) {
     log_warn("callers' connections dropped at a switch: more than one environment can name",
              {{"dropped", std::to_string(dropped)}});
+  }
+}
+
+void audit_session_not_taken_up(const std::string& socket_name,
+                                const std::vector<config::Computer>& computers, AuditLog& audit) {
+  for (const auto& computer : computers) {
+    const std::string prefix = "c-" + computer_key(computer.name) + "-";
+    if (!socket_name.starts_with(prefix)) continue;
+    std::uint64_t generation = 0;
+    const std::string_view digits = std::string_view(socket_name).substr(prefix.size());
+    std::from_chars(digits.data(), digits.data() + digits.size(), generation);
+    audit.write("vm_detach", {{"computer", computer.name},
+                              {"peer", ""},
+                              {"generation", generation},
+                              {"code", 1006},
+                              {"reason", "the session could not be taken up after a crash"},
+                              {"attached_for_secs", 0}});
+    return;
   }
 }
 

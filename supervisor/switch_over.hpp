@@ -111,6 +111,13 @@ void carry_callers_within_budget(SwitchState& state, std::vector<NamedDescriptor
 SwitchState state_after_crash(std::vector<NamedDescriptor>& descriptors,
                               const std::vector<config::Computer>& computers);
 
+// A computer's socket that was handed over and that nothing takes up (after a crash, its
+// record was missing or damaged): its session's one vm_detach, since its vm_attach was
+// written before. The computer and generation come from the socket's name; the peer is
+// not known any more.
+void audit_session_not_taken_up(const std::string& socket_name,
+                                const std::vector<config::Computer>& computers, AuditLog& audit);
+
 // The new process's half: once every carried session was taken up or lost, the
 // service_restarted audit line, the requester's answer, and the counts for /metrics.
 void report_switch(const SwitchState& state, const std::vector<CarriedOutcome>& outcomes,

@@ -21,8 +21,11 @@ WorkerApp::WorkerApp(boost::asio::io_context& io, ipc::ChannelEnd channel,
       status_(status_segment),
       pid_(::getpid()),
       heartbeat_timer_(io),
-      termination_signals_(io, SIGTERM, SIGINT),
-      record_file_(std::move(record_file)) {}
+      service_signals_(io, SIGTERM, SIGINT, SIGHUP),
+      record_file_(std::move(record_file)) {
+  service_signals_.add(SIGUSR1);
+  service_signals_.add(SIGUSR2);
+}
 
 void WorkerApp::start() {
   publish();
@@ -31,8 +34,17 @@ void WorkerApp::start() {
                   [this](const std::string&) { on_supervisor_gone(); });
   channel_->send(ipc::encode(ipc::Hello{
       .pid = pid_, .protocol = ipc::kProtocolVersion, .build = std::string(ipc::build_id())}));
-  termination_signals_.async_wait([this](const boost::system::error_code& error, int) {
-    if (!error) leave(close_code::kGoingAway);
+  ignore_service_signals();
+}
+
+// A service manager signals every process of the service (`systemctl stop`, `restart`,
+// `kill`), and after a crash of the supervisor it sends its workers SIGTERM before
+// anything else: what a worker does is the supervisor's to say (kShutdown, kPark) or, once
+// the supervisor is gone, on_supervisor_gone's. A signal neither ends it nor closes its
+// computer.
+void WorkerApp::ignore_service_signals() {
+  service_signals_.async_wait([this](const boost::system::error_code& error, int) {
+    if (!error) ignore_service_signals();
   });
 }
 
@@ -306,7 +318,7 @@ void WorkerApp::stop_when_idle() {
     channel_->send(ipc::encode(ipc::Parked{}));
   }
   heartbeat_timer_.cancel();
-  termination_signals_.cancel();
+  service_signals_.cancel();
   // Everything already said to the supervisor (the vm_detach line above all) goes first.
   channel_->flush([this] {
     channel_->close();

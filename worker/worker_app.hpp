@@ -56,13 +56,14 @@ class WorkerApp {
   void send_reply(std::uint64_t call_id, const ipc::CallOutcome& outcome, std::string body);
   void send_message(std::uint64_t call_id, const ipc::MessageMeta& meta, std::string body);
   void beat();
+  void ignore_service_signals();
 
   boost::asio::io_context& io_;
   std::shared_ptr<ipc::Channel> channel_;
   ipc::StatusWriter status_;
   const int pid_;  // looked up once: getpid() is a syscall and the status changes twice a call
   boost::asio::steady_timer heartbeat_timer_;
-  boost::asio::signal_set termination_signals_;
+  boost::asio::signal_set service_signals_;
   std::string computer_;
   int next_max_inflight_ = 8;
   Timings timings_;

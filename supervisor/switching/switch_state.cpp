@@ -10,21 +10,11 @@ namespace {
 
 using ipc::MetaReader;
 using ipc::MetaWriter;
+using ipc::steady_time;
+using ipc::steady_time_number;
 
-std::uint64_t time_number(SteadyTime time) {
-  return static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(time.time_since_epoch()).count());
-}
-
-std::optional<SteadyTime> steady_time(std::uint64_t number) {
-  if (number > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-    return std::nullopt;
-  return SteadyTime(std::chrono::duration_cast<SteadyTime::duration>(
-      std::chrono::nanoseconds(static_cast<std::int64_t>(number))));
-}
-
-// Counts are read before what they count, and no count may promise more entries than the
-// bytes left could hold: a forged count cannot make the reader reserve or loop for ever.
+// Counts are read before what they count and bounded, and a read past the end stops the
+// reading: a forged count cannot make the reader loop for ever.
 constexpr std::uint64_t kMaxEntries = 1'000'000;
 
 // Reads a state field by field; the first field out of bounds fails the whole state.
@@ -107,7 +97,7 @@ std::string encode(const SwitchState& state) {
   MetaWriter out;
   out.number(kSwitchStateVersion)
       .text(state.build)
-      .number(time_number(state.started))
+      .number(steady_time_number(state.started))
       .number(state.switches)
       .number(state.sessions_resumed)
       .number(state.next_call_id)
@@ -131,7 +121,7 @@ std::string encode(const SwitchState& state) {
     out.text(connection.socket).text(connection.bytes).byte(connection.call ? 1 : 0);
     if (connection.call) {
       out.number(connection.call->call_id)
-          .number(time_number(connection.call->started))
+          .number(steady_time_number(connection.call->started))
           .byte(connection.call->streaming ? 1 : 0);
     }
   }

@@ -276,6 +276,24 @@ TEST_F(Metrics, AuthFailuresAndReloadsAreCountedByKindAndResult) {
   EXPECT_EQ(value("switchboard_reloads_total", {{"result", "ok"}}), 1);
 }
 
+// Switches in place and the sessions they carried are counted across the processes
+// (docs/architecture.md, "Switching"): each process goes on from its predecessor's count.
+TEST_F(Metrics, SwitchesInPlaceAndTheSessionsTheyResumedAreCounted) {
+  SwitchboardProcess sb(metrics_config());
+  auto fake = attach_alpha(sb);
+  ASSERT_TRUE(fake);
+  EXPECT_EQ(value("switchboard_switches_total", {}), 0);
+  for (std::size_t switches = 1; switches <= 2; ++switches) {
+    sb.send_signal(SIGUSR2);
+    ASSERT_TRUE(
+        sb.audit().wait_for_count("service_restarted", switches, {}, std::chrono::seconds(20)))
+        << sb.diagnostics();
+    EXPECT_TRUE(reaches("switchboard_switches_total", {}, static_cast<double>(switches)));
+    EXPECT_EQ(value("switchboard_sessions_resumed_total", {}), static_cast<double>(switches));
+  }
+  EXPECT_EQ(value("switchboard_computer_attached", {{"computer", "alpha"}}), 1);
+}
+
 TEST_F(Metrics, ProgressRoutedAndMessagesNoCallerCouldTakeAreCounted) {
   SwitchboardProcess sb(metrics_config());
   auto fake = attach_alpha(sb);

@@ -118,6 +118,37 @@ TEST_P(ACrash, KeepsEveryComputerAttachedAndCancelsOnlyTheCallsInFlight) {
       << "an id on the computer's socket was used again";
 }
 
+// A record damaged while no supervisor runs costs its own computer a redial, and nothing
+// else: the other computer's session is taken up as usual.
+TEST_F(UnderServiceManager, ARecordDamagedAfterACrashCostsOnlyItsComputerARedial) {
+  SwitchboardProcess sb(config(), SwitchboardProcess::UnderServiceManager{});
+  auto alpha = attach_alpha(sb);
+  auto beta = attach_beta(sb);
+  ASSERT_TRUE(alpha && beta);
+  bool damaged = false;
+  sb.service_crash(SIGKILL, [&] {
+    // Its size, then bytes that are no record of any version.
+    damaged = sb.service_manager().overwrite_stored("r-" + key("alpha"),
+                                                    std::string(8, '\0') + "garbage!");
+  });
+  ASSERT_TRUE(damaged);
+  const json restarted = wait_restarted(sb);
+  EXPECT_EQ(restarted["resumed"], 1);
+  const auto closed = alpha->wait_closed();
+  ASSERT_TRUE(closed) << "a computer whose record is damaged was left half-alive";
+  EXPECT_FALSE(beta->closed());
+  // Its vm_attach, written before the crash, gets its one vm_detach.
+  EXPECT_EQ(sb.audit().count("vm_detach", fields_equal({{"computer", "alpha"}, {"generation", 1}})),
+            1u);
+  EXPECT_EQ(echoed(call_tool(sb.port(), "/mcp/beta", owner_.secret, "echo", json{{"n", 1}})),
+            (json{{"n", 1}}));
+  // alpha dials again, as after any drop, and is served.
+  auto again = attach_alpha(sb);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(echoed(call_tool(sb.port(), "/mcp/alpha", owner_.secret, "echo", json{{"n", 2}})),
+            (json{{"n", 2}}));
+}
+
 INSTANTIATE_TEST_SUITE_P(OfTheSupervisor, ACrash, ::testing::Values(SIGKILL, SIGSEGV),
                          [](const auto& info) { return info.param == SIGKILL ? "kill" : "segv"; });
 
