@@ -197,10 +197,15 @@ net::awaitable<void> Connector::write_link(std::shared_ptr<Link> link, const std
   link_turn_.give_back();
 }
 
-void Connector::log_dropped(const Routed& routed, const char* from) const {
+// Once a minute per cause at most, with how many it stands for: a peer that keeps sending
+// what cannot be relayed must not flood the journal. The causes are the kept session's
+// few fixed words, so the map stays small.
+void Connector::log_dropped(const Routed& routed, const char* from) {
   if (routed.dropped.empty()) return;
-  log_warn(std::string("a message from ") + from + " was not relayed: " + routed.dropped,
-           {{"computer", options_.name}});
+  const std::string cause =
+      std::string("a message from ") + from + " was not relayed: " + routed.dropped;
+  if (const auto count = dropped_[cause].due())
+    log_warn(cause, {{"computer", options_.name}, {"count", std::to_string(*count)}});
 }
 
 net::awaitable<void> Connector::sleep(milliseconds duration) {

@@ -11,14 +11,17 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <map>
 #include <memory>
 #include <random>
+#include <string>
 
 #include "connect/kept_session.hpp"
 #include "connect/link.hpp"
 #include "connect/mcp_server.hpp"
 #include "connect/options.hpp"
 #include "connect/write_turn.hpp"
+#include "shared/log.hpp"
 #include "shared/timings.hpp"
 
 namespace sb::connect {
@@ -49,7 +52,7 @@ class Connector {
   boost::asio::awaitable<void> relay_server();
   boost::asio::awaitable<bool> write_server(const std::string& message);
   boost::asio::awaitable<void> write_link(std::shared_ptr<Link> link, const std::string& message);
-  void log_dropped(const Routed& routed, const char* from) const;
+  void log_dropped(const Routed& routed, const char* from);
   boost::asio::awaitable<void> sleep(std::chrono::milliseconds duration);
 
   boost::asio::io_context& io_;
@@ -64,6 +67,7 @@ class Connector {
   std::shared_ptr<Link> link_;  // the current dial or attach, if any
   WriteTurn link_turn_;
   boost::asio::steady_timer sleep_timer_;
+  std::map<std::string, LogThrottle> dropped_;  // by cause (log_dropped)
   std::mt19937 random_{std::random_device{}()};
   bool stopping_ = false;
 };

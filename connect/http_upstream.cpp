@@ -60,6 +60,7 @@ struct HttpUpstream::State : std::enable_shared_from_this<State> {
   net::io_context& io;
   const DialTarget endpoint;
   const std::string name;
+  LogThrottle junk_messages;  // logged at most once a minute, with a count
   std::deque<std::string> inbox;
   net::steady_timer inbox_signal;  // wakes the reader
   net::steady_timer space_signal;  // wakes the streams waiting for room in the inbox
@@ -102,8 +103,12 @@ struct HttpUpstream::State : std::enable_shared_from_this<State> {
     if (one_message(message)) {
       co_await deliver(std::move(message));
     } else if (!message.empty()) {
-      log_warn("the MCP server sent something that is not one JSON-RPC message; not sent",
-               {{"computer", name}, {"bytes", std::to_string(message.size())}});
+      if (const auto count = junk_messages.due()) {
+        log_warn("the MCP server sent something that is not one JSON-RPC message; not sent",
+                 {{"computer", name},
+                  {"bytes", std::to_string(message.size())},
+                  {"count", std::to_string(*count)}});
+      }
     }
   }
 

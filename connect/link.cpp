@@ -119,6 +119,7 @@ class LinkOver : public Link, public std::enable_shared_from_this<LinkOver<Ws>> 
     }
     if (ended_ || closing_) return;
     closing_ = true;
+    closed_with_ = LinkEnd{code, std::string(reason)};
     ws_->async_close(websocket::close_reason(static_cast<websocket::close_code>(code), reason),
                      [self = this->shared_from_this()](beast::error_code) {});
   }
@@ -139,7 +140,11 @@ class LinkOver : public Link, public std::enable_shared_from_this<LinkOver<Ws>> 
   void finish(const beast::error_code& error) {
     ended_ = true;
     ping_timer_.cancel();
-    if (error == websocket::error::closed) {
+    // This end closed first: its own code is what ended the link, whatever the other end
+    // answered or whether it answered at all (the read then fails as cancelled).
+    if (closed_with_) {
+      end_ = *closed_with_;
+    } else if (error == websocket::error::closed) {
       end_ = {ws_->reason().code,
               std::string(ws_->reason().reason.data(), ws_->reason().reason.size())};
     } else {
@@ -182,6 +187,7 @@ class LinkOver : public Link, public std::enable_shared_from_this<LinkOver<Ws>> 
   net::steady_timer ping_timer_;
   Clock::time_point last_heard_;
   std::string dropped_because_;
+  std::optional<LinkEnd> closed_with_;  // the close this end sent, if it sent one
   LinkEnd end_;
   bool attached_ = false;
   bool closing_ = false;

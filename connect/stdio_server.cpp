@@ -126,12 +126,21 @@ net::awaitable<std::optional<std::string>> StdioServer::read() {
       if (!line.empty() && line.back() == '\r') line.pop_back();
       if (line.find_first_not_of(" \t") == std::string::npos) continue;  // blank
       if (one_message(line)) co_return line;
-      log_warn("the MCP server wrote a line that is not one JSON-RPC message; not sent",
-               {{"computer", name_}, {"bytes", std::to_string(line.size())}});
+      // A server spewing junk must not bury everything else in the journal: a line a
+      // minute, with how many it stands for.
+      if (const auto count = junk_lines_.due()) {
+        log_warn("the MCP server wrote a line that is not one JSON-RPC message; not sent",
+                 {{"computer", name_},
+                  {"bytes", std::to_string(line.size())},
+                  {"count", std::to_string(*count)}});
+      }
       continue;
     }
     if (pending_.size() > kMaxMessageBytes) {
-      log_warn("the MCP server wrote a line over 16 MiB; not sent", {{"computer", name_}});
+      if (const auto count = oversized_lines_.due()) {
+        log_warn("the MCP server wrote a line over 16 MiB; not sent",
+                 {{"computer", name_}, {"count", std::to_string(*count)}});
+      }
       pending_.clear();
       discarding_ = true;
     }

@@ -19,6 +19,7 @@
 
 #include "base/spawn.hpp"
 #include "connect/mcp_server.hpp"
+#include "shared/log.hpp"
 
 namespace sb::connect {
 
@@ -57,6 +58,8 @@ class StdioServer : public McpServer {
   boost::asio::steady_timer exit_signal_;  // cancelled when the child has exited
   std::string pending_;                    // stdout read but not yet returned as lines
   bool discarding_ = false;                // inside a line longer than the limit
+  LogThrottle junk_lines_;                 // lines that are not JSON-RPC, logged a minute
+  LogThrottle oversized_lines_;
   bool stopped_ = false;
   std::optional<int> exit_status_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for the stderr reader

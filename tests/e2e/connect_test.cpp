@@ -182,6 +182,21 @@ TEST_F(Connect, ALineThatIsNotJsonRpcIsLoggedAndNotSent) {
   EXPECT_EQ(sb.audit().count("vm_detach"), 0u);
 }
 
+// A server spewing junk does not flood the journal: the warning is written at most once
+// a minute, with how many lines it stands for.
+TEST_F(Connect, JunkLinesAreLoggedAtMostOnceAMinuteWithACount) {
+  SwitchboardProcess sb(config());
+  const auto connector = connect(sb, {"--junk"});
+  ASSERT_TRUE(wait_ready(sb, owner_.secret, "alpha")) << connector->log();
+  for (int n = 0; n < 30; ++n) {
+    ASSERT_EQ(echoed(call_tool(sb.port(), "/mcp/alpha", owner_.secret, "echo", json{{"n", n}})),
+              (json{{"n", n}}));
+  }
+  const std::string log = connector->log();
+  EXPECT_EQ(occurrences(log, "not one JSON-RPC message; not sent"), 1u) << log;
+  EXPECT_NE(log.find("count=1"), std::string::npos) << log;
+}
+
 TEST_F(Connect, TheServersStderrIsLoggedWithTheComputersName) {
   SwitchboardProcess sb(config());
   const auto connector = connect(sb, {"--stderr", "hello from the server"});
@@ -197,6 +212,9 @@ TEST_F(Connect, AServerThatExitsMidCallIsRestartedAndAttachedAfresh) {
   EXPECT_EQ(error_code(call_tool(sb.port(), "/mcp/alpha", owner_.secret, "exit", json::object())),
             kDisconnected);
   EXPECT_TRUE(connector->wait_log("exit code 3")) << connector->log();
+  // It closed the link itself, with 1011, and says so.
+  EXPECT_TRUE(connector->wait_log("detached, code 1011")) << connector->log();
+  EXPECT_EQ(connector->log().find("Operation canceled"), std::string::npos) << connector->log();
   ASSERT_TRUE(sb.audit().wait_for_count("vm_attach", 2)) << connector->log();
   ASSERT_TRUE(wait_ready(sb, owner_.secret, "alpha"));
   EXPECT_NE(connector->server_pid(), first);
