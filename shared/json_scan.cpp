@@ -217,7 +217,8 @@ bool JsonScanner::utf8_sequence() {
 bool JsonScanner::number() {
   const std::size_t begin = position_;
   if (!number_grammar()) return false;
-  return representable(text_.substr(begin, position_ - begin));
+  return numbers_ == JsonNumbers::kGrammatical ||
+         representable(text_.substr(begin, position_ - begin));
 }
 
 bool JsonScanner::number_grammar() {

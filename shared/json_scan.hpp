@@ -30,9 +30,15 @@ std::optional<Integer> integer_token(std::string_view token);
 extern template std::optional<std::int64_t> integer_token(std::string_view);
 extern template std::optional<std::uint64_t> integer_token(std::string_view);
 
+// Which numbers a scan accepts: those nlohmann::json reads (the default, so that a scanned
+// message reads the same as a parsed one), or any the grammar allows ("1e400" too).
+enum class JsonNumbers { kRepresentable, kGrammatical };
+
 class JsonScanner {
  public:
-  JsonScanner(std::string_view text, int max_nesting) : text_(text), max_nesting_(max_nesting) {}
+  JsonScanner(std::string_view text, int max_nesting,
+              JsonNumbers numbers = JsonNumbers::kRepresentable)
+      : text_(text), max_nesting_(max_nesting), numbers_(numbers) {}
 
   std::string_view text() const { return text_; }
   std::size_t position() const { return position_; }
@@ -91,6 +97,7 @@ class JsonScanner {
 
   std::string_view text_;
   int max_nesting_;
+  JsonNumbers numbers_;
   std::size_t position_ = 0;
 };
 

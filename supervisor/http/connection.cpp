@@ -26,7 +26,6 @@ namespace {
 using namespace sb::asio_names;
 using namespace std::chrono_literals;
 
-constexpr auto kRequestReadTimeout = 30s;
 // After refusing a request the connection stops writing and reads what the client is still
 // sending, for at most this long, before it closes: closing with unread bytes makes the
 // kernel send a reset, and the client would lose the answer (docs/robustness.md).
@@ -105,7 +104,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
  public:
   Connection(tcp::socket socket, const HttpServices& services,
              std::shared_ptr<OpenConnections> open)
-      : stream_(std::move(socket)), services_(services), place_(std::move(open)) {
+      : stream_(std::move(socket)),
+        services_(services),
+        place_(std::move(open)),
+        request_deadline_(stream_.get_executor()) {
     beast::error_code error;
     const auto remote = stream_.socket().remote_endpoint(error);
     socket_address_ = error ? "unknown" : endpoint_text(remote);
@@ -162,7 +164,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     stage_ = Stage::kRequest;
     parser_.emplace();
     limit_request(*parser_, request_limits());
-    stream_.expires_after(kRequestReadTimeout);
+    start_request_deadline();
     http::async_read_header(
         stream_, buffer_, *parser_,
         [self = shared_from_this()](beast::error_code error, std::size_t head_bytes) {
@@ -181,7 +183,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     net::async_write(stream_, net::buffer(kContinueHead),
                      [self = shared_from_this()](beast::error_code error, std::size_t) {
                        if (error) return self->close();
-                       self->stream_.expires_after(kRequestReadTimeout);
+                       self->stream_.expires_never();
+                       self->start_request_deadline();
                        self->read_body();
                      });
   }
@@ -208,6 +211,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
                " bytes ([limits] max_request_bytes)";
       case 431:
         return "request header fields too large";
+      case 408:
+        return "request not received whole within " +
+               std::to_string(services_.request_timeout.count() / 1000) + " s of its first byte";
       case 501:
         return "transfer coding not supported; send the body as is or chunked";
       default:
@@ -215,9 +221,28 @@ class Connection : public std::enable_shared_from_this<Connection> {
     }
   }
 
+  // A request must arrive whole in time. Its own timer rather than the stream's, which
+  // would close the socket: a caller cut off half-way gets its 408 first.
+  void start_request_deadline() {
+    stream_.expires_never();
+    request_timed_out_ = false;
+    request_deadline_.expires_after(services_.request_timeout);
+    request_deadline_.async_wait([weak = weak_from_this()](const beast::error_code& error) {
+      const auto self = weak.lock();
+      // One that fired just as the request came whole finds it being answered: nothing.
+      if (error || !self || self->stage_ != Stage::kRequest) return;
+      self->request_timed_out_ = true;
+      beast::error_code ignored;
+      self->stream_.socket().cancel(ignored);
+    });
+  }
+
   void on_request(beast::error_code error) {
+    request_deadline_.cancel();
     if (error) {
       if (const auto status = status_for_read_error(error)) return refuse(*status);
+      // Part of a request came, not all of it in time: the caller is told why it is cut.
+      if (request_timed_out_ && (parser_->got_some() || buffer_.size() > 0)) return refuse(408);
       return close();
     }
     stream_.expires_never();
@@ -372,6 +397,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void close() {
     pending_ = false;
     stage_ = Stage::kDone;
+    request_deadline_.cancel();
     if (events_) events_->stop();
     beast::error_code ignored;
     stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
@@ -443,6 +469,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   void park_socket(std::string bytes, std::optional<CarriedCall> call) {
     stage_ = Stage::kDone;
+    request_deadline_.cancel();
     if (events_) events_->stop();
     beast::error_code ignored;
     stream_.socket().cancel(ignored);
@@ -459,6 +486,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   const HttpServices& services_;
   ConnectionPlace place_;
   Stage stage_ = Stage::kRequest;
+  net::steady_timer request_deadline_;
+  bool request_timed_out_ = false;
   std::string socket_address_;
   beast::flat_buffer buffer_;
   std::optional<RequestParser> parser_;

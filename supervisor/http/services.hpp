@@ -3,6 +3,7 @@
 // event streams draw on, and the metrics it counts refusals in.
 #pragma once
 
+#include <chrono>
 #include <memory>
 
 #include "supervisor/bounds/reply_budget.hpp"
@@ -19,6 +20,8 @@ struct HttpServices {
   Metrics& metrics;
   RouteRequest route;
   ComputerDoor computer_door;
+  // A request must arrive whole within this of its first byte (shared/timings.hpp).
+  std::chrono::milliseconds request_timeout{30'000};
 };
 
 }  // namespace sb::supervisor

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ipc/frame.hpp"
+#include "shared/json_scan.hpp"
 #include "shared/jsonrpc.hpp"
 #include "shared/text.hpp"
 #include "shared/verifier.hpp"
@@ -40,6 +41,15 @@ std::string new_mcp_session_id() {
     id.push_back(kHex[byte & 0x0f]);
   }
   return id;
+}
+
+// Whether `text` is one JSON value (RFC 8259), numbers beyond a double's range included.
+bool valid_json(std::string_view text) {
+  JsonScanner scanner(text, jsonrpc::kMaxNesting, JsonNumbers::kGrammatical);
+  scanner.skip_space();
+  if (!scanner.value(0)) return false;
+  scanner.skip_space();
+  return scanner.at_end();
 }
 
 bool is_get(const HttpRequest& request) {
@@ -231,7 +241,16 @@ class Routes {
     // body as whatever came before it.
     if (request_.body.find('\0') != std::string::npos) return reply(parse_error());
     const json message = json::parse(request_.body, nullptr, false);
-    if (message.is_discarded()) return reply(parse_error());
+    if (message.is_discarded()) {
+      // Valid JSON all the same, with a number beyond what a double holds (an id 1e400,
+      // which could never come back as sent): an invalid request, not a parse error.
+      if (valid_json(request_.body)) {
+        return reply(bad_request(jsonrpc::kInvalidRequest,
+                                 "a number beyond the range of a double; an id must be a "
+                                 "string or an integer within 64 bits"));
+      }
+      return reply(parse_error());
+    }
     if (message.is_array()) {
       return reply(bad_request(jsonrpc::kInvalidRequest, "JSON-RPC batches are not supported"));
     }
@@ -349,7 +368,7 @@ OnHangUp route_request(SupervisorState& state, const HttpRequest& request, Respo
   return Routes(state, request, std::move(respond), std::move(send_event)).run();
 }
 
-HttpServices http_services(SupervisorState& state) {
+HttpServices http_services(SupervisorState& state, std::chrono::milliseconds request_timeout) {
   return HttpServices{
       .config = state.config,
       .replies = state.services.replies,
@@ -366,7 +385,8 @@ HttpServices http_services(SupervisorState& state) {
               [&state](const std::string& token, base::UniqueFd& socket, std::string upgrade_bytes,
                        const std::string& peer) {
                 return enter_computer(state, token, socket, std::move(upgrade_bytes), peer);
-              }}};
+              }},
+      .request_timeout = request_timeout};
 }
 
 }  // namespace sb::supervisor

@@ -20,7 +20,7 @@ OnHangUp route_request(SupervisorState& state, const HttpRequest& request, Respo
                        SendEvent send_event);
 
 // What the HTTP server serves: these routes and the computer door, over `state`.
-HttpServices http_services(SupervisorState& state);
+HttpServices http_services(SupervisorState& state, std::chrono::milliseconds request_timeout);
 
 // Decodes one path segment; nothing when it is not valid percent-encoding.
 std::optional<std::string> percent_decode(std::string_view segment);

@@ -143,6 +143,21 @@ TEST_F(Limits, ForwardedIdentitiesAreIgnoredWhenPeerHeadersAreNotTrusted) {
   EXPECT_EQ(sb.audit().events("client_auth_fail")[0]["peer"], "127.0.0.1:" + std::to_string(port));
 }
 
+// A request that does not arrive whole in time is answered 408 before the close, so that
+// its client learns why (docs/robustness.md, "Connections and deadlines"); a connection
+// that sent nothing is closed without a word.
+TEST_F(Limits, ARequestLeftIncompleteIsAnswered408) {
+  const TestTimings timings("request_read=1000");
+  SwitchboardProcess sb(config());
+  RawSocket socket(sb.port());
+  ASSERT_TRUE(socket.send_all("POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"js"));
+  const std::string answer = socket.read_to_end(10s);
+  EXPECT_EQ(answer.rfind("HTTP/1.1 408", 0), 0u) << answer;
+  EXPECT_NE(answer.find("Connection: close"), std::string::npos) << answer;
+  RawSocket silent(sb.port());
+  EXPECT_EQ(silent.read_to_end(10s), "");
+}
+
 TEST_F(Limits, AnIdleKeepAliveConnectionIsClosedAfterIdleSecs) {
   SwitchboardProcess sb(config().timeout_setting("idle_secs", 1));
   HttpConnection connection(sb.port());
@@ -307,7 +322,8 @@ TEST_F(Limits, ARequestLargerThanAComputerMayBePassedIsRefusedAndTheComputerStay
 // is refused instead of answered under another text.
 TEST_F(Limits, AnIdThatCannotComeBackAsSentIsAnInvalidRequest) {
   SwitchboardProcess sb(config());
-  for (const std::string id : {"18446744073709551616", "1.5", "1e2"}) {
+  // 1e400 is beyond what a double holds: valid JSON all the same, not a parse error.
+  for (const std::string id : {"18446744073709551616", "1.5", "1e2", "1e400"}) {
     const std::string body = R"({"jsonrpc":"2.0","id":)" + id + R"(,"method":"ping"})";
     const auto response = post_text(sb.port(), body);
     EXPECT_EQ(error_code(response.json()), kInvalidRequest) << id << ": " << response.body;
