@@ -30,6 +30,9 @@ struct Timings {
   std::chrono::milliseconds auth_window{60'000};
   // supervisor: a request must arrive whole within this of its first byte (else 408)
   std::chrono::milliseconds request_read{30'000};
+  // supervisor: a refused client's further bytes are read and dropped this long at most,
+  // then its connection is reset
+  std::chrono::milliseconds lingering{30'000};
   // switchboard-connect (docs/protocol.md, "Daemons"): a ping this often, the link dead
   // after this much silence, the first redial wait (doubling to 60 times it), the wait
   // after a 401, and a stopping MCP server's grace before SIGKILL
@@ -42,7 +45,7 @@ struct Timings {
 
 // Parses "name=milliseconds,..." over the product's values, for the names above
 // (handshake, ping_interval, heartbeat, heartbeat_stale, stall_kill, auth_window,
-// request_read, dial_ping,
+// request_read, lingering, dial_ping,
 // dial_silence, dial_backoff, dial_unauthorized, server_grace). nullopt and `error` set when
 // the text is not that.
 std::optional<Timings> parse_timings(std::string_view text, std::string& error);

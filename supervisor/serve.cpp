@@ -156,7 +156,7 @@ class Supervisor {
         state_{.config = config,
                .clients = std::make_shared<ClientTable>(config->clients),
                .services = {workers_, audit_, calls_, tasks_, replies_, metrics_}},
-        http_services_(http_services(state_, timings.request_read)),
+        http_services_(http_services(state_, timings)),
         http_(io_, config->listen_ip, config->listen_port, http_services_,
               inherited_.take("listen-http")),
         control_(

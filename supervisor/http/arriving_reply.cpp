@@ -42,10 +42,11 @@ void ArrivingReply::write_arrived() {
       boost::asio::buffer(head_.data() + head_sent_, head_.size() - head_sent_),
       boost::asio::buffer(body_->data() + body_sent_, ready)};
   writing_ = true;
-  wire_.stream.expires_after(wire_.write_timeout);
+  wire_.begin_write();
   boost::asio::async_write(
       wire_.stream, parts,
       [this, keep = wire_.keep()](const boost::system::error_code& error, std::size_t written) {
+        wire_.end_write(error);
         writing_ = false;
         if (over_) return release();
         if (error) return end(false);

@@ -26,10 +26,6 @@ namespace {
 using namespace sb::asio_names;
 using namespace std::chrono_literals;
 
-// After refusing a request the connection stops writing and reads what the client is still
-// sending, for at most this long, before it closes: closing with unread bytes makes the
-// kernel send a reset, and the client would lose the answer (docs/robustness.md).
-constexpr auto kLingerTime = 30s;
 constexpr std::size_t kIdleReadBytes = 16 * 1024;
 
 // Appended piece by piece: GCC 12 warns falsely (-Wrestrict) on a chain of `+` here.
@@ -136,7 +132,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     return RequestLimits{.max_body_bytes = config().limits.max_request_bytes};
   }
   Wire wire() {
-    return Wire{stream_, weak_from_this(), std::chrono::seconds(config().timeouts.write_secs)};
+    return Wire{stream_, weak_from_this(), std::chrono::seconds(config().timeouts.write_secs),
+                &services_.metrics};
   }
 
   // Between requests a keep-alive connection may sit idle for `timeouts.idle_secs`; once
@@ -179,9 +176,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
     const auto& request = parser_->get();
     if (parser_->is_done() || !beast::iequals(request[http::field::expect], "100-continue"))
       return read_body();
-    stream_.expires_after(std::chrono::seconds(config().timeouts.write_secs));
+    wire().begin_write();
     net::async_write(stream_, net::buffer(kContinueHead),
                      [self = shared_from_this()](beast::error_code error, std::size_t) {
+                       self->wire().end_write(error);
                        if (error) return self->close();
                        self->stream_.expires_never();
                        self->start_request_deadline();
@@ -375,13 +373,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   // Stops writing and discards what the client still sends, until it closes or the
-  // lingering time is up.
+  // lingering time is up: closing with unread bytes would make the kernel send a reset, and
+  // the client would lose its refusal (docs/robustness.md). A client that closes gets it in
+  // order; one still sending at the end of the lingering time is cut with a reset.
   void linger() {
     if (place_.park()) return close();  // a refused request: nothing to carry
     stage_ = Stage::kLingering;
     beast::error_code ignored;
     stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-    stream_.expires_after(kLingerTime);
+    reset_on_close(stream_.socket(), true);
+    stream_.expires_after(services_.lingering_time);
     discard();
   }
 
@@ -389,8 +390,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
     buffer_.consume(buffer_.size());
     stream_.async_read_some(buffer_.prepare(kIdleReadBytes),
                             [self = shared_from_this()](beast::error_code error, std::size_t) {
-                              if (error) return self->close();
-                              self->discard();
+                              if (!error) return self->discard();
+                              if (error == beast::error::timeout) {
+                                self->services_.metrics.connection_cut(kCutLingering);
+                              } else {
+                                reset_on_close(self->stream_.socket(), false);
+                              }
+                              self->close();
                             });
   }
 

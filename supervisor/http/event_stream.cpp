@@ -93,10 +93,11 @@ void EventStream::write_next() {
     return;
   }
   writing_ = true;
-  wire_.stream.expires_after(wire_.write_timeout);
+  wire_.begin_write();
   boost::asio::async_write(
       wire_.stream, boost::asio::buffer(pieces_.front().bytes),
       [this, keep = wire_.keep()](const boost::system::error_code& error, std::size_t) {
+        wire_.end_write(error);
         writing_ = false;
         queued_bytes_ -= pieces_.front().bytes.size();
         pieces_.pop_front();

@@ -22,11 +22,13 @@ void write_plain_response(const Wire& wire, HttpResponse response, const Framing
   const std::array<boost::asio::const_buffer, 3> buffers{
       boost::asio::buffer(pending->head), boost::asio::buffer(pending->response.body_head),
       boost::asio::buffer(pending->response.body)};
-  wire.stream.expires_after(wire.write_timeout);
-  boost::asio::async_write(
-      wire.stream, buffers,
-      [keep = wire.keep(), pending, written = std::move(written)](
-          const boost::system::error_code& error, std::size_t) { written(!error); });
+  wire.begin_write();
+  boost::asio::async_write(wire.stream, buffers,
+                           [wire, keep = wire.keep(), pending, written = std::move(written)](
+                               const boost::system::error_code& error, std::size_t) {
+                             wire.end_write(error);
+                             written(!error);
+                           });
 }
 
 }  // namespace sb::supervisor

@@ -22,6 +22,8 @@ struct HttpServices {
   ComputerDoor computer_door;
   // A request must arrive whole within this of its first byte (shared/timings.hpp).
   std::chrono::milliseconds request_timeout{30'000};
+  // A refused client's further bytes are dropped this long at most (shared/timings.hpp).
+  std::chrono::milliseconds lingering_time{30'000};
 };
 
 }  // namespace sb::supervisor

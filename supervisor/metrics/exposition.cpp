@@ -209,6 +209,14 @@ void supervisor_families(Writer& out, const ScrapeSources& sources) {
              "HTTP connections closed at once: [limits] max_connections reached.");
   out.sample("switchboard_http_connections_refused_total", {},
              static_cast<double>(metrics.connections_refused()));
+  out.family("switchboard_http_connections_cut_total", "counter",
+             "HTTP connections reset at a deadline, by cause: write_deadline or lingering.");
+  for (const std::string_view cause : {kCutAtWriteDeadline, kCutLingering}) {
+    const auto found = metrics.connections_cut().find(cause);
+    const std::uint64_t cut = found == metrics.connections_cut().end() ? 0 : found->second;
+    out.sample("switchboard_http_connections_cut_total", {{"cause", cause}},
+               static_cast<double>(cut));
+  }
   out.family("switchboard_switches_total", "counter",
              "Switches in place (SIGUSR2, switchboard upgrade, a restart) since the service "
              "started.");

@@ -72,6 +72,10 @@ void Metrics::auth_failure(std::string_view kind) {
   count(auth_failures_, kind);
 }
 
+void Metrics::connection_cut(std::string_view cause) {
+  count(connections_cut_, cause);
+}
+
 void Metrics::reload(bool ok) {
   count(reloads_, ok ? "ok" : "failed");
 }

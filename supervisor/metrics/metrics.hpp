@@ -46,6 +46,11 @@ std::optional<double> quantile(double q, const std::vector<std::uint64_t>& count
 // name (a denied one, or one a "*" grant let through) is "other": it came from the caller.
 inline constexpr std::string_view kOtherTool = "other";
 
+// Why a caller's connection was cut with a reset: a write outlived `write_secs`, or a
+// refused client went on sending past the lingering time.
+inline constexpr std::string_view kCutAtWriteDeadline = "write_deadline";
+inline constexpr std::string_view kCutLingering = "lingering";
+
 struct CallEnd {
   std::string_view computer;
   std::string_view client;
@@ -73,6 +78,8 @@ class Metrics {
   void progress_routed(std::string_view computer);
   void notification_dropped(std::string_view computer);
   void connection_refused() { ++connections_refused_; }
+  // A caller's connection reset at a deadline: "write_deadline" or "lingering".
+  void connection_cut(std::string_view cause);
   // Switches in place this service has made and the sessions they carried, since it started
   // (docs/architecture.md, "Switching"): each process goes on from its predecessor's count.
   void switched(std::uint64_t switches, std::uint64_t sessions_resumed) {
@@ -91,6 +98,7 @@ class Metrics {
   const Counts<std::string>& progress_routed() const { return progress_routed_; }
   const Counts<std::string>& notifications_dropped() const { return notifications_dropped_; }
   std::uint64_t connections_refused() const { return connections_refused_; }
+  const Counts<std::string>& connections_cut() const { return connections_cut_; }
   std::uint64_t switches() const { return switches_; }
   std::uint64_t sessions_resumed() const { return sessions_resumed_; }
 
@@ -110,6 +118,7 @@ class Metrics {
   Counts<std::string> progress_routed_;
   Counts<std::string> notifications_dropped_;
   std::uint64_t connections_refused_ = 0;
+  Counts<std::string> connections_cut_;
   std::uint64_t switches_ = 0;
   std::uint64_t sessions_resumed_ = 0;
 };

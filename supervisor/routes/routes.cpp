@@ -368,7 +368,7 @@ OnHangUp route_request(SupervisorState& state, const HttpRequest& request, Respo
   return Routes(state, request, std::move(respond), std::move(send_event)).run();
 }
 
-HttpServices http_services(SupervisorState& state, std::chrono::milliseconds request_timeout) {
+HttpServices http_services(SupervisorState& state, const Timings& timings) {
   return HttpServices{
       .config = state.config,
       .replies = state.services.replies,
@@ -386,7 +386,8 @@ HttpServices http_services(SupervisorState& state, std::chrono::milliseconds req
                        const std::string& peer) {
                 return enter_computer(state, token, socket, std::move(upgrade_bytes), peer);
               }},
-      .request_timeout = request_timeout};
+      .request_timeout = timings.request_read,
+      .lingering_time = timings.lingering};
 }
 
 }  // namespace sb::supervisor

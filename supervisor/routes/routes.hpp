@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "shared/timings.hpp"
 #include "supervisor/http/services.hpp"
 #include "supervisor/http/types.hpp"
 #include "supervisor/routes/state.hpp"
@@ -20,7 +21,7 @@ OnHangUp route_request(SupervisorState& state, const HttpRequest& request, Respo
                        SendEvent send_event);
 
 // What the HTTP server serves: these routes and the computer door, over `state`.
-HttpServices http_services(SupervisorState& state, std::chrono::milliseconds request_timeout);
+HttpServices http_services(SupervisorState& state, const Timings& timings);
 
 // Decodes one path segment; nothing when it is not valid percent-encoding.
 std::optional<std::string> percent_decode(std::string_view segment);

@@ -7,7 +7,10 @@
 #include <sys/resource.h>
 
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
+#include "harness/exposition.hpp"
 #include "harness/raw_socket.hpp"
 #include "tests/e2e/e2e_helpers.hpp"
 
@@ -43,6 +46,33 @@ FakeComputerOptions answering_echo_with(const std::string& text) {
     return CallAction::result(json{{"content", json::array({{{"type", "text"}, {"text", text}}})}});
   };
   return options;
+}
+
+// Connections to `port` the server has closed while the kernel still holds bytes of theirs
+// to send (/proc/net/tcp*: FIN_WAIT1, CLOSING or LAST_ACK with a send queue): orphans.
+std::size_t orphans_holding_bytes(int port) {
+  std::size_t orphans = 0;
+  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::ifstream file(table);
+    std::string line;
+    std::getline(file, line);  // the column names
+    while (std::getline(file, line)) {
+      std::istringstream fields(line);
+      std::string slot, local, remote, state, queues;
+      fields >> slot >> local >> remote >> state >> queues;
+      const int local_port = std::stoi(local.substr(local.rfind(':') + 1), nullptr, 16);
+      const auto unsent = std::stoul(queues.substr(0, queues.find(':')), nullptr, 16);
+      const bool closed = state == "04" || state == "0B" || state == "09";
+      if (local_port == port && closed && unsent > 0) ++orphans;
+    }
+  }
+  return orphans;
+}
+
+double connections_cut(int metrics_port, const std::string& cause) {
+  const auto scrape = parse_exposition(http_get(metrics_port, "/metrics").body);
+  return sample_value(scrape, "switchboard_http_connections_cut_total", {{"cause", cause}})
+      .value_or(-1);
 }
 
 std::size_t open_descriptors(pid_t pid) {
@@ -104,6 +134,42 @@ TEST_F(Limits, AClientSendingAnOversizedBodyWholeStillReadsThe413) {
   RawSocket within(sb.port());
   ASSERT_TRUE(within.send_all(post_head("/mcp", padded.size(), "Connection: close\r\n") + padded));
   EXPECT_EQ(final_status(within.read_to_end()), 200);
+}
+
+// A caller that never reads a large reply is cut at the write deadline with a reset: the
+// kernel drops the unsent rest at once rather than keep the socket as an orphan, which
+// nothing bounds (docs/robustness.md, "Deadlines"). The cut is counted.
+TEST_F(Limits, AConnectionCutAtTheWriteDeadlineLeavesNoOrphanInTheKernel) {
+  const std::string large(10 * 1024 * 1024, 'x');
+  const int metrics_port = free_port();
+  SwitchboardProcess sb(
+      config()
+          .timeout_setting("write_secs", 1)
+          .set("metrics_listen", toml_string("127.0.0.1:" + std::to_string(metrics_port))));
+  auto alpha = attach_alpha(sb, answering_echo_with(large));
+  ASSERT_TRUE(alpha);
+  const std::string body = tool_call(1, "echo").dump();
+  RawSocket unread(sb.port(), 4096);
+  ASSERT_TRUE(unread.send_all(post_head("/mcp/alpha", body.size()) + body));
+  EXPECT_TRUE(
+      eventually([&] { return connections_cut(metrics_port, "write_deadline") == 1; }, 30s));
+  EXPECT_EQ(orphans_holding_bytes(sb.port()), 0u);
+  EXPECT_EQ(connections_cut(metrics_port, "lingering"), 0);
+}
+
+// A refused client still sending when the lingering time is up is reset, and counted.
+TEST_F(Limits, ARefusedClientStillSendingAfterTheLingeringTimeIsReset) {
+  const TestTimings timings("lingering=1000");
+  const int metrics_port = free_port();
+  SwitchboardProcess sb(
+      config()
+          .block("[limits]\nmax_request_bytes = 4096\n")
+          .set("metrics_listen", toml_string("127.0.0.1:" + std::to_string(metrics_port))));
+  RawSocket socket(sb.port());
+  ASSERT_TRUE(socket.send_all(post_head("/mcp", 1024 * 1024 * 1024)));
+  ASSERT_TRUE(socket.read_until("\r\n\r\n"));
+  EXPECT_TRUE(socket.send_until_refused(std::string(64 * 1024, ' '), 30s));
+  EXPECT_TRUE(eventually([&] { return connections_cut(metrics_port, "lingering") == 1; }));
 }
 
 TEST_F(Limits, AHalfClosedCallerStillGetsItsReply) {

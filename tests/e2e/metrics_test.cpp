@@ -42,6 +42,7 @@ const std::vector<std::string> kFamilies{
     "switchboard_notifications_dropped_total",
     "switchboard_http_connections_open",
     "switchboard_http_connections_refused_total",
+    "switchboard_http_connections_cut_total",
     "switchboard_switches_total",
     "switchboard_sessions_resumed_total",
     "switchboard_reply_buffer_bytes",
