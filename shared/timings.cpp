@@ -14,7 +14,7 @@ std::optional<Timings> parse_timings(std::string_view text, std::string& error) 
   const std::pair<std::string_view, std::chrono::milliseconds Timings::*> names[] = {
       {"handshake", &Timings::handshake},       {"ping_interval", &Timings::ping_interval},
       {"heartbeat", &Timings::heartbeat},       {"heartbeat_stale", &Timings::heartbeat_stale},
-      {"stall_kill", &Timings::stall_kill},     {"auth_window", &Timings::auth_window},
+      {"stall_kill", &Timings::stall_kill},     {"audit_window", &Timings::audit_window},
       {"dial_ping", &Timings::dial_ping},       {"dial_silence", &Timings::dial_silence},
       {"dial_backoff", &Timings::dial_backoff}, {"dial_unauthorized", &Timings::dial_unauthorized},
       {"server_grace", &Timings::server_grace}, {"request_read", &Timings::request_read},

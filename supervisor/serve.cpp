@@ -150,7 +150,7 @@ class Supervisor {
         home_(std::move(home)),
         notifier_(std::move(notifier)),
         inherited_(std::move(inherited)),
-        audit_(io_, config->audit_path, timings.auth_window),
+        audit_(io_, config->audit_path, timings.audit_window),
         workers_(io_, worker_binary(), audit_, timings, notifier_),
         replies_(config->limits.max_reply_buffer_bytes),
         state_{.config = config,
@@ -168,6 +168,7 @@ class Supervisor {
         pods_(io_, state_.config, state_.services) {
     signals_.add(SIGUSR2);
     signals_.add(SIGUSR1);
+    audit_.set_unrelayed_cap(config->limits.audit_unrelayed_per_minute);
     if (config->metrics_listen) {
       metrics_server_ = std::make_unique<MetricsServer>(
           io_, *config->metrics_listen, [this] { return scrape(); },
@@ -364,6 +365,7 @@ class Supervisor {
     state_.clients = std::make_shared<ClientTable>(next->clients);
     state_.config = next;
     replies_.set_capacity(next->limits.max_reply_buffer_bytes);
+    audit_.set_unrelayed_cap(next->limits.audit_unrelayed_per_minute);
     pods_.reloaded();
     audit_.write("config_reloaded", nlohmann::json::object());
     metrics_.reload(true);

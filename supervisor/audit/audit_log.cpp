@@ -34,11 +34,11 @@ std::FILE* open_audit_file(const std::filesystem::path& path) {
 }  // namespace
 
 AuditLog::AuditLog(boost::asio::io_context& io, const std::optional<std::filesystem::path>& path,
-                   std::chrono::milliseconds auth_window)
+                   std::chrono::milliseconds window)
     : io_(io),
       file_(path ? open_audit_file(*path) : stdout),
       owns_file_(path.has_value()),
-      auth_window_(auth_window),
+      window_(window),
       window_timer_(io) {
   start_window();
 }
@@ -88,6 +88,14 @@ void append_string_member(std::string& line, std::string_view key, std::string_v
 
 // Members in the order nlohmann::json's sorted objects give every other line.
 void AuditLog::write_call(const CallRecord& record) {
+  if (!record.relayed) {
+    UnrelayedLines& lines = unrelayed_[CallerAndComputer(record.principal, record.computer)];
+    if (lines.written >= unrelayed_cap_) {
+      ++lines.suppressed;
+      return;
+    }
+    ++lines.written;
+  }
   std::string line = "{";
   line.reserve(256);
   append_member(line, "args", record.args.dump());
@@ -131,28 +139,38 @@ void AuditLog::flush() {
 }
 
 void AuditLog::auth_failure(std::string_view event, std::string_view peer) {
-  if (written_in_window_ >= kAuthFailuresPerWindow) {
-    ++suppressed_in_window_;
+  if (auth_written_ >= kAuthFailuresPerWindow) {
+    ++auth_suppressed_;
     return;
   }
-  ++written_in_window_;
+  ++auth_written_;
   write(event, {{"peer", peer}});
 }
 
 void AuditLog::start_window() {
-  window_timer_.expires_after(auth_window_);
+  window_timer_.expires_after(window_);
   window_timer_.async_wait([this](const boost::system::error_code& error) {
     if (error) return;
-    if (suppressed_in_window_ > 0) {
-      write("auth_failures_suppressed",
-            {{"count", suppressed_in_window_},
-             {"window_secs",
-              std::chrono::duration_cast<std::chrono::seconds>(auth_window_).count()}});
-    }
-    written_in_window_ = 0;
-    suppressed_in_window_ = 0;
+    end_window();
     start_window();
   });
+}
+
+// What each cap held back in the window, one line per cause, then a fresh window.
+void AuditLog::end_window() {
+  const auto window_secs = std::chrono::duration_cast<std::chrono::seconds>(window_).count();
+  if (auth_suppressed_ > 0)
+    write("auth_failures_suppressed", {{"count", auth_suppressed_}, {"window_secs", window_secs}});
+  for (const auto& [key, lines] : unrelayed_) {
+    if (lines.suppressed == 0) continue;
+    write("unrelayed_calls_suppressed", {{"principal", key.first},
+                                         {"computer", key.second},
+                                         {"count", lines.suppressed},
+                                         {"window_secs", window_secs}});
+  }
+  auth_written_ = 0;
+  auth_suppressed_ = 0;
+  unrelayed_.clear();
 }
 
 }  // namespace sb::supervisor

@@ -3,7 +3,8 @@
 // the supervisor writes them, so lines never interleave. Lines are collected during one
 // turn of the event loop and written together at its end, in one write: under load one
 // write carries the lines of many calls. What a crash can lose is said in docs/protocol.md
-// ("Audit log"). Also the rate cap on auth-failure lines.
+// ("Audit log"). Also the caps that keep a flood of cheap requests from filling the disk:
+// on auth-failure lines, and on the call lines of calls it did not relay.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -11,6 +12,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -30,13 +32,16 @@ struct CallRecord {
   std::int64_t ms = 0;
   std::size_t response_bytes = 0;
   const nlohmann::json& args;  // the arguments' text, "" or null (audit_args off)
+  // Whether the computer had the call. One it did not (refused, or vm_status, which the
+  // switchboard answers) costs a caller nothing to repeat: such lines are capped.
+  bool relayed = true;
 };
 
 class AuditLog {
  public:
   // Throws std::runtime_error when the file cannot be opened.
   AuditLog(boost::asio::io_context& io, const std::optional<std::filesystem::path>& path,
-           std::chrono::milliseconds auth_window = Timings{}.auth_window);
+           std::chrono::milliseconds window = Timings{}.audit_window);
   ~AuditLog();
   AuditLog(const AuditLog&) = delete;
   AuditLog& operator=(const AuditLog&) = delete;
@@ -46,7 +51,12 @@ class AuditLog {
   // The one line every call writes, composed without a JSON tree: building and dumping an
   // object of ten members cost ~2 µs, a third of the supervisor's JSON per call
   // (docs/benchmarks.md). The same text as write("call", ...): keys in the same order.
+  // A call that was not relayed is written only while its caller and computer are within
+  // the cap for this window; the rest are counted, and summed up when the window ends.
   void write_call(const CallRecord& record);
+  // Lines of unrelayed calls per caller and computer per window ([limits]
+  // audit_unrelayed_per_minute); from the next call on.
+  void set_unrelayed_cap(int lines_per_window) { unrelayed_cap_ = lines_per_window; }
   // Writes a line a worker composed; anything that is not one JSON object is refused.
   void write_from_worker(std::string_view line);
   // vm_auth_fail / client_auth_fail, at most 20 per window (60 s); the number suppressed
@@ -58,15 +68,26 @@ class AuditLog {
   void write_line(const std::string& line);
   void flush();
   void start_window();
+  void end_window();
+
+  // Lines of one caller's unrelayed calls to one computer in this window. Keys are names
+  // from the config, so their number is bounded by it; the map is emptied every window.
+  struct UnrelayedLines {
+    int written = 0;
+    int suppressed = 0;
+  };
+  using CallerAndComputer = std::pair<std::string, std::string>;
 
   boost::asio::io_context& io_;
   std::FILE* file_;
   std::string unwritten_;  // this turn's lines; a flush is posted when the first arrives
   bool owns_file_;
-  const std::chrono::milliseconds auth_window_;
+  const std::chrono::milliseconds window_;
   boost::asio::steady_timer window_timer_;
-  int written_in_window_ = 0;
-  int suppressed_in_window_ = 0;
+  int auth_written_ = 0;
+  int auth_suppressed_ = 0;
+  int unrelayed_cap_ = 20;
+  std::map<CallerAndComputer, UnrelayedLines> unrelayed_;
 };
 
 }  // namespace sb::supervisor

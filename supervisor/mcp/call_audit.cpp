@@ -2,6 +2,7 @@
 
 #include "shared/jsonrpc.hpp"
 #include "supervisor/audit/audit_log.hpp"
+#include "supervisor/mcp/tools.hpp"
 #include "supervisor/metrics/metrics.hpp"
 
 namespace sb::supervisor {
@@ -21,6 +22,11 @@ std::string truncate_chars(std::string_view text, std::size_t limit) {
 
 }  // namespace
 
+bool CallAudit::relayed(std::string_view outcome) const {
+  if (tool == kStatusTool) return false;
+  return outcome != "denied" && outcome != "not_attached" && outcome != "overloaded";
+}
+
 void CallAudit::write(std::string_view outcome, std::optional<std::int64_t> error_code,
                       std::size_t response_bytes) const {
   const auto elapsed = std::chrono::steady_clock::now() - started;
@@ -39,7 +45,8 @@ void CallAudit::write(std::string_view outcome, std::optional<std::int64_t> erro
                                        .error_code = error_code,
                                        .ms = ms,
                                        .response_bytes = response_bytes,
-                                       .args = args});
+                                       .args = args,
+                                       .relayed = relayed(outcome)});
 }
 
 void CallAudit::write_reply(ipc::ReplyKind kind, std::optional<std::int64_t> error_code,

@@ -29,6 +29,9 @@ struct CallAudit {
 
   void write(std::string_view outcome, std::optional<std::int64_t> error_code,
              std::size_t response_bytes) const;
+  // Whether a call that ended so reached its computer: not when refused (denied, not
+  // attached, overloaded) or answered by the switchboard (vm_status).
+  bool relayed(std::string_view outcome) const;
   // A computer's reply, by what the worker's scan found in it: ok, rpc_error or tool_error.
   void write_reply(ipc::ReplyKind kind, std::optional<std::int64_t> error_code,
                    std::size_t response_bytes) const;

@@ -402,7 +402,7 @@ TEST_F(HttpSurface, ThePeerLabelPrefersTailscaleThenTheFirstForwardedForEntry) {
 // The window opens with the audit log, so this waits at most a minute.
 // The window is 60 s (shared/timings.hpp); 8 s here, ample for 25 local requests.
 TEST_F(HttpSurface, AuthFailuresOverTheCapAreSummarisedWhenTheWindowEnds) {
-  TestTimings timings("auth_window=8000");
+  TestTimings timings("audit_window=8000");
   SwitchboardProcess sb(config());
   for (int i = 0; i < 25; ++i) {
     EXPECT_EQ(http_get(sb.port(), "/computers", "wrong-" + std::to_string(i)).status, 401);

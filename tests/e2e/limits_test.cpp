@@ -172,6 +172,44 @@ TEST_F(Limits, ARefusedClientStillSendingAfterTheLingeringTimeIsReset) {
   EXPECT_TRUE(eventually([&] { return connections_cut(metrics_port, "lingering") == 1; }));
 }
 
+// Calls the switchboard does not relay (refused, or vm_status) cost a caller nothing to
+// repeat: past [limits] audit_unrelayed_per_minute per caller and computer their lines are
+// only counted, and summed up when the window ends (docs/protocol.md, "Audit log").
+// Relayed calls, and other callers, keep every line.
+TEST_F(Limits, UnrelayedCallLinesPastTheCapAreSummarisedWhenTheWindowEnds) {
+  const TestTimings timings("audit_window=8000");  // 60 s for real; ample for 16 calls
+  const Secret limited = new_secret();
+  SwitchboardProcess sb(config()
+                            .client("limited", limited, R"({ alpha = ["echo"] })", "alpha")
+                            .block("[limits]\naudit_unrelayed_per_minute = 3\n"));
+  auto alpha = attach_alpha(sb);
+  ASSERT_TRUE(alpha);
+  const auto by = [](const std::string& principal) {
+    return fields_equal({{"principal", principal}});
+  };
+  for (int i = 0; i < 5; ++i) {
+    call_tool(sb.port(), "/mcp/alpha", limited.secret, "screenshot", json::object(), 3 * i);
+    call_tool(sb.port(), "/mcp/alpha", limited.secret, "vm_status", json::object(), 3 * i + 1);
+    call_tool(sb.port(), "/mcp/alpha", limited.secret, "echo", json{{"n", i}}, 3 * i + 2);
+  }
+  call_tool(sb.port(), "/mcp/alpha", owner_.secret, "vm_status", json::object(), 99);
+  ASSERT_TRUE(sb.audit().wait_for_count("call", 3 + 5 + 1));
+  const auto summary = sb.audit().wait_for("unrelayed_calls_suppressed", {}, 20s);
+  ASSERT_TRUE(summary) << "no summary after the window";
+  EXPECT_EQ((*summary)["count"], 7);
+  EXPECT_EQ((*summary)["principal"], "limited");
+  EXPECT_EQ((*summary)["computer"], "alpha");
+  EXPECT_EQ((*summary)["window_secs"], 8);
+  EXPECT_EQ(sb.audit().count("unrelayed_calls_suppressed"), 1u);
+  EXPECT_EQ(sb.audit().count("call", by("limited")), 3u + 5u);
+  EXPECT_EQ(sb.audit().count("call", fields_equal({{"principal", "limited"}, {"tool", "echo"}})),
+            5u);
+  EXPECT_EQ(sb.audit().count("call", by("owner")), 1u);
+  // A new window: written again.
+  call_tool(sb.port(), "/mcp/alpha", limited.secret, "screenshot", json::object(), 100);
+  EXPECT_TRUE(sb.audit().wait_for_count("call", 3 + 5 + 1, by("limited")));
+}
+
 TEST_F(Limits, AHalfClosedCallerStillGetsItsReply) {
   SwitchboardProcess sb(config());
   auto alpha = attach_alpha(sb);

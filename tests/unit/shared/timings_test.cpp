@@ -15,7 +15,7 @@ TEST(Timings, TheProductsValuesUnlessNamed) {
   EXPECT_EQ(product->heartbeat, std::chrono::seconds(1));
   EXPECT_EQ(product->heartbeat_stale, std::chrono::seconds(3));
   EXPECT_EQ(product->stall_kill, std::chrono::seconds(30));
-  EXPECT_EQ(product->auth_window, std::chrono::seconds(60));
+  EXPECT_EQ(product->audit_window, std::chrono::seconds(60));
   const auto short_ones = parse_timings("handshake=1500,stall_kill=3000", error);
   ASSERT_TRUE(short_ones);
   EXPECT_EQ(short_ones->handshake, std::chrono::milliseconds(1500));

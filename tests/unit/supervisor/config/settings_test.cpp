@@ -180,23 +180,27 @@ TEST(ConfigLimits, DefaultsBoundConnectionsRequestsAndHeldReplies) {
   EXPECT_EQ(config.limits.max_connections, 4096);
   EXPECT_EQ(config.limits.max_request_bytes, 1024u * 1024);
   EXPECT_EQ(config.limits.max_reply_buffer_bytes, 512ull << 20);
+  EXPECT_EQ(config.limits.audit_unrelayed_per_minute, 20);
   EXPECT_TRUE(config.trust_peer_headers);
 }
 
 TEST(ConfigLimits, ValuesAreTakenAndOutOfRangeOnesRefused) {
   const Config config = parse(
       "trust_peer_headers = false\n[limits]\nmax_connections = 100\nmax_request_bytes = "
-      "4096\nmax_reply_buffer_mib = 64\n" +
+      "4096\nmax_reply_buffer_mib = 64\naudit_unrelayed_per_minute = 0\n" +
       kMacmini + kOwner);
   EXPECT_EQ(config.limits.max_connections, 100);
   EXPECT_EQ(config.limits.max_request_bytes, 4096u);
   EXPECT_EQ(config.limits.max_reply_buffer_bytes, 64ull << 20);
+  EXPECT_EQ(config.limits.audit_unrelayed_per_minute, 0);
   EXPECT_FALSE(config.trust_peer_headers);
   const std::vector<std::pair<std::string, std::string>> cases{
       {"[limits]\nmax_connections = 0\n", "`max_connections` must be 8..="},
       {"[limits]\nmax_request_bytes = 10\n", "`max_request_bytes` must be 1024..="},
       // A reply may be 16 MiB: a smaller budget could never hold one.
       {"[limits]\nmax_reply_buffer_mib = 15\n", "`max_reply_buffer_mib` must be 16..="},
+      {"[limits]\naudit_unrelayed_per_minute = -1\n",
+       "`audit_unrelayed_per_minute` must be 0..=1000000"},
       {"[limits]\nmax_replies = 1\n", "max_replies"},
   };
   for (const auto& [text, expected] : cases) {
