@@ -103,7 +103,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
       : stream_(std::move(socket)),
         services_(services),
         place_(std::move(open)),
-        request_deadline_(stream_.get_executor()) {
+        request_deadline_(stream_.get_executor()),
+        lingering_deadline_(stream_.get_executor()) {
     beast::error_code error;
     const auto remote = stream_.socket().remote_endpoint(error);
     socket_address_ = error ? "unknown" : endpoint_text(remote);
@@ -375,14 +376,23 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Stops writing and discards what the client still sends, until it closes or the
   // lingering time is up: closing with unread bytes would make the kernel send a reset, and
   // the client would lose its refusal (docs/robustness.md). A client that closes gets it in
-  // order; one still sending at the end of the lingering time is cut with a reset.
+  // order; one still sending at the end of the lingering time is cut with a reset. The
+  // time is a timer of its own: the stream's expiry is missed by reads that complete at
+  // once, and a client that never stops sending always has bytes to read.
   void linger() {
     if (place_.park()) return close();  // a refused request: nothing to carry
     stage_ = Stage::kLingering;
     beast::error_code ignored;
     stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
     reset_on_close(stream_.socket(), true);
-    stream_.expires_after(services_.lingering_time);
+    stream_.expires_never();
+    lingering_deadline_.expires_after(services_.lingering_time);
+    lingering_deadline_.async_wait([weak = weak_from_this()](const beast::error_code& error) {
+      const auto self = weak.lock();
+      if (error || !self || self->stage_ != Stage::kLingering) return;
+      self->services_.metrics.connection_cut(kCutLingering);
+      self->close();
+    });
     discard();
   }
 
@@ -390,12 +400,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     buffer_.consume(buffer_.size());
     stream_.async_read_some(buffer_.prepare(kIdleReadBytes),
                             [self = shared_from_this()](beast::error_code error, std::size_t) {
+                              if (self->stage_ != Stage::kLingering) return;  // cut
                               if (!error) return self->discard();
-                              if (error == beast::error::timeout) {
-                                self->services_.metrics.connection_cut(kCutLingering);
-                              } else {
-                                reset_on_close(self->stream_.socket(), false);
-                              }
+                              reset_on_close(self->stream_.socket(), false);
                               self->close();
                             });
   }
@@ -404,6 +411,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     pending_ = false;
     stage_ = Stage::kDone;
     request_deadline_.cancel();
+    lingering_deadline_.cancel();
     if (events_) events_->stop();
     beast::error_code ignored;
     stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
@@ -493,6 +501,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   ConnectionPlace place_;
   Stage stage_ = Stage::kRequest;
   net::steady_timer request_deadline_;
+  net::steady_timer lingering_deadline_;
   bool request_timed_out_ = false;
   std::string socket_address_;
   beast::flat_buffer buffer_;
