@@ -1,6 +1,7 @@
 #include "harness/fake_computer.hpp"
 
 #include <strings.h>
+#include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -84,7 +85,9 @@ struct FakeComputer::Impl {
   beast::flat_buffer read_buffer;
   http::response<http::string_body> upgrade_response;
   Outbox<std::string> outbox;  // io thread only
-  bool closing = false;        // io thread only
+  // Messages queued for the switchboard and not yet written: read by the test's thread.
+  std::atomic<std::size_t> unwritten{0};
+  bool closing = false;  // io thread only
   int port = 0;
   FakeComputerOptions options;
   std::thread thread;
@@ -289,11 +292,14 @@ struct FakeComputer::Impl {
   }
 
   void send_text(std::string text) {
+    if (outbox.ended()) return;
+    ++unwritten;
     if (outbox.push(std::move(text))) write_front();
   }
 
   void write_front() {
     ws.async_write(net::buffer(outbox.front()), [this](beast::error_code error, std::size_t) {
+      --unwritten;
       if (outbox.written(!error)) write_front();
     });
   }
@@ -456,6 +462,10 @@ void FakeComputer::close(std::uint16_t code) {
 void FakeComputer::drop() {
   Impl* impl = impl_.get();
   net::post(impl->io, [impl] { impl->drop_now(); });
+}
+
+std::size_t FakeComputer::unwritten() const {
+  return impl_->unwritten;
 }
 
 int FakeComputer::local_port() const {

@@ -150,6 +150,9 @@ class FakeComputer {
   void close(std::uint16_t code);  // sends a close frame
   void drop();                     // drops TCP
   int local_port() const;          // of its connection to the switchboard
+  // Messages it has queued for the switchboard and not yet written: more than a few only
+  // while the switchboard does not read its socket.
+  std::size_t unwritten() const;
 
  private:
   struct Impl;

@@ -152,6 +152,23 @@ bool process_alive(pid_t pid) {
   return state != 0 && state != 'Z' && state != 'X';
 }
 
+std::string proc_status_field(pid_t pid, const std::string& field) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind(field + ":", 0) == 0) {
+      const auto value = line.find_first_not_of(" \t", field.size() + 1);
+      return value == std::string::npos ? "" : line.substr(value);
+    }
+  }
+  return "";
+}
+
+std::uint64_t memory_kib(pid_t pid, const std::string& field) {
+  const std::string value = proc_status_field(pid, field);  // "1234 kB"
+  return value.empty() ? 0 : std::stoull(value);
+}
+
 char process_state(pid_t pid) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
   std::string text;

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -66,6 +67,10 @@ bool process_alive(pid_t pid);
 // The state letter in /proc/<pid>/stat (R, S, T, Z, ...), or 0 when gone.
 char process_state(pid_t pid);
 pid_t parent_pid(pid_t pid);
+// One field of /proc/<pid>/status as written after its colon ("" when absent).
+std::string proc_status_field(pid_t pid, const std::string& field);
+// A memory field of /proc/<pid>/status (VmRSS, VmHWM, ...) in KiB, 0 when absent.
+std::uint64_t memory_kib(pid_t pid, const std::string& field);
 
 // Sets an environment variable for the processes started from now on (the supervisor
 // passes its environment to its workers), and restores it on destruction.

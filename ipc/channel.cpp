@@ -74,7 +74,7 @@ void Channel::close() {
 // audit line must not be lost because a frame to it failed first.
 void Channel::stop_writing() {
   write_stopped_ = true;
-  outbox_.clear();
+  clear_outbox();
   auto waiters = std::move(flush_waiters_);
   for (auto& waiter : waiters) boost::asio::post(frame_socket_.get_executor(), std::move(waiter));
 }
@@ -87,7 +87,7 @@ void Channel::fail() {
   descriptor_socket_.close(ignored);
   deferred_timer_.cancel();
   if (arriving_) std::exchange(arriving_, nullptr)->fail();
-  outbox_.clear();
+  clear_outbox();
   auto waiters = std::move(flush_waiters_);
   for (auto& waiter : drain_waiters_) waiters.push_back(std::move(waiter));
   drain_waiters_.clear();
@@ -341,7 +341,30 @@ void Channel::queue(Frame frame) {
   outgoing.header.type = static_cast<std::uint16_t>(frame.type);
   outgoing.header.has_fd = frame.fd.valid() ? 1 : 0;
   outgoing.frame = std::move(frame);
+  queued_bytes_ += outgoing.total();
   outbox_.push_back(std::move(outgoing));
+}
+
+void Channel::clear_outbox() {
+  outbox_.clear();
+  queued_bytes_ = 0;
+  release_room_waiters();
+}
+
+void Channel::when_queued_at_most(std::size_t bytes, std::function<void()> then) {
+  room_waiters_.push_back(RoomWaiter{bytes, std::move(then)});
+  release_room_waiters();
+}
+
+// Waiters whose bound the outbox is now within, and all of them once nothing more can be
+// written: they are posted, never run inside a send of their own producer's.
+void Channel::release_room_waiters() {
+  const bool ended = closed_ || write_stopped_;
+  std::erase_if(room_waiters_, [&](RoomWaiter& waiter) {
+    if (!ended && queued_bytes_ > waiter.at_most) return false;
+    boost::asio::post(frame_socket_.get_executor(), std::move(waiter.then));
+    return true;
+  });
 }
 
 // At most one wait at a time: under load a send() carries the deferred frames long before
@@ -386,6 +409,7 @@ void Channel::write_pending() {
       return wait_writable(descriptor_blocked ? descriptor_socket_ : frame_socket_);
     }
     mark_sent(static_cast<std::size_t>(sent));
+    if (!room_waiters_.empty()) release_room_waiters();
   }
   if (closed_) return;
   auto waiters = std::move(flush_waiters_);
@@ -471,6 +495,7 @@ long send_with_descriptors(int socket, std::span<const iovec> parts, std::span<c
 
 // Drops the frames that `sent` bytes completed and records progress into the next one.
 void Channel::mark_sent(std::size_t sent) {
+  queued_bytes_ -= sent;
   while (sent > 0) {
     Outgoing& front = outbox_.front();
     const std::size_t remaining = front.total() - front.sent;

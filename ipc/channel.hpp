@@ -75,6 +75,11 @@ class Channel : public std::enable_shared_from_this<Channel> {
   static constexpr std::chrono::milliseconds kDeferLimit{2};
   // Runs `then` once every frame queued so far has been written, or the channel is closed.
   void flush(std::function<void()> then);
+  // Bytes of frames queued and not yet written: what this end holds for its peer.
+  std::size_t queued_bytes() const { return queued_bytes_; }
+  // Runs `then` once queued_bytes() is at most `bytes` (at once if it is), or the channel
+  // is closed: a producer waits for room instead of queueing without bound.
+  void when_queued_at_most(std::size_t bytes, std::function<void()> then);
   void close();
   bool is_open() const { return !closed_; }
   // For a watch on a peer that takes too long over a frame: whether a frame is begun and
@@ -122,6 +127,8 @@ class Channel : public std::enable_shared_from_this<Channel> {
   long send_some(bool& descriptor_blocked);
   bool send_descriptor(Outgoing& outgoing);
   void mark_sent(std::size_t sent);
+  void release_room_waiters();
+  void clear_outbox();
   void fail();
   void violate(std::string violation);
   void stop_writing();
@@ -156,6 +163,12 @@ class Channel : public std::enable_shared_from_this<Channel> {
 
   // Writing state.
   std::deque<Outgoing> outbox_;
+  std::size_t queued_bytes_ = 0;  // of outbox_, less what was sent of its front
+  struct RoomWaiter {
+    std::size_t at_most;
+    std::function<void()> then;
+  };
+  std::vector<RoomWaiter> room_waiters_;
   bool write_scheduled_ = false;
   bool waiting_writable_ = false;
   boost::asio::steady_timer deferred_timer_;

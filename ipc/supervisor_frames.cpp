@@ -32,11 +32,12 @@ SupervisorFrame decode_configure(const Frame& frame) {
   const auto ping_interval = duration(in.number());
   const auto heartbeat = duration(in.number());
   const auto drain = duration(in.number());
+  const std::uint64_t max_buffer_bytes = in.number();
   if (!in.complete() || !framed_as(frame, false, false) || !max_inflight || !sole_client ||
       !handshake || !ping_interval || !heartbeat || !drain)
     return malformed(frame.type);
   return Configure{std::string(computer), *max_inflight, *sole_client, *handshake,
-                   *ping_interval,        *heartbeat,    *drain};
+                   *ping_interval,        *heartbeat,    *drain,       max_buffer_bytes};
 }
 
 SupervisorFrame decode_attach(Frame&& frame) {
@@ -105,6 +106,7 @@ Frame encode(const Configure& configure) {
                            .number(duration_number(configure.ping_interval))
                            .number(duration_number(configure.heartbeat))
                            .number(duration_number(configure.drain))
+                           .number(configure.max_buffer_bytes)
                            .take()};
 }
 

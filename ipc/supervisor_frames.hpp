@@ -29,6 +29,9 @@ struct Configure {
   std::chrono::milliseconds ping_interval{0};
   std::chrono::milliseconds heartbeat{0};
   std::chrono::milliseconds drain{0};
+  // Bytes of frames the worker may hold for the supervisor before it stops reading its
+  // computer ([limits] max_worker_buffer_mib).
+  std::uint64_t max_buffer_bytes = 0;
 };
 
 // A computer's socket after its secret was checked, with what the supervisor read past the

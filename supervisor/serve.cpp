@@ -15,6 +15,7 @@
 #include <stdexcept>
 
 #include "base/asio_names.hpp"
+#include "base/large_buffers.hpp"
 #include "shared/log.hpp"
 #include "shared/service_notify.hpp"
 #include "shared/timings.hpp"
@@ -201,6 +202,7 @@ class Supervisor {
       relay_task_status(state_.services, computer, std::move(body));
     });
     workers_.set_drain(std::chrono::seconds(config.timeouts.drain_secs));
+    workers_.set_worker_buffer(config.limits.max_worker_buffer_bytes);
     workers_.start(config.computers, [this] { notifier_.ready(); });
     take_up_switch();
     std::vector<std::string> names;
@@ -361,6 +363,7 @@ class Supervisor {
     warn_about_restart_only_changes(*state_.config, *next);
     // Computers first: a daemon presenting a newly added secret must never meet 4003.
     workers_.set_drain(std::chrono::seconds(next->timeouts.drain_secs));
+    workers_.set_worker_buffer(next->limits.max_worker_buffer_bytes);
     workers_.apply(next->computers);
     state_.clients = std::make_shared<ClientTable>(next->clients);
     state_.config = next;
@@ -433,6 +436,7 @@ ServeProgram serve_program(const std::string& config_path, std::vector<std::stri
 int run_serve(const std::string& config_path, std::string_view home,
               std::vector<std::string> argv) {
   std::signal(SIGPIPE, SIG_IGN);
+  base::return_large_buffers();
   // First of all: nothing may open a descriptor where a handed-over one waits.
   Inherited inherited = take_inherited();
   const ServeProgram program = serve_program(config_path, std::move(argv));

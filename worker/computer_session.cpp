@@ -16,6 +16,8 @@ namespace {
 using namespace std::chrono_literals;
 
 constexpr int kSilentTicksBeforeDrop = 3;
+// A read buffer larger than this after a message is given back (a large reply was read).
+constexpr std::size_t kKeptReadBufferBytes = 1024 * 1024;
 constexpr std::size_t kOutboxLimit = 64;
 constexpr auto kCloseFlushGrace = 2s;
 constexpr std::string_view kHandshakeCaller = "openab-sb/handshake";
@@ -124,6 +126,7 @@ void Session::begin_close(std::uint16_t code, bool send_frame) {
   outbox_.clear();
   tick_timer_.cancel();
   hooks_.status_changed();
+  resume_reading();  // the read loop is what ends the session
   if (!upgraded || !send_frame) return drop_connection();
   // The close frame goes out ahead of anything still queued; a write already on the wire
   // finishes first, which Beast orders for us.
@@ -206,7 +209,21 @@ void Session::on_read(beast::error_code error) {
   const auto data = read_buffer_.cdata();
   handle_message(std::string_view(static_cast<const char*>(data.data()), data.size()));
   read_buffer_.consume(read_buffer_.size());
-  if (phase_ != Phase::kEnded) read_next();
+  // A large message's room goes back to the system rather than staying with the session.
+  if (read_buffer_.capacity() > kKeptReadBufferBytes) read_buffer_.shrink_to_fit();
+  if (phase_ == Phase::kEnded) return;
+  if (!hooks_.has_room || hooks_.has_room([weak = weak_from_this()] {
+        if (const auto self = weak.lock()) self->resume_reading();
+      }))
+    return read_next();
+  reading_paused_ = true;
+}
+
+// Room again, or the session must go on reading to end: to close, or to stop at the
+// boundary a switch parks it at.
+void Session::resume_reading() {
+  if (!std::exchange(reading_paused_, false)) return;
+  if (phase_ != Phase::kEnded && phase_ != Phase::kParked) read_next();
 }
 
 void Session::send_handshake() {
@@ -288,6 +305,8 @@ void Session::schedule_tick() {
 
 void Session::on_tick() {
   if (!live()) return;
+  // Not reading, the session cannot hear the computer: its silence is the supervisor's.
+  if (reading_paused_) silent_ticks_ = 0;
   if (++silent_ticks_ >= kSilentTicksBeforeDrop) {
     log_info("computer silent past the ping budget", {{"peer", settings_.peer}});
     return close(close_code::kSilent);

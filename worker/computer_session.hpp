@@ -54,6 +54,11 @@ struct SessionHooks {
   // A message from the computer for the caller of `call_id`.
   std::function<void(std::uint64_t call_id, const ipc::MessageMeta&, std::string body)> message;
   std::function<void(ipc::SessionEvent event)> audit;
+  // Whether what the worker holds for the supervisor is within its budget ([limits]
+  // max_worker_buffer_mib). When it is not, the session reads its computer no further and
+  // `room` runs once it is: the computer is read no faster than the supervisor takes
+  // replies (docs/robustness.md, "Memory").
+  std::function<bool(std::function<void()> room)> has_room;
   std::function<void()> status_changed;
   std::function<void()> message_dropped;  // a message from the computer no caller could take
   std::function<void()> ended;            // once, after cleanup and the vm_detach line

@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/large_buffers.hpp"
 #include "shared/log.hpp"
 #include "worker/sandbox.hpp"
 #include "worker/worker_app.hpp"
@@ -27,6 +28,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::signal(SIGPIPE, SIG_IGN);
+  sb::base::return_large_buffers();
   try {
     boost::asio::io_context io;
     sb::worker::WorkerApp app(

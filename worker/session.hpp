@@ -97,6 +97,7 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
 
   void read_next();
   void on_read(beast::error_code error);
+  void resume_reading();
   void handle_message(std::string_view text);
   void refuse_frame();
   void drop_stray_reply();
@@ -148,6 +149,7 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
   Phase phase_ = Phase::kUpgrading;
   PendingCalls pending_;
   beast::flat_buffer read_buffer_;
+  bool reading_paused_ = false;  // the worker held too much for the supervisor (has_room)
   std::deque<Outgoing> outbox_;
   bool writing_ = false;
   net::steady_timer tick_timer_;

@@ -11,6 +11,7 @@ namespace sb::worker {
 void Session::park(std::chrono::milliseconds drain, std::function<void(ipc::ResumeRecord)> parked) {
   if (!live() || on_parked_) return;  // a session already closing ends on its own
   on_parked_ = std::move(parked);
+  resume_reading();      // to the boundary, where the socket stops the reader
   tick_timer_.cancel();  // no more pings: one could be under way at the boundary
   park_timer_.expires_after(drain);
   park_timer_.async_wait([weak = weak_from_this()](beast::error_code error) {

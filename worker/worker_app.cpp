@@ -69,6 +69,7 @@ void WorkerApp::on(ipc::Configure&& configure) {
   timings_.ping_interval = configure.ping_interval;
   timings_.heartbeat = configure.heartbeat;
   drain_ = configure.drain;
+  max_buffer_bytes_ = configure.max_buffer_bytes;
   if (current_) current_->reconfigure(computer_, sole_client_);
 }
 
@@ -90,6 +91,12 @@ SessionHooks WorkerApp::hooks_for(std::shared_ptr<const ComputerSession*> sessio
       .message = [this](std::uint64_t call_id, const ipc::MessageMeta& meta,
                         std::string body) { send_message(call_id, meta, std::move(body)); },
       .audit = [this](ipc::SessionEvent event) { audit(event); },
+      .has_room =
+          [this](std::function<void()> room) {
+            if (channel_->queued_bytes() <= max_buffer_bytes_) return true;
+            channel_->when_queued_at_most(max_buffer_bytes_, std::move(room));
+            return false;
+          },
       .status_changed = [this] { publish(); },
       .message_dropped =
           [this] {

@@ -67,7 +67,8 @@ class WorkerApp {
   std::string computer_;
   int next_max_inflight_ = 8;
   Timings timings_;
-  std::chrono::milliseconds drain_{0};  // to park the session when the supervisor is gone
+  std::chrono::milliseconds drain_{0};            // to park the session when the supervisor is gone
+  std::uint64_t max_buffer_bytes_ = 64ull << 20;  // held for the supervisor, at most
   bool sole_client_ = false;
   std::shared_ptr<ComputerSession> current_;
   int open_sessions_ = 0;

@@ -83,6 +83,7 @@ struct Limits {
   int max_connections = 4096;                           // HTTP connections open at once
   std::uint64_t max_request_bytes = 1024 * 1024;        // one request's body
   std::uint64_t max_reply_buffer_bytes = 512ull << 20;  // replies held for callers, in all
+  std::uint64_t max_worker_buffer_bytes = 64ull << 20;  // what one worker holds for it
   int audit_unrelayed_per_minute = 20;  // call lines per caller and computer it did not relay
 };
 

@@ -52,6 +52,7 @@ struct RawLimits {
   std::optional<std::int64_t> max_connections;
   std::optional<std::int64_t> max_request_bytes;
   std::optional<std::int64_t> max_reply_buffer_mib;
+  std::optional<std::int64_t> max_worker_buffer_mib;
   std::optional<std::int64_t> audit_unrelayed_per_minute;
 };
 

@@ -111,6 +111,12 @@ Limits build_limits(const RawLimits& raw) {
                                    static_cast<std::int64_t>(defaults.max_reply_buffer_bytes >> 20),
                                    "max_reply_buffer_mib", 16, 1 << 20))
                                << 20;
+  out.max_worker_buffer_bytes =
+      static_cast<std::uint64_t>(
+          checked_limit(raw.max_worker_buffer_mib,
+                        static_cast<std::int64_t>(defaults.max_worker_buffer_bytes >> 20),
+                        "max_worker_buffer_mib", 1, 1 << 20))
+      << 20;
   out.audit_unrelayed_per_minute = static_cast<int>(
       checked_limit(raw.audit_unrelayed_per_minute, defaults.audit_unrelayed_per_minute,
                     "audit_unrelayed_per_minute", 0, 1'000'000));

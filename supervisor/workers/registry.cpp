@@ -250,7 +250,8 @@ void WorkerRegistry::configure(WorkerRecord& worker) {
                                                   .handshake = timings_.handshake,
                                                   .ping_interval = timings_.ping_interval,
                                                   .heartbeat = timings_.heartbeat,
-                                                  .drain = drain_}));
+                                                  .drain = drain_,
+                                                  .max_buffer_bytes = worker_buffer_bytes_}));
 }
 
 void WorkerRegistry::on_frame(const std::shared_ptr<WorkerRecord>& worker, ipc::Frame&& frame) {

@@ -157,6 +157,9 @@ class WorkerRegistry {
   // How long a worker may take to park its session ([timeouts] drain_secs), from the next
   // configure of each worker on (start, reload).
   void set_drain(std::chrono::milliseconds drain) { drain_ = drain; }
+  // What a worker may hold for the supervisor before it stops reading its computer
+  // ([limits] max_worker_buffer_mib), from the next configure of each worker on.
+  void set_worker_buffer(std::uint64_t bytes) { worker_buffer_bytes_ = bytes; }
   // A reload: diff by verifier (docs/configuration.md, "Reload"). Writes computer_renamed
   // and vm_revoked lines.
   void apply(const std::vector<config::Computer>& computers);
@@ -268,6 +271,7 @@ class WorkerRegistry {
   TaskStatusHandler task_status_;
   bool shutting_down_ = false;
   std::chrono::milliseconds drain_{10'000};
+  std::uint64_t worker_buffer_bytes_ = 64ull << 20;
   // Switching: parking (park()), and what is owed to whoever asked.
   bool parking_ = false;
   std::function<void(ParkedWorkers)> parked_done_;

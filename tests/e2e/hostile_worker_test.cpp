@@ -33,18 +33,6 @@ void install_program(const fs::path& from, const fs::path& to) {
   if (error) fs::copy_file(from, to);
 }
 
-std::string proc_status_field(pid_t pid, const std::string& field) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind(field + ":", 0) == 0) {
-      const auto value = line.find_first_not_of(" \t", field.size() + 1);
-      return value == std::string::npos ? "" : line.substr(value);
-    }
-  }
-  return "";
-}
-
 // `switchboard` (linked or copied) in a directory of its own, beside whatever worker
 // program the test puts there: the supervisor runs the `switchboard-worker` beside itself.
 class OwnBinDir : public ::testing::Test {

@@ -334,6 +334,56 @@ TEST_F(Limits, UnreadRepliesStayWithinTheBudgetAndAreCutAtTheWriteDeadline) {
   EXPECT_LT(unread.read_to_end().size(), large.size()) << "the unread reply was not cut";
 }
 
+// A worker holds at most [limits] max_worker_buffer_mib (and the message it is reading) for
+// a supervisor slower than its computer: past it, it reads the computer no further until
+// the supervisor has taken some (docs/robustness.md, "Memory"). Here the supervisor is
+// stopped while the computer answers 16 calls of 8 MiB each, 128 MiB in all; the budget
+// is 16 MiB. Once every reply has gone, the worker gives the memory back.
+TEST_F(Limits, AWorkerHoldsNoMoreThanItsBudgetForASupervisorThatDoesNotRead) {
+  constexpr int kCalls = 16;
+  const std::string large(8 * 1024 * 1024, 'x');
+  SwitchboardProcess sb(ConfigBuilder()
+                            .computer("alpha", alpha_, kCalls)
+                            .client("owner", owner_, R"({ "*" = ["*"] })", "alpha", kCalls)
+                            .block("[limits]\nmax_worker_buffer_mib = 16\n"));
+  auto alpha = attach_alpha(sb);
+  ASSERT_TRUE(alpha);
+  const pid_t worker = sb.worker("alpha")["pid"].get<pid_t>();
+  std::vector<std::unique_ptr<RawSocket>> callers;
+  for (int i = 0; i < kCalls; ++i) {
+    const std::string body = tool_call(i, "echo", json{{"mode", "hold"}}).dump();
+    callers.push_back(std::make_unique<RawSocket>(sb.port()));
+    ASSERT_TRUE(callers.back()->send_all(
+        post_head("/mcp/alpha", body.size(), "Connection: close\r\n") + body));
+  }
+  ASSERT_TRUE(alpha->wait_for_calls(kCalls));
+  const std::uint64_t resting_kib = memory_kib(worker, "VmRSS");
+
+  sb.send_signal(SIGSTOP);
+  for (const json& call : alpha->calls()) {
+    alpha->answer(
+        call.at("id").get<std::uint64_t>(),
+        json{{"result", {{"content", json::array({{{"type", "text"}, {"text", large}}})}}}});
+  }
+  // Without the budget the worker takes all 128 MiB within this time; with it, most of the
+  // replies stay with the computer until the supervisor reads again.
+  EXPECT_FALSE(eventually([&] { return alpha->unwritten() == 0; }, 5s))
+      << "the worker read every reply while the supervisor read none";
+  sb.send_signal(SIGCONT);
+
+  for (auto& caller : callers) {
+    const std::string answer = caller->read_to_end();
+    EXPECT_EQ(final_status(answer), 200);
+    EXPECT_GT(answer.size(), large.size());
+  }
+  // The budget, the message being read, the one being written, and room for the rest.
+  const std::uint64_t peak_kib = memory_kib(worker, "VmHWM");
+  EXPECT_LT(peak_kib, resting_kib + (16 + 2 * 8 + 16) * 1024) << "peak " << peak_kib;
+  EXPECT_TRUE(eventually([&] { return memory_kib(worker, "VmRSS") < resting_kib + 16 * 1024; }))
+      << "at rest " << memory_kib(worker, "VmRSS") << " KiB, before " << resting_kib;
+  EXPECT_FALSE(alpha->closed());
+}
+
 // max_inflight bounds replies held for callers too: a call's place is taken until its
 // reply has been written, however slowly its caller reads.
 TEST_F(Limits, AReplyKeepsItsCallsPlaceUntilItHasLeftTheSupervisor) {

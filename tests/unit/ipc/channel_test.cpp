@@ -100,6 +100,50 @@ TEST(Channel, ADeferredFrameLeavesAloneAndWithAFlush) {
   EXPECT_EQ(received, (std::vector<std::uint64_t>{5, 6}));
 }
 
+// A producer waits for room: queued_bytes() counts what the peer has not taken yet, and
+// when_queued_at_most runs once it has taken enough, or at once when there is room.
+TEST(Channel, AWaitForRoomEndsWhenThePeerHasTakenEnough) {
+  boost::asio::io_context io;
+  auto [sender, receiver] = make_channel();
+  auto left = std::make_shared<Channel>(io, std::move(sender));
+  auto right = std::make_shared<Channel>(io, std::move(receiver));
+  left->start([](Frame&&) {}, [](const std::string&) {});
+  constexpr std::size_t kBody = 4 * 1024 * 1024;
+  for (std::uint64_t id = 1; id <= 4; ++id) {
+    left->send(Frame{.type = FrameType::kReply, .call_id = id, .body = std::string(kBody, 'x')});
+  }
+  EXPECT_GT(left->queued_bytes(), 3 * kBody) << "more than a socket buffer went at once";
+  bool room = false;
+  left->when_queued_at_most(kBody, [&] { room = true; });
+  io.run_for(50ms);  // the peer reads nothing: no room can come
+  io.restart();
+  EXPECT_FALSE(room);
+
+  std::size_t received = 0;
+  right->start([&](Frame&&) { ++received; }, [](const std::string&) {});
+  run_until(io, [&] { return room; });
+  EXPECT_LE(left->queued_bytes(), kBody);
+  run_until(io, [&] { return received == 4; });
+  EXPECT_EQ(left->queued_bytes(), 0u);
+  bool at_once = false;
+  left->when_queued_at_most(0, [&] { at_once = true; });
+  run_until(io, [&] { return at_once; });
+}
+
+// A closed channel frees its waiters: nothing more will leave.
+TEST(Channel, ClosingEndsAWaitForRoom) {
+  boost::asio::io_context io;
+  auto [sender, receiver] = make_channel();
+  auto left = std::make_shared<Channel>(io, std::move(sender));
+  left->start([](Frame&&) {}, [](const std::string&) {});
+  left->send(Frame{.type = FrameType::kReply, .call_id = 1, .body = std::string(8 << 20, 'x')});
+  bool released = false;
+  left->when_queued_at_most(0, [&] { released = true; });
+  left->close();
+  run_until(io, [&] { return released; });
+  EXPECT_EQ(left->queued_bytes(), 0u);
+}
+
 // Closing with a deferred frame queued drops it with the rest of the queue.
 TEST(Channel, ClosingDropsADeferredFrame) {
   boost::asio::io_context io;

@@ -38,7 +38,8 @@ TEST(SupervisorFrames, ConfigureRoundTrips) {
                             .handshake = 1500ms,
                             .ping_interval = 20s,
                             .heartbeat = 1s,
-                            .drain = 10s};
+                            .drain = 10s,
+                            .max_buffer_bytes = 64ull << 20};
   const auto back = decoded_as<Configure>(encode(configure));
   EXPECT_EQ(back.computer, "mac mini");
   EXPECT_EQ(back.max_inflight, 8);
@@ -47,6 +48,7 @@ TEST(SupervisorFrames, ConfigureRoundTrips) {
   EXPECT_EQ(back.ping_interval, 20s);
   EXPECT_EQ(back.heartbeat, 1s);
   EXPECT_EQ(back.drain, 10s);
+  EXPECT_EQ(back.max_buffer_bytes, 64ull << 20);
 }
 
 TEST(SupervisorFrames, AMetaShortOrLongByAByteIsMalformed) {

@@ -180,6 +180,7 @@ TEST(ConfigLimits, DefaultsBoundConnectionsRequestsAndHeldReplies) {
   EXPECT_EQ(config.limits.max_connections, 4096);
   EXPECT_EQ(config.limits.max_request_bytes, 1024u * 1024);
   EXPECT_EQ(config.limits.max_reply_buffer_bytes, 512ull << 20);
+  EXPECT_EQ(config.limits.max_worker_buffer_bytes, 64ull << 20);
   EXPECT_EQ(config.limits.audit_unrelayed_per_minute, 20);
   EXPECT_TRUE(config.trust_peer_headers);
 }
@@ -187,11 +188,13 @@ TEST(ConfigLimits, DefaultsBoundConnectionsRequestsAndHeldReplies) {
 TEST(ConfigLimits, ValuesAreTakenAndOutOfRangeOnesRefused) {
   const Config config = parse(
       "trust_peer_headers = false\n[limits]\nmax_connections = 100\nmax_request_bytes = "
-      "4096\nmax_reply_buffer_mib = 64\naudit_unrelayed_per_minute = 0\n" +
+      "4096\nmax_reply_buffer_mib = 64\nmax_worker_buffer_mib = 3\naudit_unrelayed_per_minute = "
+      "0\n" +
       kMacmini + kOwner);
   EXPECT_EQ(config.limits.max_connections, 100);
   EXPECT_EQ(config.limits.max_request_bytes, 4096u);
   EXPECT_EQ(config.limits.max_reply_buffer_bytes, 64ull << 20);
+  EXPECT_EQ(config.limits.max_worker_buffer_bytes, 3ull << 20);
   EXPECT_EQ(config.limits.audit_unrelayed_per_minute, 0);
   EXPECT_FALSE(config.trust_peer_headers);
   const std::vector<std::pair<std::string, std::string>> cases{
@@ -199,6 +202,7 @@ TEST(ConfigLimits, ValuesAreTakenAndOutOfRangeOnesRefused) {
       {"[limits]\nmax_request_bytes = 10\n", "`max_request_bytes` must be 1024..="},
       // A reply may be 16 MiB: a smaller budget could never hold one.
       {"[limits]\nmax_reply_buffer_mib = 15\n", "`max_reply_buffer_mib` must be 16..="},
+      {"[limits]\nmax_worker_buffer_mib = 0\n", "`max_worker_buffer_mib` must be 1..=1048576"},
       {"[limits]\naudit_unrelayed_per_minute = -1\n",
        "`audit_unrelayed_per_minute` must be 0..=1000000"},
       {"[limits]\nmax_replies = 1\n", "max_replies"},
