@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "harness/exposition.hpp"
+#include "harness/kernel_sockets.hpp"
 #include "harness/raw_socket.hpp"
 #include "tests/e2e/e2e_helpers.hpp"
 
@@ -46,27 +47,6 @@ FakeComputerOptions answering_echo_with(const std::string& text) {
     return CallAction::result(json{{"content", json::array({{{"type", "text"}, {"text", text}}})}});
   };
   return options;
-}
-
-// Connections to `port` the server has closed while the kernel still holds bytes of theirs
-// to send (/proc/net/tcp*: FIN_WAIT1, CLOSING or LAST_ACK with a send queue): orphans.
-std::size_t orphans_holding_bytes(int port) {
-  std::size_t orphans = 0;
-  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
-    std::ifstream file(table);
-    std::string line;
-    std::getline(file, line);  // the column names
-    while (std::getline(file, line)) {
-      std::istringstream fields(line);
-      std::string slot, local, remote, state, queues;
-      fields >> slot >> local >> remote >> state >> queues;
-      const int local_port = std::stoi(local.substr(local.rfind(':') + 1), nullptr, 16);
-      const auto unsent = std::stoul(queues.substr(0, queues.find(':')), nullptr, 16);
-      const bool closed = state == "04" || state == "0B" || state == "09";
-      if (local_port == port && closed && unsent > 0) ++orphans;
-    }
-  }
-  return orphans;
 }
 
 double connections_cut(int metrics_port, const std::string& cause) {
@@ -153,7 +133,7 @@ TEST_F(Limits, AConnectionCutAtTheWriteDeadlineLeavesNoOrphanInTheKernel) {
   ASSERT_TRUE(unread.send_all(post_head("/mcp/alpha", body.size()) + body));
   EXPECT_TRUE(
       eventually([&] { return connections_cut(metrics_port, "write_deadline") == 1; }, 30s));
-  EXPECT_EQ(orphans_holding_bytes(sb.port()), 0u);
+  EXPECT_EQ(orphans_holding_bytes(sb.port()).sockets, 0u);
   EXPECT_EQ(connections_cut(metrics_port, "lingering"), 0);
 }
 
