@@ -60,7 +60,11 @@ struct HttpUpstream::State : std::enable_shared_from_this<State> {
   net::io_context& io;
   const DialTarget endpoint;
   const std::string name;
-  LogThrottle junk_messages;  // logged at most once a minute, with a count
+  // Each logged at most once a minute, with a count: the server, or the callers through
+  // it, can make them repeat at will.
+  LogThrottle junk_messages;
+  LogThrottle oversized_events;
+  LogThrottle unreachable;
   std::deque<std::string> inbox;
   net::steady_timer inbox_signal;  // wakes the reader
   net::steady_timer space_signal;  // wakes the streams waiting for room in the inbox
@@ -173,8 +177,10 @@ struct HttpUpstream::State : std::enable_shared_from_this<State> {
       }
       body.erase(0, taken);
       if (body.size() > kMaxMessageBytes) {
-        log_warn("the MCP server sent an event over 16 MiB; dropping its stream",
-                 {{"computer", name}});
+        if (const auto count = oversized_events.due()) {
+          log_warn("the MCP server sent an event over 16 MiB; dropping its stream",
+                   {{"computer", name}, {"count", std::to_string(*count)}});
+        }
         co_return;
       }
       if (response.is_done() || ended) co_return;
@@ -297,8 +303,12 @@ net::awaitable<bool> HttpUpstream::write(std::string_view message) {
     // an error (4005), and a server that comes back without this session says 404.
     state->open.erase(stream.get());
     if (state->ended) co_return false;
-    log_warn("the MCP server cannot be reached",
-             {{"computer", state->name}, {"upstream", state->url()}, {"error", error.message()}});
+    if (const auto count = state->unreachable.due()) {
+      log_warn("the MCP server cannot be reached", {{"computer", state->name},
+                                                    {"upstream", state->url()},
+                                                    {"error", error.message()},
+                                                    {"count", std::to_string(*count)}});
+    }
     co_await state->answer_failed(id, "the MCP server cannot be reached: " + error.message());
     co_return true;
   }

@@ -24,6 +24,8 @@ namespace {
 using namespace sb::asio_names;
 
 constexpr std::size_t kStderrLineBytes = 4096;  // longer stderr lines are cut in the log
+// Lines of the server's stderr logged a minute; the rest are counted (docs/connect.md).
+constexpr std::uint64_t kStderrLinesPerMinute = 1000;
 
 // `name` as execvp would find it: as given when it holds a slash, else the first
 // executable file of that name in $PATH. Empty when there is none.
@@ -152,6 +154,7 @@ net::awaitable<std::optional<std::string>> StdioServer::read() {
 }
 
 net::awaitable<void> StdioServer::forward_stderr() {
+  LogAllowance allowance(kStderrLinesPerMinute);
   std::string pending;
   char chunk[4096];
   for (;;) {
@@ -160,14 +163,31 @@ net::awaitable<void> StdioServer::forward_stderr() {
     pending.append(chunk, got);
     for (auto newline = pending.find('\n'); newline != std::string::npos;
          newline = pending.find('\n')) {
-      log_info("server: " + pending.substr(0, std::min(newline, kStderrLineBytes)),
-               {{"computer", name_}});
+      log_stderr_line(allowance, std::string_view(pending).substr(0, newline));
       pending.erase(0, newline + 1);
     }
     if (pending.size() > kStderrLineBytes) {
-      log_info("server: " + pending.substr(0, kStderrLineBytes), {{"computer", name_}});
+      log_stderr_line(allowance, pending);
       pending.clear();
     }
+  }
+}
+
+// A chatty server is heard, a flooding one does not bury the rest of the journal.
+void StdioServer::log_stderr_line(LogAllowance& allowance, std::string_view line) const {
+  const auto verdict = allowance.take();
+  if (verdict.withheld_before > 0) {
+    log_warn("the MCP server's stderr lines past the allowance were not logged",
+             {{"computer", name_}, {"count", std::to_string(verdict.withheld_before)}});
+  }
+  if (verdict.first_withheld) {
+    log_warn(
+        "the MCP server writes over 1000 stderr lines a minute; the rest of this minute "
+        "is counted, not logged",
+        {{"computer", name_}});
+  }
+  if (verdict.write) {
+    log_info("server: " + std::string(line.substr(0, kStderrLineBytes)), {{"computer", name_}});
   }
 }
 

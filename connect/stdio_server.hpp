@@ -46,6 +46,7 @@ class StdioServer : public McpServer {
 
  private:
   boost::asio::awaitable<void> forward_stderr();
+  void log_stderr_line(LogAllowance& allowance, std::string_view line) const;
   void on_exit(int wait_status);
 
   boost::asio::io_context& io_;

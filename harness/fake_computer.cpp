@@ -219,7 +219,8 @@ struct FakeComputer::Impl {
     }
     if (name == "tools/list") {
       if (options.hold_tools_list) return;
-      send_reply(*id, json{{"result", {{"tools", options.tools}}}});
+      send_reply(*id,
+                 options.tools_list_reply.value_or(json{{"result", {{"tools", options.tools}}}}));
       return;
     }
     if (name == "tools/call") {

@@ -80,6 +80,8 @@ struct FakeComputerOptions {
   CallHandler on_call = scripted_by_arguments;
   std::vector<std::pair<std::string, std::string>> headers;  // extra upgrade headers
   bool hold_tools_list = false;  // never answer tools/list (answer() still can)
+  // The reply (an object with "result" or "error") to tools/list instead of `tools`.
+  std::optional<nlohmann::json> tools_list_reply;
   // The reply (an object with "result" or "error") to requests of other methods, by method;
   // a method not listed is answered -32601.
   std::map<std::string, nlohmann::json> replies;

@@ -48,4 +48,21 @@ std::optional<std::uint64_t> LogThrottle::due() {
   return std::exchange(count_, 0);
 }
 
+LogAllowance::Verdict LogAllowance::take() {
+  Verdict verdict;
+  const auto now = std::chrono::steady_clock::now();
+  if (!interval_start_ || now - *interval_start_ >= interval_) {
+    interval_start_ = now;
+    verdict.withheld_before = std::exchange(withheld_, 0);
+    written_ = 0;
+  }
+  if (written_ < lines_) {
+    ++written_;
+    verdict.write = true;
+  } else {
+    verdict.first_withheld = ++withheld_ == 1;
+  }
+  return verdict;
+}
+
 }  // namespace sb

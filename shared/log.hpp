@@ -44,6 +44,28 @@ class LogThrottle {
   std::uint64_t count_ = 0;
 };
 
+// Lets through at most `lines` per interval of what a peer writes that is worth reading (a
+// server's stderr) and counts the rest, so that a chatty peer cannot flood the log either.
+class LogAllowance {
+ public:
+  explicit LogAllowance(std::uint64_t lines,
+                        std::chrono::steady_clock::duration interval = std::chrono::minutes(1))
+      : lines_(lines), interval_(interval) {}
+  struct Verdict {
+    bool write = false;                 // this line is within the allowance
+    bool first_withheld = false;        // this line is the first of its interval held back
+    std::uint64_t withheld_before = 0;  // held back in the interval that ended just now
+  };
+  Verdict take();
+
+ private:
+  std::uint64_t lines_;
+  std::chrono::steady_clock::duration interval_;
+  std::optional<std::chrono::steady_clock::time_point> interval_start_;
+  std::uint64_t written_ = 0;
+  std::uint64_t withheld_ = 0;
+};
+
 // UTC RFC 3339 with milliseconds, e.g. 2026-10-03T09:15:02.123Z.
 std::string utc_timestamp_now();
 

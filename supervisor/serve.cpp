@@ -154,9 +154,10 @@ class Supervisor {
         audit_(io_, config->audit_path, timings.audit_window),
         workers_(io_, worker_binary(), audit_, timings, notifier_),
         replies_(config->limits.max_reply_buffer_bytes),
-        state_{.config = config,
-               .clients = std::make_shared<ClientTable>(config->clients),
-               .services = {workers_, audit_, calls_, tasks_, replies_, metrics_}},
+        state_{
+            .config = config,
+            .clients = std::make_shared<ClientTable>(config->clients),
+            .services = {workers_, audit_, calls_, tasks_, replies_, metrics_, tools_list_errors_}},
         http_services_(http_services(state_, timings)),
         http_(io_, config->listen_ip, config->listen_port, http_services_,
               inherited_.take("listen-http")),
@@ -404,6 +405,7 @@ class Supervisor {
   CallBook calls_;
   TaskBook tasks_;
   ReplyBudget replies_;
+  LogThrottle tools_list_errors_;
   SupervisorState state_;
   HttpServices http_services_;
   HttpServer http_;

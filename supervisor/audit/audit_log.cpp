@@ -116,7 +116,9 @@ void AuditLog::write_call(const CallRecord& record) {
 void AuditLog::write_from_worker(std::string_view line) {
   const auto parsed = nlohmann::json::parse(line, nullptr, false);
   if (!parsed.is_object() || !parsed.contains("event")) {
-    log_warn("dropped a malformed audit line from a worker");
+    if (const auto count = malformed_from_workers_.due()) {
+      log_warn("dropped a malformed audit line from a worker", {{"count", std::to_string(*count)}});
+    }
     return;
   }
   write_line(parsed.dump());

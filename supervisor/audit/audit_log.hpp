@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 
+#include "shared/log.hpp"
 #include "shared/timings.hpp"
 
 namespace sb::supervisor {
@@ -88,6 +89,7 @@ class AuditLog {
   int auth_suppressed_ = 0;
   int unrelayed_cap_ = 20;
   std::map<CallerAndComputer, UnrelayedLines> unrelayed_;
+  LogThrottle malformed_from_workers_;  // a worker is less trusted: it may send them at will
 };
 
 }  // namespace sb::supervisor

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "ipc/arriving_body.hpp"
+#include "shared/log.hpp"
 #include "supervisor/bounds/reply_budget.hpp"
 #include "supervisor/config/config.hpp"
 #include "supervisor/switching/switch_state.hpp"
@@ -49,6 +50,9 @@ struct McpServices {
   TaskBook& tasks;
   ReplyBudget& replies;
   Metrics& metrics;
+  // A computer that answers tools/list with an error is told of at most once a minute:
+  // its callers may list as often as they like.
+  LogThrottle& tools_list_errors;
 };
 
 // The JSON text of a reply: `head` followed by `body`. A computer's reply arrives as one

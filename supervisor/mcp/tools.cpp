@@ -136,10 +136,12 @@ Abandon tools_list(const Exchange& exchange) {
                       .timeout = std::chrono::seconds(exchange.config().timeouts.control_secs),
                       .method = "tools/list",
                       .params_json = exchange.params_text()};
-  return forward(exchange, std::move(request),
-                 [id = exchange.id, context = exchange.context()](CallResult result) {
-                   return ReplyText{.body = dump(filter_tool_list(id, context, result))};
-                 });
+  return forward(
+      exchange, std::move(request),
+      [id = exchange.id, context = exchange.context(),
+       &errors_logged = exchange.services().tools_list_errors](CallResult result) {
+        return ReplyText{.body = dump(filter_tool_list(id, context, result, errors_logged))};
+      });
 }
 
 Abandon tools_call(const Exchange& exchange) {
@@ -178,7 +180,8 @@ Abandon scanned_tools_call(const Exchange& exchange, const ScannedToolCall& call
                                            .task = false});
 }
 
-json filter_tool_list(const json& id, const CallerContext& context, const CallResult& result) {
+json filter_tool_list(const json& id, const CallerContext& context, const CallResult& result,
+                      LogThrottle& errors_logged) {
   const json status_only = jsonrpc::result_response(
       id, json{{"tools", json::array({status_tool_definition(context.computer)})}});
   switch (result.status) {
@@ -194,8 +197,11 @@ json filter_tool_list(const json& id, const CallerContext& context, const CallRe
   json reply = json::parse(result.reply_without_id, nullptr, false);
   if (!reply.is_object()) return status_only;
   if (const auto error = reply.find("error"); error != reply.end()) {
-    log_warn("computer answered tools/list with an error",
-             {{"error", dump(*error)}, {"computer", context.computer}});
+    if (const auto count = errors_logged.due()) {
+      log_warn("computer answered tools/list with an error", {{"error", dump(*error)},
+                                                              {"computer", context.computer},
+                                                              {"count", std::to_string(*count)}});
+    }
     return status_only;
   }
   const auto result_member = reply.find("result");

@@ -71,12 +71,6 @@ std::vector<std::string> server_side_ids(const std::string& log, const std::stri
   return ids;
 }
 
-std::size_t occurrences(const std::string& text, const std::string& part) {
-  std::size_t count = 0;
-  for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++count;
-  return count;
-}
-
 class Connect : public AlphaTest {
  protected:
   // Redials in a tenth of a second, a 401 retried after 300 ms, a 2 s grace.
@@ -202,6 +196,22 @@ TEST_F(Connect, TheServersStderrIsLoggedWithTheComputersName) {
   const auto connector = connect(sb, {"--stderr", "hello from the server"});
   EXPECT_TRUE(connector->wait_log("server: hello from the server computer=alpha"))
       << connector->log();
+}
+
+// A server's stderr is logged, but a flood of it is not: 1000 lines a minute, then one
+// warning, and the count of the lines held back comes with the next minute's first line.
+TEST_F(Connect, AServersStderrIsLoggedUpToAThousandLinesAMinute) {
+  SwitchboardProcess sb(config());
+  const auto connector = connect(sb, {"--stderr-lines", "2500"});
+  ASSERT_TRUE(wait_ready(sb, owner_.secret, "alpha")) << connector->log();
+  ASSERT_TRUE(connector->wait_log("the rest of this minute is counted, not logged"));
+  EXPECT_EQ(echoed(call_tool(sb.port(), "/mcp/alpha", owner_.secret, "echo", json{{"n", 1}})),
+            (json{{"n", 1}}));
+  const std::string log = connector->log();
+  EXPECT_EQ(occurrences(log, "server: noise "), 1000u);
+  EXPECT_NE(log.find("server: noise 1000 "), std::string::npos);
+  EXPECT_EQ(log.find("server: noise 1001 "), std::string::npos);
+  EXPECT_EQ(occurrences(log, "the rest of this minute is counted, not logged"), 1u);
 }
 
 TEST_F(Connect, AServerThatExitsMidCallIsRestartedAndAttachedAfresh) {

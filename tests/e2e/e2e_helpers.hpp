@@ -65,6 +65,13 @@ inline std::unique_ptr<FakeComputer> attach_ready(const SwitchboardProcess& sb,
   return fake;
 }
 
+// How many times `part` occurs in `text` (a log, say).
+inline std::size_t occurrences(const std::string& text, const std::string& part) {
+  std::size_t count = 0;
+  for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++count;
+  return count;
+}
+
 inline int error_code(const json& reply) {
   if (!reply.contains("error")) return 0;
   return reply["error"].value("code", 0);

@@ -270,6 +270,24 @@ TEST_F(Southbound, ToolsListCountsAgainstTheCapsAndAComputerErrorGivesVmStatusOn
   EXPECT_EQ(echoed(pending.wait()), hold(1));
 }
 
+// Callers may list as often as they like: a computer that answers each with an error is
+// told of in the log at most once a minute, with a count (docs/robustness.md, "Log floods").
+TEST_F(Southbound, AComputersErrorToToolsListIsLoggedAtMostOnceAMinute) {
+  SwitchboardProcess sb(config());
+  FakeComputerOptions options;
+  options.tools_list_reply = json{{"error", {{"code", -32603}, {"message", "broken"}}}};
+  auto fake = attach_alpha(sb, options);
+  ASSERT_TRUE(fake);
+  for (int id = 1; id <= 20; ++id) {
+    EXPECT_EQ(tool_names(list_tools(sb.port(), "/mcp", alice_.secret, id)),
+              std::vector<std::string>{"vm_status"});
+  }
+  ASSERT_TRUE(fake->wait_for_requests("tools/list", 20));
+  const std::string log = sb.stderr_text();
+  EXPECT_EQ(occurrences(log, "computer answered tools/list with an error"), 1u) << log;
+  EXPECT_NE(log.find("count=1"), std::string::npos) << log;
+}
+
 TEST_F(Southbound, ToolsListPastControlSecsGets32003) {
   SwitchboardProcess sb(config().timeouts(20, /*control_secs=*/1, {}));
   auto fake = attach_alpha(sb, FakeComputerOptions{.hold_tools_list = true});

@@ -11,7 +11,8 @@
 // each notifications/cancelled ("cancelled id=ID reason=REASON"), for the tests to read in
 // switchboard-connect's log.
 // Options: --junk (a line that is not JSON before every answer), --stderr TEXT (a line on
-// stderr at start). It ends when its stdin does.
+// stderr at start), --stderr-lines N (N lines "noise 1"... on stderr at start). It ends when its
+// stdin does.
 #include <cstdlib>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -102,6 +103,11 @@ int main(int argc, char** argv) {
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--junk") server.junk = true;
     if (args[i] == "--stderr" && i + 1 < args.size()) std::cerr << args[++i] << std::endl;
+    if (args[i] == "--stderr-lines" && i + 1 < args.size()) {
+      const int lines = std::stoi(args[++i]);
+      for (int n = 1; n <= lines; ++n) std::cerr << "noise " << n << "\n";
+      std::cerr << std::flush;
+    }
   }
   for (std::string line; std::getline(std::cin, line);) {
     const json message = json::parse(line, nullptr, false);

@@ -30,7 +30,8 @@ struct ServicesWithoutWorkers {
   TaskBook tasks;
   ReplyBudget replies{config::Limits{}.max_reply_buffer_bytes};
   Metrics metrics;
-  McpServices services{workers, audit, calls, tasks, replies, metrics};
+  LogThrottle tools_list_errors;
+  McpServices services{workers, audit, calls, tasks, replies, metrics, tools_list_errors};
 };
 
 }  // namespace sb::supervisor

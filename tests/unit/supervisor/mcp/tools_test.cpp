@@ -26,7 +26,8 @@ TEST_F(ExchangeTest, AListKeepsTheGrantedToolsAndPutsTheSwitchboardsVmStatusLast
   const auto list = filter_tool_list(
       7, context,
       replied(R"({"jsonrpc":"2.0","result":{"tools":[{"name":"echo"},{"name":"shell"},)"
-              R"({"name":"vm_status","description":"the computer's own"},"junk"],"x":1}})"));
+              R"({"name":"vm_status","description":"the computer's own"},"junk"],"x":1}})"),
+      parts.tools_list_errors);
   EXPECT_EQ(list["id"], 7);
   EXPECT_EQ(names_in(list), (std::vector<std::string>{"echo", "vm_status"}));
   EXPECT_EQ(list["result"]["tools"][1], status_tool_definition("alpha"));
@@ -35,14 +36,19 @@ TEST_F(ExchangeTest, AListKeepsTheGrantedToolsAndPutsTheSwitchboardsVmStatusLast
 
 TEST_F(ExchangeTest, AListIsVmStatusAloneWhenTheComputerGivesNone) {
   const std::vector<std::string> status_only{"vm_status"};
-  EXPECT_EQ(names_in(filter_tool_list(1, context, CallResult{ipc::CallStatus::kNotAttached})),
+  EXPECT_EQ(names_in(filter_tool_list(1, context, CallResult{ipc::CallStatus::kNotAttached},
+                                      parts.tools_list_errors)),
             status_only);
-  EXPECT_EQ(names_in(filter_tool_list(1, context, replied(R"({"error":{"code":-1}})"))),
+  EXPECT_EQ(names_in(filter_tool_list(1, context, replied(R"({"error":{"code":-1}})"),
+                                      parts.tools_list_errors)),
             status_only);
-  EXPECT_EQ(names_in(filter_tool_list(1, context, replied(R"({"result":{"tools":{}}})"))),
+  EXPECT_EQ(names_in(filter_tool_list(1, context, replied(R"({"result":{"tools":{}}})"),
+                                      parts.tools_list_errors)),
             status_only);
-  EXPECT_EQ(names_in(filter_tool_list(1, context, replied("not json"))), status_only);
-  EXPECT_EQ(filter_tool_list(1, context, CallResult{ipc::CallStatus::kOverloaded})["error"]["code"],
+  EXPECT_EQ(names_in(filter_tool_list(1, context, replied("not json"), parts.tools_list_errors)),
+            status_only);
+  EXPECT_EQ(filter_tool_list(1, context, CallResult{ipc::CallStatus::kOverloaded},
+                             parts.tools_list_errors)["error"]["code"],
             -32002);
   EXPECT_EQ(names_in(answer(R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})")), status_only);
 }
