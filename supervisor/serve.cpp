@@ -15,7 +15,7 @@
 #include <stdexcept>
 
 #include "base/asio_names.hpp"
-#include "base/large_buffers.hpp"
+#include "base/heap_trim.hpp"
 #include "shared/log.hpp"
 #include "shared/service_notify.hpp"
 #include "shared/timings.hpp"
@@ -167,6 +167,7 @@ class Supervisor {
             inherited_.take("listen-control")),
         signals_(io_, SIGHUP, SIGTERM, SIGINT),
         drain_timer_(io_),
+        heap_trimmer_(io_),
         pods_(io_, state_.config, state_.services) {
     signals_.add(SIGUSR2);
     signals_.add(SIGUSR1);
@@ -228,6 +229,7 @@ class Supervisor {
       log_info("client reaches every computer, including ones added later", {{"client", name}});
     }
     pods_.start();
+    heap_trimmer_.start();
     wait_for_signal();
     io_.run();
     return 0;
@@ -380,6 +382,7 @@ class Supervisor {
   void shut_down() {
     log_info("shutting down");
     notifier_.stopping();
+    heap_trimmer_.stop();
     http_.stop();
     control_.stop();
     if (metrics_server_) metrics_server_->stop();
@@ -412,6 +415,7 @@ class Supervisor {
   ControlServer control_;
   net::signal_set signals_;
   net::steady_timer drain_timer_;
+  base::HeapTrimmer heap_trimmer_;
   PodDialers pods_;  // [[pty_attach]]: pods served through the workers above
   std::unique_ptr<MetricsServer> metrics_server_;  // when metrics_listen is set
   std::unique_ptr<SwitchOver> switch_;
@@ -438,7 +442,6 @@ ServeProgram serve_program(const std::string& config_path, std::vector<std::stri
 int run_serve(const std::string& config_path, std::string_view home,
               std::vector<std::string> argv) {
   std::signal(SIGPIPE, SIG_IGN);
-  base::return_large_buffers();
   // First of all: nothing may open a descriptor where a handed-over one waits.
   Inherited inherited = take_inherited();
   const ServeProgram program = serve_program(config_path, std::move(argv));

@@ -16,8 +16,6 @@ namespace {
 using namespace std::chrono_literals;
 
 constexpr int kSilentTicksBeforeDrop = 3;
-// A read buffer larger than this after a message is given back (a large reply was read).
-constexpr std::size_t kKeptReadBufferBytes = 1024 * 1024;
 constexpr std::size_t kOutboxLimit = 64;
 constexpr auto kCloseFlushGrace = 2s;
 constexpr std::string_view kHandshakeCaller = "openab-sb/handshake";
@@ -209,8 +207,8 @@ void Session::on_read(beast::error_code error) {
   const auto data = read_buffer_.cdata();
   handle_message(std::string_view(static_cast<const char*>(data.data()), data.size()));
   read_buffer_.consume(read_buffer_.size());
-  // A large message's room goes back to the system rather than staying with the session.
-  if (read_buffer_.capacity() > kKeptReadBufferBytes) read_buffer_.shrink_to_fit();
+  // The buffer keeps its size for the next message: given back after every large one, it
+  // made a 16 MiB reply a third slower (docs/robustness.md, "Memory").
   if (phase_ == Phase::kEnded) return;
   if (!hooks_.has_room || hooks_.has_room([weak = weak_from_this()] {
         if (const auto self = weak.lock()) self->resume_reading();

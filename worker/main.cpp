@@ -6,7 +6,6 @@
 #include <string>
 #include <string_view>
 
-#include "base/large_buffers.hpp"
 #include "shared/log.hpp"
 #include "worker/sandbox.hpp"
 #include "worker/worker_app.hpp"
@@ -28,7 +27,6 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::signal(SIGPIPE, SIG_IGN);
-  sb::base::return_large_buffers();
   try {
     boost::asio::io_context io;
     sb::worker::WorkerApp app(

@@ -21,6 +21,7 @@ WorkerApp::WorkerApp(boost::asio::io_context& io, ipc::ChannelEnd channel,
       status_(status_segment),
       pid_(::getpid()),
       heartbeat_timer_(io),
+      heap_trimmer_(io),
       service_signals_(io, SIGTERM, SIGINT, SIGHUP),
       record_file_(std::move(record_file)) {
   service_signals_.add(SIGUSR1);
@@ -30,6 +31,7 @@ WorkerApp::WorkerApp(boost::asio::io_context& io, ipc::ChannelEnd channel,
 void WorkerApp::start() {
   publish();
   beat();
+  heap_trimmer_.start();
   channel_->start([this](ipc::Frame&& frame) { on_frame(std::move(frame)); },
                   [this](const std::string&) { on_supervisor_gone(); });
   channel_->send(ipc::encode(ipc::Hello{
@@ -325,6 +327,7 @@ void WorkerApp::stop_when_idle() {
     channel_->send(ipc::encode(ipc::Parked{}));
   }
   heartbeat_timer_.cancel();
+  heap_trimmer_.stop();
   service_signals_.cancel();
   // Everything already said to the supervisor (the vm_detach line above all) goes first.
   channel_->flush([this] {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "base/heap_trim.hpp"
 #include "ipc/channel.hpp"
 #include "ipc/session_events.hpp"
 #include "ipc/status_board.hpp"
@@ -63,6 +64,7 @@ class WorkerApp {
   ipc::StatusWriter status_;
   const int pid_;  // looked up once: getpid() is a syscall and the status changes twice a call
   boost::asio::steady_timer heartbeat_timer_;
+  base::HeapTrimmer heap_trimmer_;
   boost::asio::signal_set service_signals_;
   std::string computer_;
   int next_max_inflight_ = 8;

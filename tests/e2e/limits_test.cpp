@@ -318,7 +318,8 @@ TEST_F(Limits, UnreadRepliesStayWithinTheBudgetAndAreCutAtTheWriteDeadline) {
 // a supervisor slower than its computer: past it, it reads the computer no further until
 // the supervisor has taken some (docs/robustness.md, "Memory"). Here the supervisor is
 // stopped while the computer answers 16 calls of 8 MiB each, 128 MiB in all; the budget
-// is 16 MiB. Once every reply has gone, the worker gives the memory back.
+// is 16 MiB. Once every reply has gone, the worker gives the memory back but for its read
+// buffer (8 MiB here, the largest message).
 TEST_F(Limits, AWorkerHoldsNoMoreThanItsBudgetForASupervisorThatDoesNotRead) {
   constexpr int kCalls = 16;
   const std::string large(8 * 1024 * 1024, 'x');
