@@ -110,10 +110,12 @@ std::string post_head(const std::string& token, std::size_t content_length) {
          std::to_string(content_length) + "\r\n\r\n";
 }
 
-// The smallest of a few readings of a resident size: what stays, not what is on its way out.
+// The smallest of the readings of a resident size over 6 s: what stays once the processes
+// have given back what they give back when idle (every 2 s, after 2 s quiet), not what is
+// on its way out.
 std::uint64_t resting_kib(pid_t pid) {
   std::uint64_t least = memory_kib(pid, "VmRSS");
-  for (int i = 0; i < 10; ++i) {
+  for (int i = 0; i < 30; ++i) {
     std::this_thread::sleep_for(200ms);
     least = std::min(least, memory_kib(pid, "VmRSS"));
   }

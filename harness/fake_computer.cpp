@@ -286,15 +286,28 @@ struct FakeComputer::Impl {
   // ---- writing ----
 
   void send_reply(const json& id, const json& reply_without_id) {
+    send_text(reply_text(id, reply_without_id));
+  }
+
+  static std::string reply_text(const json& id, const json& reply_without_id) {
     json reply = reply_without_id;
     reply["id"] = id;
     reply["jsonrpc"] = "2.0";
-    send_text(reply.dump());
+    return reply.dump();
   }
 
   void send_text(std::string text) {
-    if (outbox.ended()) return;
     ++unwritten;
+    queue_counted(std::move(text));
+  }
+
+  // `text` is counted in `unwritten` already: by the test's thread, when the test sent it,
+  // so that unwritten() counts it from the moment it was asked for.
+  void queue_counted(std::string text) {
+    if (outbox.ended()) {
+      --unwritten;
+      return;
+    }
     if (outbox.push(std::move(text))) write_front();
   }
 
@@ -433,8 +446,10 @@ std::optional<CloseInfo> FakeComputer::wait_closed(std::chrono::milliseconds tim
 
 void FakeComputer::answer(std::uint64_t id, json reply_without_id) {
   Impl* impl = impl_.get();
-  net::post(impl->io,
-            [impl, id, reply = std::move(reply_without_id)] { impl->send_reply(json(id), reply); });
+  ++impl->unwritten;
+  net::post(impl->io, [impl, text = Impl::reply_text(json(id), reply_without_id)]() mutable {
+    impl->queue_counted(std::move(text));
+  });
 }
 
 void FakeComputer::answer_echo(const json& request) {
@@ -444,8 +459,9 @@ void FakeComputer::answer_echo(const json& request) {
 
 void FakeComputer::send_text(std::string text) {
   Impl* impl = impl_.get();
+  ++impl->unwritten;
   net::post(impl->io,
-            [impl, text = std::move(text)]() mutable { impl->send_text(std::move(text)); });
+            [impl, text = std::move(text)]() mutable { impl->queue_counted(std::move(text)); });
 }
 
 void FakeComputer::send_first_fragment(std::string text) {

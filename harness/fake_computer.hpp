@@ -152,8 +152,9 @@ class FakeComputer {
   void close(std::uint16_t code);  // sends a close frame
   void drop();                     // drops TCP
   int local_port() const;          // of its connection to the switchboard
-  // Messages it has queued for the switchboard and not yet written: more than a few only
-  // while the switchboard does not read its socket.
+  // Messages it was asked to send (answer(), send_text(), its own replies) and has not yet
+  // written, counted from the call on: more than a few only while the switchboard does
+  // not read its socket.
   std::size_t unwritten() const;
 
  private:

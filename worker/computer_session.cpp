@@ -6,6 +6,7 @@
 
 #include <utility>
 
+#include "base/page_release.hpp"
 #include "ipc/frame.hpp"
 #include "shared/jsonrpc.hpp"
 #include "worker/session.hpp"
@@ -17,6 +18,10 @@ using namespace std::chrono_literals;
 
 constexpr int kSilentTicksBeforeDrop = 3;
 constexpr std::size_t kOutboxLimit = 64;
+// A read buffer larger than this has its pages given back once its computer has sent no
+// message for kIdleBeforeRelease.
+constexpr std::size_t kKeptReadBufferBytes = 1024 * 1024;
+constexpr auto kIdleBeforeRelease = 2s;
 constexpr auto kCloseFlushGrace = 2s;
 constexpr std::string_view kHandshakeCaller = "openab-sb/handshake";
 
@@ -156,6 +161,7 @@ void Session::finish(std::uint16_t code_if_unclosed) {
   phase_ = Phase::kEnded;
   tick_timer_.cancel();
   flush_timer_.cancel();
+  release_timer_.cancel();
   drop_connection();
   const std::uint16_t code = close_code_.value_or(close_code::kNormal);
   const auto attached_for = std::chrono::duration_cast<std::chrono::seconds>(
@@ -207,14 +213,32 @@ void Session::on_read(beast::error_code error) {
   const auto data = read_buffer_.cdata();
   handle_message(std::string_view(static_cast<const char*>(data.data()), data.size()));
   read_buffer_.consume(read_buffer_.size());
-  // The buffer keeps its size for the next message: given back after every large one, it
-  // made a 16 MiB reply a third slower (docs/robustness.md, "Memory").
   if (phase_ == Phase::kEnded) return;
+  if (read_buffer_.capacity() > kKeptReadBufferBytes) release_read_buffer_when_idle();
   if (!hooks_.has_room || hooks_.has_room([weak = weak_from_this()] {
         if (const auto self = weak.lock()) self->resume_reading();
       }))
     return read_next();
   reading_paused_ = true;
+}
+
+// The buffer keeps its size while large messages keep coming: freed and grown again for
+// every one, it made a 16 MiB reply a third slower. Once the computer has sent nothing for a
+// while its pages go back to the system, the buffer staying where it is (docs/robustness.md,
+// "Memory"). The read waiting for the next message has prepared its room in that buffer
+// already: it is left alone as long as the socket has handed the reader no byte of a data
+// frame since the last message, since only such bytes are written into it.
+void Session::release_read_buffer_when_idle() {
+  const std::uint64_t handed = ws_.next_layer().data_bytes_handed();
+  release_timer_.expires_after(kIdleBeforeRelease);
+  release_timer_.async_wait([weak = weak_from_this(), handed](beast::error_code error) {
+    const auto self = weak.lock();
+    if (error || !self || self->phase_ == Phase::kEnded || self->phase_ == Phase::kParked) return;
+    if (self->ws_.next_layer().data_bytes_handed() != handed) {
+      return self->release_read_buffer_when_idle();  // a message is on its way: later
+    }
+    base::release_pages(self->read_buffer_.cdata().data(), self->read_buffer_.capacity());
+  });
 }
 
 // Room again, or the session must go on reading to end: to close, or to stop at the

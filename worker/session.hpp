@@ -48,6 +48,7 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
         tick_timer_(io),
         flush_timer_(io),
         park_timer_(io),
+        release_timer_(io),
         deadlines_(io) {}
 
   void begin(std::function<void(std::shared_ptr<ComputerSession>)> installed);
@@ -98,6 +99,7 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
   void read_next();
   void on_read(beast::error_code error);
   void resume_reading();
+  void release_read_buffer_when_idle();
   void handle_message(std::string_view text);
   void refuse_frame();
   void drop_stray_reply();
@@ -154,7 +156,8 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
   bool writing_ = false;
   net::steady_timer tick_timer_;
   net::steady_timer flush_timer_;
-  net::steady_timer park_timer_;                      // the drain a park() may take
+  net::steady_timer park_timer_;     // the drain a park() may take
+  net::steady_timer release_timer_;  // gives a large read buffer's pages back once idle
   std::function<void(ipc::ResumeRecord)> on_parked_;  // set while parking
   DeadlineQueue deadlines_;                           // of the calls in pending_, on one timer
   int silent_ticks_ = 0;

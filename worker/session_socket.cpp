@@ -26,6 +26,7 @@ bool SessionSocket::begin_frame() {
   const auto frame = frame_start();
   if (!frame) return false;
   frame_left_ = frame->size;
+  frame_control_ = frame->control;
   // Control frames may come between the frames of a message and belong to none.
   if (!frame->control) inside_message_ = !frame->final;
   return true;

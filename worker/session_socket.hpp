@@ -56,6 +56,9 @@ class SessionSocket {
 
   // No frame is part way through its reader, and no message part way through its frames.
   bool at_message_boundary() const { return frame_left_ == 0 && !inside_message_; }
+  // Bytes of data frames handed to the reader so far (control frames' not counted): while
+  // it stays the same, the reader has put nothing into the buffer it reads messages into.
+  std::uint64_t data_bytes_handed() const { return data_bytes_handed_; }
 
   // Stops the reader at its next message boundary: when it next asks for a frame there
   // (at once, if it is waiting for one), its read is abandoned, never completed, and
@@ -129,7 +132,7 @@ class SessionSocket {
       const std::size_t size = boost::asio::buffer_copy(
           boost::beast::buffers_prefix(frame_left_, into), boost::asio::buffer(incoming_));
       incoming_.erase(0, size);
-      frame_left_ -= size;
+      handed(size);
       if (in_completion) return handler(boost::beast::error_code(), size);
       return boost::asio::post(socket_.get_executor(),
                                [handler = std::move(handler), size]() mutable {
@@ -139,7 +142,7 @@ class SessionSocket {
     socket_.async_read_some(boost::beast::buffers_prefix(frame_left_, into),
                             [this, handler = std::move(handler)](boost::beast::error_code error,
                                                                  std::size_t size) mutable {
-                              frame_left_ -= size;
+                              handed(size);
                               handler(error, size);
                             });
   }
@@ -166,6 +169,10 @@ class SessionSocket {
 
   // Starts the frame at the head of `incoming_`, when its header is all there.
   bool begin_frame();
+  void handed(std::size_t size) {
+    frame_left_ -= size;
+    if (!frame_control_) data_bytes_handed_ += size;
+  }
   // The reader has reached the boundary park() waits for.
   void stop_reading();
 
@@ -175,6 +182,8 @@ class SessionSocket {
   std::string incoming_;         // read from the socket, not yet handed on
   std::size_t frame_left_ = 0;   // of the frame in progress, not yet handed on
   bool inside_message_ = false;  // a data frame without FIN was handed on
+  bool frame_control_ = false;   // the frame in progress is a control frame
+  std::uint64_t data_bytes_handed_ = 0;
   bool swallow_writes_ = false;
   bool gathering_ = false;  // a read for a frame's header is waiting on the socket
   int writes_in_flight_ = 0;

@@ -41,6 +41,7 @@ void Session::try_park() {
   phase_ = Phase::kParked;
   park_timer_.cancel();
   tick_timer_.cancel();
+  release_timer_.cancel();
   const auto parked = std::exchange(on_parked_, nullptr);
   parked(take_record());
   hooks_.status_changed();

@@ -318,8 +318,8 @@ TEST_F(Limits, UnreadRepliesStayWithinTheBudgetAndAreCutAtTheWriteDeadline) {
 // a supervisor slower than its computer: past it, it reads the computer no further until
 // the supervisor has taken some (docs/robustness.md, "Memory"). Here the supervisor is
 // stopped while the computer answers 16 calls of 8 MiB each, 128 MiB in all; the budget
-// is 16 MiB. Once every reply has gone, the worker gives the memory back but for its read
-// buffer (8 MiB here, the largest message).
+// is 16 MiB. Once every reply has gone, the worker gives the memory back, its read buffer's
+// too once the computer has been quiet for a while.
 TEST_F(Limits, AWorkerHoldsNoMoreThanItsBudgetForASupervisorThatDoesNotRead) {
   constexpr int kCalls = 16;
   const std::string large(8 * 1024 * 1024, 'x');
@@ -357,12 +357,16 @@ TEST_F(Limits, AWorkerHoldsNoMoreThanItsBudgetForASupervisorThatDoesNotRead) {
     EXPECT_EQ(final_status(answer), 200);
     EXPECT_GT(answer.size(), large.size());
   }
+  EXPECT_FALSE(alpha->closed());
+#ifdef __SANITIZE_ADDRESS__
+  // AddressSanitizer keeps freed memory in quarantine: resident sizes mean nothing here.
+  return;
+#endif
   // The budget, the message being read, the one being written, and room for the rest.
   const std::uint64_t peak_kib = memory_kib(worker, "VmHWM");
   EXPECT_LT(peak_kib, resting_kib + (16 + 2 * 8 + 16) * 1024) << "peak " << peak_kib;
-  EXPECT_TRUE(eventually([&] { return memory_kib(worker, "VmRSS") < resting_kib + 16 * 1024; }))
+  EXPECT_TRUE(eventually([&] { return memory_kib(worker, "VmRSS") < resting_kib + 4 * 1024; }))
       << "at rest " << memory_kib(worker, "VmRSS") << " KiB, before " << resting_kib;
-  EXPECT_FALSE(alpha->closed());
 }
 
 // max_inflight bounds replies held for callers too: a call's place is taken until its

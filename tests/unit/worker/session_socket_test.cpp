@@ -136,6 +136,32 @@ TEST_F(SessionSocketTest, AResumedStreamGoesOnWhereTheFirstStopped) {
   EXPECT_EQ(beast::buffers_to_string(buffer.data()), "reply");
 }
 
+// What the session's buffer release waits on (docs/robustness.md, "Memory"): only bytes of
+// data frames count, so a computer's pongs leave a quiet reader quiet.
+TEST_F(SessionSocketTest, OnlyDataFramesCountAsBytesHandedToTheReader) {
+  EXPECT_EQ(server_->next_layer().data_bytes_handed(), 0u);
+  client_.write(net::buffer(std::string("one")));
+  EXPECT_EQ(read_message(*server_), "one");
+  const std::uint64_t after_one = server_->next_layer().data_bytes_handed();
+  EXPECT_EQ(after_one, 2u + 4u + 3u);  // header, mask key, payload
+
+  std::optional<std::string> text;
+  server_->async_read(scratch_, [&](beast::error_code error, std::size_t) {
+    text = error ? "error" : beast::buffers_to_string(scratch_.data());
+  });
+  bool ping_read = false;
+  server_->control_callback([&](websocket::frame_type kind, beast::string_view) {
+    ping_read = kind == websocket::frame_type::ping;
+  });
+  client_.async_ping({}, [](beast::error_code) {});
+  run_until([&] { return ping_read; });
+  EXPECT_EQ(server_->next_layer().data_bytes_handed(), after_one);
+  client_.write(net::buffer(std::string("two")));
+  run_until([&] { return text.has_value(); });
+  EXPECT_EQ(*text, "two");
+  EXPECT_EQ(server_->next_layer().data_bytes_handed(), 2 * after_one);
+}
+
 TEST_F(SessionSocketTest, AMessageInFragmentsIsABoundaryOnlyAfterItsLast) {
   client_.write_some(false, net::buffer(std::string("par")));
   beast::flat_buffer buffer;
