@@ -123,7 +123,7 @@ Inherited take_inherited() {
   inherited.descriptors = take_inherited_descriptors(why);
   if (!why.empty()) log_warn("ignoring the descriptors the process was handed", {{"error", why}});
   for (const auto& descriptor : inherited.descriptors) inherited.names.insert(descriptor.name);
-  const base::UniqueFd state_file = inherited.take("state");
+  const base::UniqueFd state_file = inherited.take(kStateName);
   if (!state_file.valid()) return inherited;
   auto bytes = read_memory_file(state_file.get(), kMaxSwitchStateBytes, why);
   if (bytes) inherited.state = decode_switch_state(*bytes, why);
@@ -160,11 +160,11 @@ class Supervisor {
             .services = {workers_, audit_, calls_, tasks_, replies_, metrics_, tools_list_errors_}},
         http_services_(http_services(state_, timings)),
         http_(io_, config->listen_ip, config->listen_port, http_services_,
-              inherited_.take("listen-http")),
+              inherited_.take(kHttpListenerName)),
         control_(
             io_, config->control_socket_path(),
             [this] { return workers_json(workers_.rows(), metrics_); },
-            inherited_.take("listen-control")),
+            inherited_.take(kControlListenerName)),
         signals_(io_, SIGHUP, SIGTERM, SIGINT),
         drain_timer_(io_),
         heap_trimmer_(io_),
@@ -175,7 +175,7 @@ class Supervisor {
     if (config->metrics_listen) {
       metrics_server_ = std::make_unique<MetricsServer>(
           io_, *config->metrics_listen, [this] { return scrape(); },
-          inherited_.take("listen-metrics"));
+          inherited_.take(kMetricsListenerName));
     }
     switch_ = std::make_unique<SwitchOver>(SwitchParts{.io = io_,
                                                        .program = program_,
@@ -286,13 +286,13 @@ class Supervisor {
   // The listeners go into the service manager's store, in place of whatever it held under
   // their names (the same listener, or one for an address the config no longer names).
   void store_listeners() {
-    const auto store = [this](const std::string& name, int fd) {
+    const auto store = [this](std::string_view name, int fd) {
       notifier_.forget(name);
       notifier_.store(name, fd);
     };
-    store("listen-http", http_.listener_fd());
-    store("listen-control", control_.listener_fd());
-    if (metrics_server_) store("listen-metrics", metrics_server_->listener_fd());
+    store(kHttpListenerName, http_.listener_fd());
+    store(kControlListenerName, control_.listener_fd());
+    if (metrics_server_) store(kMetricsListenerName, metrics_server_->listener_fd());
   }
 
   // What a switch carried in: sessions for the workers to take up, connections with their
@@ -301,7 +301,7 @@ class Supervisor {
     // What the service manager kept after this service crashed: sessions, no state.
     const bool computers_kept =
         std::any_of(inherited_.names.begin(), inherited_.names.end(),
-                    [](const std::string& name) { return name.starts_with("c-"); });
+                    [](const std::string& name) { return name.starts_with(kSocketPrefix); });
     if (!inherited_.state && computers_kept) {
       inherited_.state = state_after_crash(inherited_.descriptors, state_.config->computers);
       log_info("taking up the sessions the service manager kept after a crash",
@@ -338,9 +338,10 @@ class Supervisor {
   // file is replaced when its worker spawns.
   void forget_what_was_carried() {
     for (const auto& name : inherited_.names) {
-      const bool transient = name == "state" || name == "requester" || name.starts_with("h-");
+      const bool transient =
+          name == kStateName || name == kRequesterName || name.starts_with(kCallerPrefix);
       const bool stale_record =
-          name.starts_with("r-") &&
+          name.starts_with(kRecordPrefix) &&
           std::none_of(
               state_.config->computers.begin(), state_.config->computers.end(),
               [&](const auto& computer) { return name == record_file_name(computer.name); });

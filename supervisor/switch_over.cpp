@@ -131,18 +131,19 @@ void SwitchOver::hand_over() {
                     .routes = parts_.calls.routes(),
                     .next_routed = parts_.calls.next_routed()};
   std::vector<NamedDescriptor> descriptors = std::move(parked.sockets);
-  descriptors.push_back({"listen-http", parts_.http.release_listener()});
-  descriptors.push_back({"listen-control", parts_.control.release_listener()});
+  descriptors.push_back({std::string(kHttpListenerName), parts_.http.release_listener()});
+  descriptors.push_back({std::string(kControlListenerName), parts_.control.release_listener()});
   if (parts_.metrics_server)
-    descriptors.push_back({"listen-metrics", parts_.metrics_server->release_listener()});
+    descriptors.push_back(
+        {std::string(kMetricsListenerName), parts_.metrics_server->release_listener()});
   if (requester_.valid()) {
-    state.requester = "requester";
-    descriptors.push_back({"requester", std::move(requester_)});
+    state.requester = kRequesterName;
+    descriptors.push_back({std::string(kRequesterName), std::move(requester_)});
   }
   carry_callers_within_budget(state, descriptors, parts_.http.take_parked_sockets());
   std::string why;
   base::UniqueFd state_file = memory_file("switchboard-state", encode(state), why);
-  if (state_file.valid()) descriptors.push_back({"state", std::move(state_file)});
+  if (state_file.valid()) descriptors.push_back({std::string(kStateName), std::move(state_file)});
   if (carrier_ == Carrier::kServiceManager) return hand_to_service_manager(std::move(descriptors));
   log_info("handing over to the new program",
            {{"sessions", std::to_string(state.sessions.size())},
@@ -163,7 +164,7 @@ void SwitchOver::hand_over() {
 // and the service manager starts the next with all of them.
 void SwitchOver::hand_to_service_manager(std::vector<NamedDescriptor> descriptors) {
   for (const auto& descriptor : descriptors) {
-    if (descriptor.name == "state" || descriptor.name.starts_with("h-"))
+    if (descriptor.name == kStateName || descriptor.name.starts_with(kCallerPrefix))
       parts_.notifier.store(descriptor.name, descriptor.fd.get());
   }
   parts_.notifier.barrier(std::chrono::seconds(5));
@@ -188,7 +189,7 @@ SwitchState state_after_crash(std::vector<NamedDescriptor>& descriptors,
   SwitchState state{.build = "unknown", .started = std::chrono::steady_clock::now()};
   std::map<std::string, std::string> records;  // by descriptor name
   std::erase_if(descriptors, [&](NamedDescriptor& descriptor) {
-    if (!descriptor.name.starts_with("r-")) return false;
+    if (!descriptor.name.starts_with(kRecordPrefix)) return false;
     if (auto bytes = record_in_file(descriptor.fd.get())) records[descriptor.name] = *bytes;
     return true;
   });
@@ -221,7 +222,7 @@ SwitchState state_after_crash(std::vector<NamedDescriptor>& descriptors,
 // beyond is dropped, as a connection a switch could not wait for (thousands of callers).
 void carry_callers_within_budget(SwitchState& state, std::vector<NamedDescriptor>& descriptors,
                                  std::vector<NamedDescriptor> callers) {
-  std::size_t used = std::string_view("state").size() + 1;
+  std::size_t used = kStateName.size() + 1;
   for (const auto& descriptor : descriptors) used += descriptor.name.size() + 1;
   std::set<std::string> carried;
   for (auto& caller : callers) {
@@ -245,7 +246,7 @@ void carry_callers_within_budget(SwitchState& state, std::vector<NamedDescriptor
 void audit_session_not_taken_up(const std::string& socket_name,
                                 const std::vector<config::Computer>& computers, AuditLog& audit) {
   for (const auto& computer : computers) {
-    const std::string prefix = "c-" + computer_key(computer.name) + "-";
+    const std::string prefix = std::string(kSocketPrefix) + computer_key(computer.name) + "-";
     if (!socket_name.starts_with(prefix)) continue;
     std::uint64_t generation = 0;
     const std::string_view digits = std::string_view(socket_name).substr(prefix.size());

@@ -12,7 +12,7 @@ void ConnectionPark::let_calls_park() {
 void ConnectionPark::parked(base::UniqueFd socket, std::string bytes,
                             std::optional<CarriedCall> call) {
   // Short: a service manager hands every name over in one environment variable.
-  std::string name = "h-" + std::to_string(sockets_.size() + 1);
+  std::string name = std::string(kCallerPrefix) + std::to_string(sockets_.size() + 1);
   connections_.push_back(
       CarriedConnection{.socket = name, .bytes = std::move(bytes), .call = call});
   sockets_.push_back({std::move(name), std::move(socket)});

@@ -21,6 +21,17 @@ struct NamedDescriptor {
   base::UniqueFd fd;
 };
 
+// The names descriptors cross under, in both carriers (docs/architecture.md, "Switching"):
+// short, since a service manager hands every name over in one environment variable.
+inline constexpr std::string_view kHttpListenerName = "listen-http";
+inline constexpr std::string_view kControlListenerName = "listen-control";
+inline constexpr std::string_view kMetricsListenerName = "listen-metrics";
+inline constexpr std::string_view kStateName = "state";          // the switch's state file
+inline constexpr std::string_view kRequesterName = "requester";  // `switchboard upgrade`'s
+inline constexpr std::string_view kCallerPrefix = "h-";          // a caller's connection
+inline constexpr std::string_view kSocketPrefix = "c-";          // a computer's socket
+inline constexpr std::string_view kRecordPrefix = "r-";          // a worker's record file
+
 // At most this many descriptors are read from the environment: a thousand computers and
 // every caller's connection fit many times over.
 inline constexpr std::size_t kMaxInheritedDescriptors = 1'000'000;

@@ -111,17 +111,16 @@ struct WorkerRow {
 
 // The names a computer's socket and its worker's record file have among the descriptors
 // that cross a switch or wait in the service manager's store (docs/architecture.md,
-// "Switching"): short, because a service manager hands every name over in one
-// environment variable, and the same for the same computer name in every process: "c-"
-// or "r-", then 12 hex digits of the name's SHA-256 (and the session's generation).
+// "Switching"): the same for the same computer name in every process, kSocketPrefix or
+// kRecordPrefix, then 12 hex digits of the name's SHA-256 (and the session's generation).
 inline std::string computer_key(const std::string& computer) {
   return render_verifier(verifier_of(computer)).substr(7, 12);
 }
 inline std::string stored_socket_name(const std::string& computer, std::uint64_t generation) {
-  return "c-" + computer_key(computer) + "-" + std::to_string(generation);
+  return std::string(kSocketPrefix) + computer_key(computer) + "-" + std::to_string(generation);
 }
 inline std::string record_file_name(const std::string& computer) {
-  return "r-" + computer_key(computer);
+  return std::string(kRecordPrefix) + computer_key(computer);
 }
 
 // What the workers left when they parked for a switch (WorkerRegistry::park).
@@ -271,7 +270,7 @@ class WorkerRegistry {
   TaskStatusHandler task_status_;
   bool shutting_down_ = false;
   std::chrono::milliseconds drain_{10'000};
-  std::uint64_t worker_buffer_bytes_ = 64ull << 20;
+  std::uint64_t worker_buffer_bytes_ = config::Limits{}.max_worker_buffer_bytes;
   // Switching: parking (park()), and what is owed to whoever asked.
   bool parking_ = false;
   std::function<void(ParkedWorkers)> parked_done_;
