@@ -258,15 +258,19 @@ void WorkerApp::on(ipc::Shutdown&&) {
   leave(close_code::kGoingAway);
 }
 
+// The older of two sessions of this computer gives way to the newer.
+void WorkerApp::audit_takeover(const SessionSettings& older, const SessionSettings& newer) {
+  audit(ipc::TakeoverEvent{.old_peer = older.peer,
+                           .old_generation = older.generation,
+                           .new_peer = newer.peer,
+                           .new_generation = newer.generation});
+}
+
 void WorkerApp::on_installed(const std::shared_ptr<ComputerSession>& session) {
   const auto& settings = session->settings();
   if (leaving_) return session->close(close_code::kGoingAway);
   if (current_ && current_->live()) {
-    const auto& old = current_->settings();
-    audit(ipc::TakeoverEvent{.old_peer = old.peer,
-                             .old_generation = old.generation,
-                             .new_peer = settings.peer,
-                             .new_generation = settings.generation});
+    audit_takeover(current_->settings(), settings);
     current_->close(close_code::kReplaced);
   }
   current_ = session;
@@ -285,11 +289,7 @@ void WorkerApp::on_resumed(const std::shared_ptr<ComputerSession>& session) {
                                 {"generation", std::to_string(settings.generation)}});
   // The computer attached again meanwhile: the newer socket wins, as in any takeover.
   if (current_ && current_->live()) {
-    const auto& newer = current_->settings();
-    audit(ipc::TakeoverEvent{.old_peer = settings.peer,
-                             .old_generation = settings.generation,
-                             .new_peer = newer.peer,
-                             .new_generation = newer.generation});
+    audit_takeover(settings, current_->settings());
     session->close(close_code::kReplaced);
   } else {
     current_ = session;

@@ -54,6 +54,7 @@ class WorkerApp {
   void stop_when_idle();
   void publish();
   void audit(const ipc::SessionEvent& event);
+  void audit_takeover(const SessionSettings& older, const SessionSettings& newer);
   void send_reply(std::uint64_t call_id, const ipc::CallOutcome& outcome, std::string body);
   void send_message(std::uint64_t call_id, const ipc::MessageMeta& meta, std::string body);
   void beat();
