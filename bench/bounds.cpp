@@ -63,7 +63,7 @@ void require(bool condition, const std::string& what) {
   if (!condition) throw std::runtime_error(what);
 }
 
-double mib(std::uint64_t kib) {
+double mib(long kib) {
   return static_cast<double>(kib) / 1024.0;
 }
 
@@ -104,20 +104,17 @@ ConfigBuilder one_computer(const Secret& computer, const Secret& client, int max
 }
 
 std::string post_head(const std::string& token, std::size_t content_length) {
-  return "POST /mcp/alpha HTTP/1.1\r\nHost: switchboard\r\nAuthorization: Bearer " + token +
-         "\r\nContent-Type: application/json\r\nAccept: application/json, "
-         "text/event-stream\r\nConnection: close\r\nContent-Length: " +
-         std::to_string(content_length) + "\r\n\r\n";
+  return mcp_post_head("/mcp/alpha", token, content_length, "Connection: close\r\n");
 }
 
 // The smallest of the readings of a resident size over 6 s: what stays once the processes
 // have given back what they give back when idle (every 2 s, after 2 s quiet), not what is
 // on its way out.
-std::uint64_t resting_kib(pid_t pid) {
-  std::uint64_t least = memory_kib(pid, "VmRSS");
+long resting_kib(pid_t pid) {
+  long least = status_kib(pid, "VmRSS").value_or(0);
   for (int i = 0; i < 30; ++i) {
     std::this_thread::sleep_for(200ms);
-    least = std::min(least, memory_kib(pid, "VmRSS"));
+    least = std::min(least, status_kib(pid, "VmRSS").value_or(0));
   }
   return least;
 }
@@ -130,8 +127,8 @@ void measure_memory(const Options& options) {
   SwitchboardProcess sb(one_computer(computer, client, kCalls), options.program);
   const auto fake = attach(sb, computer, client.secret, &text);
   const pid_t worker = sb.worker("alpha")["pid"].get<pid_t>();
-  const std::uint64_t worker_before = resting_kib(worker);
-  const std::uint64_t supervisor_before = resting_kib(sb.pid());
+  const long worker_before = resting_kib(worker);
+  const long supervisor_before = resting_kib(sb.pid());
 
   std::atomic<int> whole{0};
   std::vector<std::thread> callers;
@@ -148,13 +145,13 @@ void measure_memory(const Options& options) {
 
   std::cout << "### Worker memory: " << kCalls << " calls answered with 16 MiB each\n\n"
             << "| process | before | peak | at rest after |\n|---|---:|---:|---:|\n";
-  const auto row = [](const std::string& name, std::uint64_t before, std::uint64_t peak,
-                      std::uint64_t after) {
+  const auto row = [](const std::string& name, long before, long peak, long after) {
     std::cout << "| " << name << " | " << fixed(mib(before)) << " MiB | " << fixed(mib(peak))
               << " MiB | " << fixed(mib(after)) << " MiB |\n";
   };
-  row("worker", worker_before, memory_kib(worker, "VmHWM"), resting_kib(worker));
-  row("supervisor", supervisor_before, memory_kib(sb.pid(), "VmHWM"), resting_kib(sb.pid()));
+  row("worker", worker_before, status_kib(worker, "VmHWM").value_or(0), resting_kib(worker));
+  row("supervisor", supervisor_before, status_kib(sb.pid(), "VmHWM").value_or(0),
+      resting_kib(sb.pid()));
   std::cout << "\n";
 }
 

@@ -6,6 +6,7 @@
 #include "bench/bench_run.hpp"
 #include "bench/proc_stats.hpp"
 #include "bench/report.hpp"
+#include "harness/process.hpp"
 
 namespace sbbench {
 namespace {
@@ -50,8 +51,8 @@ void Bench::large(BenchSwitchboard& switchboard, const BareRelay& bare, Computer
     failures_.add("large warm-up (direct)", pool.sequential(Path::kDirect, spec, 1));
     failures_.add("large warm-up (bare relay)", pool.sequential(Path::kBareRelay, spec, 1));
     peaks_reset = reset_peak(supervisor) && reset_peak(worker) && peaks_reset;
-    const long supervisor_before = status_kib(supervisor, "VmRSS").value_or(0);
-    const long worker_before = status_kib(worker, "VmRSS").value_or(0);
+    const long supervisor_before = harness::status_kib(supervisor, "VmRSS").value_or(0);
+    const long worker_before = harness::status_kib(worker, "VmRSS").value_or(0);
     const double supervisor_cpu_before = cpu_seconds(supervisor).value_or(0);
     const double worker_cpu_before = cpu_seconds(worker).value_or(0);
     const auto relay = pool.sequential(Path::kRelay, spec, plan_.large_repeats);
@@ -60,10 +61,10 @@ void Bench::large(BenchSwitchboard& switchboard, const BareRelay& bare, Computer
         (cpu_seconds(supervisor).value_or(0) - supervisor_cpu_before) / calls * 1000;
     const double worker_cpu_ms =
         (cpu_seconds(worker).value_or(0) - worker_cpu_before) / calls * 1000;
-    const long supervisor_peak = status_kib(supervisor, "VmHWM").value_or(0);
-    const long worker_peak = status_kib(worker, "VmHWM").value_or(0);
-    const long supervisor_after = status_kib(supervisor, "VmRSS").value_or(0);
-    const long worker_after = status_kib(worker, "VmRSS").value_or(0);
+    const long supervisor_peak = harness::status_kib(supervisor, "VmHWM").value_or(0);
+    const long worker_peak = harness::status_kib(worker, "VmHWM").value_or(0);
+    const long supervisor_after = harness::status_kib(supervisor, "VmRSS").value_or(0);
+    const long worker_after = harness::status_kib(worker, "VmRSS").value_or(0);
     const auto direct = pool.sequential(Path::kDirect, spec, plan_.large_repeats);
     const auto floor = pool.sequential(Path::kBareRelay, spec, plan_.large_repeats);
     failures_.add("large (relay) " + label, relay);

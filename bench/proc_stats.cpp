@@ -45,10 +45,6 @@ std::optional<double> cpu_seconds(pid_t pid) {
   return ticks / static_cast<double>(::sysconf(_SC_CLK_TCK));
 }
 
-std::optional<long> status_kib(pid_t pid, std::string_view field) {
-  return field_kib(proc_path(pid, "status"), std::string(field) + ":");
-}
-
 std::optional<long> smaps_rollup_kib(pid_t pid, std::string_view field) {
   return field_kib(proc_path(pid, "smaps_rollup"), std::string(field) + ":");
 }

@@ -1,5 +1,6 @@
-// Readings from /proc: one process's CPU time, resident memory, its peak and its PSS, and
-// what the machine is (CPUs, model, memory, load average) for the report.
+// Readings from /proc: one process's CPU time and its PSS (its resident memory and peak:
+// harness::status_kib), and what the machine is (CPUs, model, memory, load average) for
+// the report.
 #pragma once
 
 #include <sys/types.h>
@@ -12,9 +13,6 @@ namespace sbbench {
 
 // utime + stime of the whole process (every thread), in seconds; nothing when it is gone.
 std::optional<double> cpu_seconds(pid_t pid);
-
-// A "Name:   123 kB" field of /proc/<pid>/status (VmRSS, VmHWM), in KiB.
-std::optional<long> status_kib(pid_t pid, std::string_view field);
 
 // A field of /proc/<pid>/smaps_rollup (Rss, Pss, Private_Dirty...), in KiB.
 std::optional<long> smaps_rollup_kib(pid_t pid, std::string_view field);

@@ -348,7 +348,7 @@ int run(std::chrono::seconds duration) {
     }
     std::cout << "\n";
   }
-  const auto peak = status_kib(sb.pid(), "VmHWM");
+  const auto peak = harness::status_kib(sb.pid(), "VmHWM");
   std::cout << "faults injected: " << faults.count() << "\n"
             << "failures on c0: " << unfaulted_failures << " (must be 0)\n"
             << "supervisor peak resident: " << (peak ? *peak / 1024 : -1)

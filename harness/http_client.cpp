@@ -387,6 +387,13 @@ json tool_call(const json& id, std::string_view tool, std::optional<json> argume
   return rpc(id, "tools/call", params);
 }
 
+std::string mcp_post_head(const std::string& path, const std::string& token,
+                          std::size_t content_length, const std::string& extra) {
+  return "POST " + path + " HTTP/1.1\r\nHost: switchboard\r\nAuthorization: Bearer " + token +
+         "\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n" +
+         extra + "Content-Length: " + std::to_string(content_length) + "\r\n\r\n";
+}
+
 HttpRequest mcp_request(std::string path, const std::string& token, const json& body) {
   return HttpRequest{.method = "POST",
                      .target = std::move(path),

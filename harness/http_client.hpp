@@ -117,6 +117,10 @@ nlohmann::json tool_call(const nlohmann::json& id, std::string_view tool,
                          std::optional<nlohmann::json> arguments = {});
 
 HttpRequest mcp_request(std::string path, const std::string& token, const nlohmann::json& body);
+// The head of such a POST as a raw client writes it (raw_socket.hpp): `extra` header lines,
+// each ending in "\r\n", go before the body's length.
+std::string mcp_post_head(const std::string& path, const std::string& token,
+                          std::size_t content_length, const std::string& extra = "");
 // POST `body` to `path` (e.g. "/mcp" or "/mcp/alpha") with `token`; returns the response.
 HttpResponse post_mcp(int port, std::string path, const std::string& token,
                       const nlohmann::json& body, std::chrono::milliseconds timeout = kHttpTimeout);

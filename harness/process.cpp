@@ -164,9 +164,10 @@ std::string proc_status_field(pid_t pid, const std::string& field) {
   return "";
 }
 
-std::uint64_t memory_kib(pid_t pid, const std::string& field) {
+std::optional<long> status_kib(pid_t pid, const std::string& field) {
   const std::string value = proc_status_field(pid, field);  // "1234 kB"
-  return value.empty() ? 0 : std::stoull(value);
+  if (value.empty()) return std::nullopt;
+  return std::stol(value);
 }
 
 char process_state(pid_t pid) {

@@ -69,8 +69,9 @@ char process_state(pid_t pid);
 pid_t parent_pid(pid_t pid);
 // One field of /proc/<pid>/status as written after its colon ("" when absent).
 std::string proc_status_field(pid_t pid, const std::string& field);
-// A memory field of /proc/<pid>/status (VmRSS, VmHWM, ...) in KiB, 0 when absent.
-std::uint64_t memory_kib(pid_t pid, const std::string& field);
+// A "Name:   123 kB" field of /proc/<pid>/status (VmRSS, VmHWM), in KiB; nothing when the
+// process or the field is not there.
+std::optional<long> status_kib(pid_t pid, const std::string& field);
 
 // Sets an environment variable for the processes started from now on (the supervisor
 // passes its environment to its workers), and restores it on destruction.
