@@ -97,6 +97,11 @@ ConfigBuilder& ConfigBuilder::client(std::string name, const Secret& token,
   return *this;
 }
 
+ConfigBuilder& ConfigBuilder::client_key(const std::string& key, const std::string& toml_value) {
+  clients_.back() += key + " = " + toml_value + "\n";
+  return *this;
+}
+
 ConfigBuilder& ConfigBuilder::client_v1(std::string name, const Secret& token,
                                         std::vector<std::string> tools,
                                         std::optional<int> max_inflight) {

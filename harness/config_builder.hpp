@@ -41,6 +41,9 @@ class ConfigBuilder {
   ConfigBuilder& client(std::string name, const Secret& token, std::string computers_toml,
                         std::optional<std::string> default_computer = {},
                         std::optional<int> max_inflight = {});
+  // One more key of the last client, its TOML value as written: client_key("resources",
+  // R"({ alpha = ["*"] })").
+  ConfigBuilder& client_key(const std::string& key, const std::string& toml_value);
   // The v1 form: `tools = [...]`.
   ConfigBuilder& client_v1(std::string name, const Secret& token, std::vector<std::string> tools,
                            std::optional<int> max_inflight = {});

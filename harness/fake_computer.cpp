@@ -207,13 +207,13 @@ struct FakeComputer::Impl {
         send_reply(*id, json{{"error", {{"code", -32603}, {"message", "refusing initialize"}}}});
         return;
       }
-      send_reply(*id,
-                 json{{"result",
-                       {{"protocolVersion", "2025-06-18"},
-                        {"capabilities", options.offers_logging ? json{{"tools", json::object()},
-                                                                       {"logging", json::object()}}
-                                                                : json{{"tools", json::object()}}},
-                        {"serverInfo", options.server_info}}}});
+      json capabilities = options.more_capabilities;
+      capabilities["tools"] = json::object();
+      if (options.offers_logging) capabilities["logging"] = json::object();
+      send_reply(*id, json{{"result",
+                            {{"protocolVersion", "2025-06-18"},
+                             {"capabilities", std::move(capabilities)},
+                             {"serverInfo", options.server_info}}}});
       notify([&] { initialized = true; });
       return;
     }

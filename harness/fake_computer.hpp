@@ -87,6 +87,8 @@ struct FakeComputerOptions {
   std::map<std::string, nlohmann::json> replies;
   // Whether its initialize result offers the `logging` capability.
   bool offers_logging = false;
+  // More members of its initialize result's capabilities, e.g. {"prompts": {}}.
+  nlohmann::json more_capabilities = nlohmann::json::object();
   // Stops reading once the handshake is done (after notifications/initialized): it then
   // answers no ping, as a computer that froze would.
   bool deaf_after_initialized = false;

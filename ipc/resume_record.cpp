@@ -80,7 +80,7 @@ std::string encode(const ResumeRecord& record) {
       .number(static_cast<std::uint64_t>(record.attached_at_ms))
       .number(steady_time_number(record.attached_at))
       .text(record.server_json)
-      .byte(record.offers_logging ? 1 : 0)
+      .byte(static_cast<std::uint8_t>(record.offers))
       .number(record.next_id)
       .number(record.next_route_key)
       .number(record.calls.size());
@@ -116,7 +116,7 @@ std::optional<ResumeRecord> decode_resume_record(std::string_view bytes, std::st
   record.attached_at_ms = static_cast<std::int64_t>(in.number());
   const auto attached_at = steady_time(in.number());
   record.server_json = std::string(in.text());
-  const auto offers_logging = flag(in.byte());
+  const std::uint32_t offers = in.byte();
   record.next_id = in.number();
   record.next_route_key = in.number();
   const std::uint64_t call_count = in.number();
@@ -141,9 +141,9 @@ std::optional<ResumeRecord> decode_resume_record(std::string_view bytes, std::st
       static_cast<std::size_t>(*max_inflight) > kMaxResumedCalls)
     return fail("an in-flight cap out of range");
   record.max_inflight = *max_inflight;
-  if (!attached_at || !offers_logging) return fail("a field out of range");
+  if (!attached_at || (offers & ~offer::kAll) != 0) return fail("a field out of range");
   record.attached_at = *attached_at;
-  record.offers_logging = *offers_logging;
+  record.offers = offers;
   if (record.generation == 0) return fail("no generation");
   if (!text_fits(record.peer)) return fail("a peer label out of bounds");
   if (record.next_id == 0 || record.next_route_key == 0) return fail("a counter at zero");

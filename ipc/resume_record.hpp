@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "ipc/offers.hpp"
+
 namespace sb::ipc {
 
 // Raised whenever the layout or the meaning of a field changes.
@@ -57,7 +59,7 @@ struct ResumeRecord {
   std::int64_t attached_at_ms = 0;  // wall clock, as the status board shows it
   SteadyTime attached_at{};         // for attached_for_secs
   std::string server_json = "null";
-  bool offers_logging = false;
+  std::uint32_t offers = 0;   // offer:: bits, as the status board has them
   std::uint64_t next_id = 1;  // ids on the computer's socket are never reused
   std::uint64_t next_route_key = 1;
   std::vector<ResumedCall> calls;

@@ -26,7 +26,7 @@ struct RecordData {
   std::uint32_t max_in_flight;
   std::int64_t attached_at_ms;
   std::uint64_t generation;
-  std::uint32_t offers_logging;
+  std::uint32_t offers;
   std::uint64_t messages_dropped;
   std::uint32_t peer_size;
   std::uint32_t server_size;
@@ -43,7 +43,7 @@ void copy_figures(const From& from, To& to) {
   to.max_in_flight = from.max_in_flight;
   to.attached_at_ms = from.attached_at_ms;
   to.generation = from.generation;
-  to.offers_logging = from.offers_logging != 0;
+  to.offers = from.offers & offer::kAll;
   to.messages_dropped = from.messages_dropped;
 }
 

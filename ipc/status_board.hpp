@@ -9,7 +9,9 @@
 #include <memory>
 #include <optional>
 #include <string>
+
 #include <string_view>
+#include "ipc/offers.hpp"
 
 namespace sb::ipc {
 
@@ -27,7 +29,7 @@ struct ComputerStatus {
   std::uint32_t max_in_flight = 0;
   std::int64_t attached_at_ms = 0;  // wall clock, Unix epoch milliseconds
   std::uint64_t generation = 0;     // the attached session's, as the supervisor handed it over
-  bool offers_logging = false;      // the computer's initialize result offered `logging`
+  std::uint32_t offers = 0;         // offer:: bits
   // Messages from its computers that no caller could take, since the worker started.
   std::uint64_t messages_dropped = 0;
   std::string peer;

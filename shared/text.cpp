@@ -51,4 +51,29 @@ std::filesystem::path expand_home(std::string_view path, std::string_view home) 
   return std::filesystem::path(home) / rest;
 }
 
+bool glob_matches(std::string_view pattern, std::string_view text) {
+  // Greedy, going back only to the last star: a later star can match whatever an earlier
+  // one would have, so no other choice needs revisiting.
+  std::size_t p = 0;
+  std::size_t t = 0;
+  std::size_t star = std::string_view::npos;  // in pattern
+  std::size_t star_text = 0;                  // where that star's run ends now
+  while (t < text.size()) {
+    if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      star_text = t;
+    } else if (p < pattern.size() && pattern[p] == text[t]) {
+      ++p;
+      ++t;
+    } else if (star != std::string_view::npos) {
+      p = star + 1;
+      t = ++star_text;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
 }  // namespace sb

@@ -16,6 +16,9 @@ bool all_digits(std::string_view text);
 int hex_digit_value(char c);
 // Lowercase hex of `bytes`.
 std::string to_hex(const unsigned char* bytes, std::size_t size);
+// Whether `text` matches `pattern`, in which `*` stands for any run of characters (none
+// included) and every other byte for itself. At worst in time their sizes' product.
+bool glob_matches(std::string_view pattern, std::string_view text);
 // A leading "~/" becomes `home`/; with `home` empty, "~/x" becomes "x".
 std::filesystem::path expand_home(std::string_view path, std::string_view home);
 

@@ -106,7 +106,7 @@ ipc::ComputerStatus Session::status() const {
   status.peer = settings_.peer;
   status.generation = settings_.generation;
   status.server_json = server_json_;
-  status.offers_logging = offers_logging_;
+  status.offers = offers_;
   return status;
 }
 
@@ -276,8 +276,9 @@ void Session::on_handshake_reply(const json& reply) {
   const auto server = result->is_object() ? result->find("serverInfo") : result->end();
   server_json_ = (result->is_object() && server != result->end()) ? server->dump() : "null";
   const auto capabilities = result->is_object() ? result->find("capabilities") : result->end();
-  offers_logging_ = result->is_object() && capabilities != result->end() &&
-                    capabilities->is_object() && capabilities->contains("logging");
+  offers_ = result->is_object() && capabilities != result->end()
+                ? ipc::offer::of_capabilities(*capabilities)
+                : 0;
   enqueue(R"({"jsonrpc":"2.0","method":"notifications/initialized"})", /*droppable=*/false);
   phase_ = Phase::kReady;
   hooks_.status_changed();

@@ -165,7 +165,7 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
   std::chrono::steady_clock::time_point attached_at_{};
   std::int64_t attached_at_ms_ = 0;
   std::string server_json_ = "null";
-  bool offers_logging_ = false;
+  std::uint32_t offers_ = 0;                       // ipc::offer:: bits
   std::map<std::uint64_t, RoutedRequest> routed_;  // by key
   std::uint64_t next_route_key_ = 1;
   LogThrottle refused_frames_;

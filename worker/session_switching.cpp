@@ -71,7 +71,7 @@ ipc::ResumeRecord Session::take_record() {
                            .attached_at_ms = attached_at_ms_,
                            .attached_at = attached_at_,
                            .server_json = server_json_,
-                           .offers_logging = offers_logging_,
+                           .offers = offers_,
                            .next_id = pending_.next_id(),
                            .next_route_key = next_route_key_,
                            .unread = ws_.next_layer().take_unread()};
@@ -119,7 +119,7 @@ void Session::restore(ipc::ResumeRecord record, const std::vector<std::uint64_t>
   attached_at_ms_ = record.attached_at_ms;
   attached_at_ = record.attached_at;
   server_json_ = std::move(record.server_json);
-  offers_logging_ = record.offers_logging;
+  offers_ = record.offers;
   pending_.resume_ids_from(record.next_id);
   next_route_key_ = record.next_route_key;
   std::vector<std::uint64_t> orphans;

@@ -16,6 +16,18 @@ namespace {
 
 constexpr int kAuthFailuresPerWindow = 20;
 
+std::string_view kind_word(CallKind kind) {
+  switch (kind) {
+    case CallKind::kResource:
+      return "resource";
+    case CallKind::kPrompt:
+      return "prompt";
+    case CallKind::kTool:
+      break;
+  }
+  return "tool";
+}
+
 std::FILE* open_audit_file(const std::filesystem::path& path) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) {
@@ -103,12 +115,15 @@ void AuditLog::write_call(const CallRecord& record) {
   append_member(line, "error_code",
                 record.error_code ? std::to_string(*record.error_code) : std::string("null"));
   append_member(line, "event", "\"call\"");
+  append_string_member(line, "kind", kind_word(record.kind));
   append_member(line, "ms", std::to_string(record.ms));
   append_string_member(line, "outcome", record.outcome);
   append_string_member(line, "principal", record.principal);
+  if (record.kind == CallKind::kPrompt) append_string_member(line, "prompt", record.tool);
   append_member(line, "response_bytes", std::to_string(record.response_bytes));
-  append_string_member(line, "tool", record.tool);
+  if (record.kind == CallKind::kTool) append_string_member(line, "tool", record.tool);
   append_string_member(line, "ts", utc_timestamp_now());
+  if (record.kind == CallKind::kResource) append_string_member(line, "uri", record.tool);
   line.back() = '}';
   write_line(line);
 }

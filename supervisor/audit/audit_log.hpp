@@ -24,10 +24,15 @@
 namespace sb::supervisor {
 
 // The fields of a "call" line (docs/protocol.md, "Audit log").
+// What a call line is about: a tool call, a resource read or a prompt got; each names its
+// subject in a member of its own (`tool`, `uri`, `prompt`).
+enum class CallKind { kTool, kResource, kPrompt };
+
 struct CallRecord {
   std::string_view principal;
   std::string_view computer;
-  std::string_view tool;
+  std::string_view tool;  // the tool's name, the resource's URI or the prompt's name
+  CallKind kind = CallKind::kTool;
   std::string_view outcome;
   std::optional<std::int64_t> error_code;  // null when there is none
   std::int64_t ms = 0;

@@ -16,6 +16,11 @@ Grant build_client_grant(const RawClient& block, const Config& config, std::stri
          "keep `computers` only");
   }
   if (block.tools) {
+    if (block.resources || block.prompts) {
+      fail(owner,
+           "`resources` and `prompts` need the v2 form: write the grant as computers = { "
+           "<name> = [...] } rather than `tools`");
+    }
     if (!config.v1_form) {
       std::vector<std::string> tools;
       for (const auto& tool : *block.tools) tools.push_back(in_quotes(tool));
@@ -69,6 +74,7 @@ void build_clients(const RawFile& raw, Config& config) {
     check_token_unique(client.token, config, owner);
     client.grant = build_client_grant(block, config, owner);
     check_granted_computers_exist(client.grant, config, owner);
+    add_resources_and_prompts(block, config, client.grant, owner);
     client.default_computer =
         resolve_default_computer(block.default_computer, client.grant, config, owner);
     if (block.max_inflight) {

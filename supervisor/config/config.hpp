@@ -20,22 +20,60 @@ namespace sb::config {
 inline constexpr int kDefaultMaxInflight = 8;
 inline constexpr std::string_view kV1ComputerName = "default";
 
-// A tool allowlist: every tool ("*") or a set of names. vm_status is always allowed on
-// top of it, by the caller of this type.
-struct ToolList {
+// An allowlist of names (tools, prompts): every name ("*") or a set of names. vm_status is
+// always allowed on top of a tool list, by the caller of this type.
+struct NameList {
   bool all = false;
   std::set<std::string, std::less<>> names;
   bool allows(std::string_view tool) const { return all || names.contains(tool); }
-  friend bool operator==(const ToolList&, const ToolList&) = default;
+  bool any() const { return all || !names.empty(); }
+  friend bool operator==(const NameList&, const NameList&) = default;
 };
 
-// Which computers a caller may use, and which tools on each.
+// The resources a caller may use: every one ("*") or those whose URI matches a pattern,
+// in which `*` stands for any run of characters and everything else for itself.
+struct UriPatterns {
+  bool all = false;
+  std::vector<std::string> patterns;
+  bool allows(std::string_view uri) const;
+  bool any() const { return all || !patterns.empty(); }
+  friend bool operator==(const UriPatterns&, const UriPatterns&) = default;
+};
+
+// One kind of grant beside tools, per computer: none unless configured; "*" as the key
+// covers every computer the caller's `computers` reaches.
+template <class List>
+struct PerComputer {
+  std::optional<List> every;
+  std::map<std::string, List, std::less<>> named;
+  const List* find(std::string_view computer) const {
+    if (every) return &*every;
+    const auto found = named.find(computer);
+    return found == named.end() ? nullptr : &found->second;
+  }
+  bool empty() const { return !every && named.empty(); }
+  friend bool operator==(const PerComputer&, const PerComputer&) = default;
+};
+
+// What a grant's lookup found, or the empty list, which allows nothing.
+template <class List>
+List granted(const List* found) {
+  return found ? *found : List{};
+}
+
+// Which computers a caller may use, and on each which tools, resources and prompts
+// (docs/configuration.md, "Clients").
 struct Grant {
   bool wildcard = false;    // computers = { "*" = [...] }: every computer, now and later
-  ToolList wildcard_tools;  // the tool list when wildcard
-  std::map<std::string, ToolList, std::less<>> named;  // computer name -> tools otherwise
+  NameList wildcard_tools;  // the tool list when wildcard
+  std::map<std::string, NameList, std::less<>> named;  // computer name -> tools otherwise
+  PerComputer<UriPatterns> resources;
+  PerComputer<NameList> prompts;
   // The tool list for `computer`, or null when this grant does not reach it.
-  const ToolList* tools_for(std::string_view computer) const;
+  const NameList* tools_for(std::string_view computer) const;
+  // What the grant allows on `computer` besides tools, or null for nothing.
+  const UriPatterns* resources_for(std::string_view computer) const;
+  const NameList* prompts_for(std::string_view computer) const;
   friend bool operator==(const Grant&, const Grant&) = default;
 };
 
@@ -60,7 +98,7 @@ struct Pod {
   DialTarget target;  // parsed from it once, at load: what was checked is what is dialled
   std::filesystem::path secret_file;  // ~/ expanded
   std::string computer;               // always resolved
-  ToolList tools;
+  NameList tools;
   std::optional<int> max_inflight;
   bool allow_insecure_transport = false;
 };

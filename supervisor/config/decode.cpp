@@ -203,22 +203,24 @@ std::string dotted_key(std::string_view first, const toml::table& nested) {
   return out;
 }
 
-// A client's `computers`: free-form keys (computer names), each an array of tool names.
-RawComputerTable decode_computer_table(const Fields& client, const toml::node& node) {
+// A client's `computers`, `resources` or `prompts`: free-form keys (computer names), each an
+// array of strings (tool names, URI patterns, prompt names).
+RawComputerTable decode_computer_table(const Fields& client, std::string_view table_key,
+                                       const toml::node& node) {
   if (!node.is_table()) {
-    client.wrong_type("computers", node, "a table such as { macmini = [\"sys_info\"] }");
+    client.wrong_type(table_key, node, "a table such as { macmini = [\"sys_info\"] }");
   }
   RawComputerTable out;
   for (auto&& [key, value] : *node.as_table()) {
-    const std::string entry = "computers." + std::string(key.str());
+    const std::string entry = std::string(table_key) + "." + std::string(key.str());
     if (value.is_table()) {
       // The usual cause is a bare key with a dot (rpi1.local), which TOML reads as a
       // nested table; say so rather than only "wrong type".
       const std::string dotted = dotted_key(key.str(), *value.as_table());
       std::string dashed = dotted;
       std::replace(dashed.begin(), dashed.end(), '.', '-');
-      fail(client.owner, "`" + entry + "` is a table, not a list of tools (" +
-                             position_of(value.source()) + "): the bare key " + dotted +
+      fail(client.owner, "`" + entry + "` is a table, not a list (" + position_of(value.source()) +
+                             "): the bare key " + dotted +
                              " is a dotted key that makes a nested table, and a computer name "
                              "may not contain `.`; name the computer " +
                              dashed + " instead");
@@ -230,13 +232,18 @@ RawComputerTable decode_computer_table(const Fields& client, const toml::node& n
 
 RawClient decode_client(const toml::table& table, std::size_t index) {
   const Fields fields{table, decoding_owner("[[client]]", table, index), "a [[client]]"};
-  fields.allow_only(
-      {"name", "token_sha256", "tools", "computers", "default_computer", "max_inflight"});
-  RawClient out{fields.required_string("name"),    fields.required_string("token_sha256"),
-                fields.strings("tools"),           std::nullopt,
-                fields.string("default_computer"), fields.integer("max_inflight")};
-  if (const toml::node* computers = fields.find("computers")) {
-    out.computers = decode_computer_table(fields, *computers);
+  fields.allow_only({"name", "token_sha256", "tools", "computers", "resources", "prompts",
+                     "default_computer", "max_inflight"});
+  RawClient out{.name = fields.required_string("name"),
+                .token = fields.required_string("token_sha256"),
+                .tools = fields.strings("tools"),
+                .default_computer = fields.string("default_computer"),
+                .max_inflight = fields.integer("max_inflight")};
+  for (auto [key, table] :
+       {std::pair{"computers", &out.computers}, std::pair{"resources", &out.resources},
+        std::pair{"prompts", &out.prompts}}) {
+    if (const toml::node* node = fields.find(key))
+      *table = decode_computer_table(fields, key, *node);
   }
   return out;
 }

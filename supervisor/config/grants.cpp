@@ -1,7 +1,8 @@
-// Tool lists and grants: which computers a caller may use, which tools on each, and what
-// bare POST /mcp means for it.
+// Tool lists and grants: which computers a caller may use, which tools, resources and
+// prompts on each, and what bare POST /mcp means for it.
 #include <algorithm>
 
+#include "shared/text.hpp"
 #include "supervisor/config/messages.hpp"
 #include "supervisor/config/rules.hpp"
 
@@ -12,30 +13,110 @@ constexpr std::string_view kWildcard = "*";
 
 }  // namespace
 
-ToolList build_tool_list(const std::vector<std::string>& items, std::string_view owner) {
+// "*" alone, or a non-empty list without it: the rule of every list in a grant.
+bool check_wildcard_alone(const std::vector<std::string>& items, std::string_view owner,
+                          std::string_view key, std::string_view noun, std::string_view item) {
   if (items.empty()) {
-    fail(owner,
-         "`tools` is empty: list the tool names this caller may use, or write [\"*\"] "
-         "for every tool");
+    fail(owner, "`" + std::string(key) + "` is empty: list the " + std::string(item) +
+                    "s this caller may use, or write [\"*\"] for every " + std::string(noun));
   }
   const bool has_wildcard = std::find(items.begin(), items.end(), kWildcard) != items.end();
   if (has_wildcard && items.size() > 1) {
-    fail(owner,
-         "`tools` mixes \"*\" with names: [\"*\"] already allows every tool; keep either "
-         "[\"*\"] or the names");
+    fail(owner, "`" + std::string(key) + "` mixes \"*\" with " + std::string(item) +
+                    "s: [\"*\"] already allows every " + std::string(noun) +
+                    "; keep either [\"*\"] or the " + std::string(item) + "s");
   }
-  ToolList out;
+  return has_wildcard;
+}
+
+NameList build_name_list(const std::vector<std::string>& items, std::string_view owner,
+                         std::string_view key, std::string_view noun) {
+  const bool has_wildcard =
+      check_wildcard_alone(items, owner, key, noun, std::string(noun) + " name");
+  NameList out;
   if (has_wildcard) {
     out.all = true;
     return out;
   }
+  for (const std::string& item : items) out.names.insert(std::string(trim(item)));
+  return out;
+}
+
+UriPatterns build_uri_patterns(const std::vector<std::string>& items, std::string_view owner) {
+  UriPatterns out;
+  if (check_wildcard_alone(items, owner, "resources", "resource", "URI pattern")) {
+    out.all = true;
+    return out;
+  }
   for (const std::string& item : items) {
-    const auto first = item.find_first_not_of(" \t\r\n\f\v");
-    const auto last = item.find_last_not_of(" \t\r\n\f\v");
-    out.names.insert(first == std::string::npos ? std::string()
-                                                : item.substr(first, last - first + 1));
+    const bool clean = !item.empty() && std::none_of(item.begin(), item.end(), [](char c) {
+      return static_cast<unsigned char>(c) <= ' ' || c == 0x7f;
+    });
+    if (!clean) {
+      fail(owner, "URI pattern " + in_quotes(item) +
+                      " is empty or holds a space or control character, which no resource URI "
+                      "has; write the URI, with * for any run of characters, e.g. "
+                      "\"file:///srv/reports/*\"");
+    }
+    out.patterns.push_back(item);
   }
   return out;
+}
+
+// `resources` or `prompts`: per computer the caller's `computers` reaches, or "*" for all
+// of them; never a computer it cannot use, which would widen nothing today and mislead.
+template <class List, class BuildList>
+PerComputer<List> build_per_computer(const RawComputerTable& table, const Grant& grant,
+                                     const Config& config, std::string_view owner,
+                                     std::string_view key, BuildList build_list) {
+  const std::string key_text(key);
+  if (table.empty()) {
+    fail(owner, "`" + key_text +
+                    "` is empty: name a computer and what it grants there, or leave "
+                    "`" +
+                    key_text + "` out for none");
+  }
+  PerComputer<List> out;
+  if (table.contains(kWildcard)) {
+    if (table.size() > 1) {
+      fail(owner, "`" + key_text +
+                      "` mixes \"*\" with computer names: \"*\" already covers "
+                      "every computer this caller reaches; keep either { \"*\" = [...] } or "
+                      "the named entries");
+    }
+    out.every = build_list(table.begin()->second, std::string(owner) + " `" + key_text + ".\"*\"`");
+    return out;
+  }
+  for (const auto& [computer, items] : table) {
+    const std::string entry_owner = std::string(owner) + " `" + key_text + "." + computer + "`";
+    check_computer_name(computer, entry_owner);
+    if (!config.find_computer(computer) || !grant.tools_for(computer)) {
+      fail(entry_owner, in_quotes(computer) +
+                            " is not a computer this caller's `computers` reaches; grant the "
+                            "computer in `computers` first, or fix the name");
+    }
+    out.named.emplace(computer, build_list(items, entry_owner));
+  }
+  return out;
+}
+
+NameList build_tool_list(const std::vector<std::string>& items, std::string_view owner) {
+  return build_name_list(items, owner, "tools", "tool");
+}
+
+void add_resources_and_prompts(const RawClient& block, const Config& config, Grant& grant,
+                               std::string_view owner) {
+  if (block.resources) {
+    grant.resources = build_per_computer<UriPatterns>(*block.resources, grant, config, owner,
+                                                      "resources", build_uri_patterns);
+  }
+  if (block.prompts) {
+    grant.prompts = build_per_computer<NameList>(
+        *block.prompts, grant, config, owner, "prompts",
+        [](const std::vector<std::string>& items, std::string_view entry_owner) {
+          return build_name_list(items, entry_owner, "prompts", "prompt");
+        });
+  }
 }
 
 Grant build_computer_grant(const RawComputerTable& table, std::string_view owner) {

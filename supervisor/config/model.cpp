@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "shared/text.hpp"
 #include "supervisor/config/addresses.hpp"
 
 namespace sb::config {
@@ -19,10 +20,24 @@ bool grant_names(const Grant& grant, std::string_view computer) {
 
 }  // namespace
 
-const ToolList* Grant::tools_for(std::string_view computer) const {
+const NameList* Grant::tools_for(std::string_view computer) const {
   if (wildcard) return &wildcard_tools;
   const auto found = named.find(computer);
   return found == named.end() ? nullptr : &found->second;
+}
+
+const UriPatterns* Grant::resources_for(std::string_view computer) const {
+  return tools_for(computer) ? resources.find(computer) : nullptr;
+}
+
+const NameList* Grant::prompts_for(std::string_view computer) const {
+  return tools_for(computer) ? prompts.find(computer) : nullptr;
+}
+
+bool UriPatterns::allows(std::string_view uri) const {
+  if (all) return true;
+  return std::any_of(patterns.begin(), patterns.end(),
+                     [uri](const std::string& pattern) { return glob_matches(pattern, uri); });
 }
 
 int Timeouts::for_tool(std::string_view tool) const {

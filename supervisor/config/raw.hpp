@@ -24,6 +24,8 @@ struct RawClient {
   std::string token;
   std::optional<std::vector<std::string>> tools;
   std::optional<RawComputerTable> computers;
+  std::optional<RawComputerTable> resources;
+  std::optional<RawComputerTable> prompts;
   std::optional<std::string> default_computer;
   std::optional<std::int64_t> max_inflight;
 };

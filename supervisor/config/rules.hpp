@@ -36,8 +36,11 @@ std::vector<std::string> computer_names(const Config& config);
 void mark_sole_clients(Config& config);
 
 // Tool lists and grants (grants.cpp).
-ToolList build_tool_list(const std::vector<std::string>& items, std::string_view owner);
+NameList build_tool_list(const std::vector<std::string>& items, std::string_view owner);
 Grant build_computer_grant(const RawComputerTable& table, std::string_view owner);
+// A client's `resources` and `prompts`, into `grant` once its computers are known.
+void add_resources_and_prompts(const RawClient& block, const Config& config, Grant& grant,
+                               std::string_view owner);
 void check_granted_computers_exist(const Grant& grant, const Config& config,
                                    std::string_view owner);
 std::string resolve_default_computer(const std::optional<std::string>& given, const Grant& grant,

@@ -2,6 +2,7 @@
 
 #include "shared/jsonrpc.hpp"
 #include "supervisor/audit/audit_log.hpp"
+#include "supervisor/mcp/reply_text.hpp"
 #include "supervisor/mcp/tools.hpp"
 #include "supervisor/metrics/metrics.hpp"
 
@@ -30,17 +31,20 @@ bool CallAudit::relayed(std::string_view outcome) const {
 void CallAudit::write(std::string_view outcome, std::optional<std::int64_t> error_code,
                       std::size_t response_bytes) const {
   const auto elapsed = std::chrono::steady_clock::now() - started;
-  services.metrics.call_ended(CallEnd{.computer = computer,
-                                      .client = principal,
-                                      .tool = tool_label,
-                                      .outcome = outcome,
-                                      .duration = elapsed,
-                                      .reply_bytes = response_bytes,
-                                      .forwarded = forwarded});
+  if (kind == CallKind::kTool) {
+    services.metrics.call_ended(CallEnd{.computer = computer,
+                                        .client = principal,
+                                        .tool = tool_label,
+                                        .outcome = outcome,
+                                        .duration = elapsed,
+                                        .reply_bytes = response_bytes,
+                                        .forwarded = forwarded});
+  }
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count();
   services.audit.write_call(CallRecord{.principal = principal,
                                        .computer = computer,
                                        .tool = tool,
+                                       .kind = kind,
                                        .outcome = outcome,
                                        .error_code = error_code,
                                        .ms = ms,
@@ -53,6 +57,36 @@ void CallAudit::write_reply(ipc::ReplyKind kind, std::optional<std::int64_t> err
                             std::size_t response_bytes) const {
   if (kind == ipc::ReplyKind::kRpcError) return write("rpc_error", error_code, response_bytes);
   write(kind == ipc::ReplyKind::kToolError ? "tool_error" : "ok", std::nullopt, response_bytes);
+}
+
+ReplyText audited_reply(const nlohmann::json& id, CallResult result,
+                        const std::shared_ptr<const CallAudit>& audit) {
+  const auto kind = result.kind;
+  const auto error_code = result.error_code;
+  const auto response_bytes = result.response_bytes;
+  switch (result.status) {
+    case ipc::CallStatus::kReplied:
+      break;
+    case ipc::CallStatus::kNotAttached:
+      audit->write("not_attached", jsonrpc::kNotAttached, 0);
+      return relayed(id, std::move(result));
+    case ipc::CallStatus::kOverloaded:
+      audit->write("overloaded", jsonrpc::kOverloaded, 0);
+      return relayed(id, std::move(result));
+    case ipc::CallStatus::kTimeout:
+      audit->write("timeout", jsonrpc::kTimeout, 0);
+      return relayed(id, std::move(result));
+    case ipc::CallStatus::kDisconnected:
+      audit->write("disconnected", jsonrpc::kDisconnected, 0);
+      return relayed(id, std::move(result));
+  }
+  ReplyText text = relayed(id, std::move(result));
+  if (text.arriving) {
+    audit_when_arrived(*text.arriving, kind, error_code, response_bytes, audit);
+  } else {
+    audit->write_reply(kind, error_code, response_bytes);
+  }
+  return text;
 }
 
 void audit_when_arrived(ipc::ArrivingBody& body, ipc::ReplyKind kind,

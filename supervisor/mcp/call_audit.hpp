@@ -13,7 +13,9 @@
 
 #include "ipc/arriving_body.hpp"
 #include "ipc/messages.hpp"
+#include "supervisor/audit/audit_log.hpp"
 #include "supervisor/mcp/request.hpp"
+#include "supervisor/workers/registry.hpp"
 
 namespace sb::supervisor {
 
@@ -21,9 +23,11 @@ struct CallAudit {
   McpServices services;
   std::string principal;
   std::string computer;
-  std::string tool;
+  std::string tool;        // or the resource's URI, or the prompt's name
   std::string tool_label;  // for metrics: a name from the config, or "other"
-  nlohmann::json args;     // null when `audit_args` is off
+  // Only tool calls are counted in the metrics (docs/metrics.md); every kind is audited.
+  CallKind kind = CallKind::kTool;
+  nlohmann::json args;  // null when `audit_args` is off
   std::chrono::steady_clock::time_point started;
   bool forwarded = false;
 
@@ -36,6 +40,11 @@ struct CallAudit {
   void write_reply(ipc::ReplyKind kind, std::optional<std::int64_t> error_code,
                    std::size_t response_bytes) const;
 };
+
+// The caller's reply to a call that was forwarded, audited: a computer's reply once it has
+// all arrived, or the relay's own error (-32001 when no computer is attached) at once.
+ReplyText audited_reply(const nlohmann::json& id, CallResult result,
+                        const std::shared_ptr<const CallAudit>& audit);
 
 // A reply passed on as it arrives is audited once it has: a worker that dies half-way
 // through it has disconnected its caller, who gets a cut-off response.

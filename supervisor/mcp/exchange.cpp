@@ -1,5 +1,7 @@
 #include "supervisor/mcp/exchange.hpp"
 
+#include "supervisor/workers/registry.hpp"
+
 namespace sb::supervisor {
 
 using json = nlohmann::json;
@@ -28,6 +30,19 @@ std::string Exchange::params_text() const {
   if (!message.is_object()) return "{}";
   const auto found = message.find("params");
   return found == message.end() ? "{}" : dump(*found);
+}
+
+const std::string* Exchange::params_string(std::string_view name) const {
+  const json* found_params = params();
+  if (!found_params) return nullptr;
+  const auto found = found_params->find(name);
+  return found != found_params->end() && found->is_string() ? &found->get_ref<const std::string&>()
+                                                            : nullptr;
+}
+
+bool Exchange::offered(std::uint32_t offer_bit) const {
+  const auto view = services().workers.view(context().computer);
+  return !view || !view->ready || (view->status.offers & offer_bit) != 0;
 }
 
 std::string dump(const json& value) {

@@ -3,6 +3,7 @@
 // the ways to answer. Shared by the files of northbound MCP; nothing else sees it.
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -31,6 +32,11 @@ struct Exchange {
   const nlohmann::json* params() const;
   // The params as JSON text, "{}" when there are none.
   std::string params_text() const;
+  // A string member of the params, or null.
+  const std::string* params_string(std::string_view name) const;
+  // Whether the computer offers what `offer_bit` (ipc::offer::) names, as far as is known:
+  // a computer not attached or not ready yet is not held against it.
+  bool offered(std::uint32_t offer_bit) const;
 };
 
 // JSON text as the switchboard writes it: invalid UTF-8 replaced rather than thrown on.

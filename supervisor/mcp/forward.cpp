@@ -87,6 +87,14 @@ Abandon forward(const Exchange& exchange, CallRequest request,
   };
 }
 
+CallRequest request_to_computer(const Exchange& exchange, std::string method, int timeout_secs) {
+  return CallRequest{.caller = exchange.context().caller,
+                     .caller_cap = exchange.context().caller_cap,
+                     .timeout = std::chrono::seconds(timeout_secs),
+                     .method = std::move(method),
+                     .params_json = exchange.params_text()};
+}
+
 void cancel_call(const Exchange& exchange) {
   const json* params = exchange.params();
   if (!params) return;

@@ -20,6 +20,10 @@ Abandon forward(const Exchange& exchange, CallRequest request,
                 std::function<ReplyText(CallResult)> reply,
                 std::function<void(std::string_view outcome)> ended_early = {});
 
+// The exchange's request as it goes to its computer: `method` with the caller's params,
+// under its caller's name and share, to be answered within `timeout_secs`.
+CallRequest request_to_computer(const Exchange& exchange, std::string method, int timeout_secs);
+
 // notifications/cancelled from the caller: ends the one call of its own it names.
 void cancel_call(const Exchange& exchange);
 

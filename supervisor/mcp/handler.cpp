@@ -1,9 +1,12 @@
 #include "supervisor/mcp/handler.hpp"
 
 #include "shared/jsonrpc.hpp"
+#include "supervisor/mcp/completion.hpp"
 #include "supervisor/mcp/exchange.hpp"
 #include "supervisor/mcp/forward.hpp"
 #include "supervisor/mcp/lifecycle.hpp"
+#include "supervisor/mcp/prompts.hpp"
+#include "supervisor/mcp/resources.hpp"
 #include "supervisor/mcp/tasks.hpp"
 #include "supervisor/mcp/tools.hpp"
 
@@ -30,6 +33,12 @@ Abandon answer(const Exchange& exchange, const std::string& method) {
   if (method == "tasks/get" || method == "tasks/result" || method == "tasks/cancel")
     return task_request(exchange, method);
   if (method == "tasks/list") return tasks_list(exchange);
+  if (method == "resources/list") return resources_list(exchange);
+  if (method == "resources/templates/list") return resource_templates_list(exchange);
+  if (method == "resources/read") return resources_read(exchange);
+  if (method == "prompts/list") return prompts_list(exchange);
+  if (method == "prompts/get") return prompts_get(exchange);
+  if (method == "completion/complete") return complete(exchange);
   return exchange.finish(jsonrpc::error_response(
       exchange.id, jsonrpc::kMethodNotFound,
       "method " + backticked(method) + " is not served by the switchboard"));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 
+#include "ipc/offers.hpp"
 #include "shared/jsonrpc.hpp"
 #include "supervisor/workers/registry.hpp"
 
@@ -29,10 +30,17 @@ std::string negotiated_version(const json* params) {
   return std::string(kNewestVersion);
 }
 
-// Logging is offered only when the computer offers it and is ready now.
-json capabilities(const std::optional<ComputerView>& view) {
+// Logging is offered only when the computer offers it and is ready now. Resources, prompts
+// and completions are offered to a caller granted any, whether or not its computer is
+// attached now: what it sees of them then is empty.
+json capabilities(const std::optional<ComputerView>& view, const CallerContext& context) {
   json capabilities{{"tools", {{"listChanged", false}}}};
-  if (view && view->ready && view->status.offers_logging) capabilities["logging"] = json::object();
+  if (view && view->ready && (view->status.offers & ipc::offer::kLogging) != 0)
+    capabilities["logging"] = json::object();
+  if (context.resources.any()) capabilities["resources"] = {{"listChanged", false}};
+  if (context.prompts.any()) capabilities["prompts"] = {{"listChanged", false}};
+  if (context.resources.any() || context.prompts.any())
+    capabilities["completions"] = json::object();
   return capabilities;
 }
 
@@ -46,7 +54,7 @@ Abandon initialize(const Exchange& exchange) {
   const auto view = exchange.services().workers.view(exchange.context().computer);
   return exchange.finish(jsonrpc::result_response(
       exchange.id,
-      json{{"capabilities", capabilities(view)},
+      json{{"capabilities", capabilities(view, exchange.context())},
            {"instructions", instructions(exchange.context().computer, view && view->ready)},
            {"protocolVersion", negotiated_version(exchange.params())},
            {"serverInfo", server_info()}}));
@@ -60,7 +68,7 @@ Abandon discover(const Exchange& exchange) {
   return exchange.finish(jsonrpc::result_response(
       exchange.id,
       json{{"_meta", {{"io.modelcontextprotocol/serverInfo", server_info()}}},
-           {"capabilities", capabilities(view)},
+           {"capabilities", capabilities(view, exchange.context())},
            {"instructions", instructions(exchange.context().computer, view && view->ready)},
            {"resultType", "complete"},
            // Also at the top level, where drafts of the revision put it.

@@ -26,8 +26,10 @@ class WorkerRegistry;
 struct CallerContext {
   std::string caller;  // the client's or the pod's name; the audit calls it "principal"
   std::string computer;
-  config::ToolList tools;
-  int caller_cap = 0;  // 0: the default share
+  config::NameList tools;
+  config::UriPatterns resources;  // none unless granted
+  config::NameList prompts;       // none unless granted
+  int caller_cap = 0;             // 0: the default share
   bool wildcard = false;
   // Scopes cancellations and answers (docs/protocol.md, "Sessions"): the Mcp-Session-Id an
   // HTTP caller sent ("" for none), or one of the switchboard's own per pod socket.

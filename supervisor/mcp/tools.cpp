@@ -6,6 +6,7 @@
 #include "shared/log.hpp"
 #include "supervisor/mcp/call_audit.hpp"
 #include "supervisor/mcp/forward.hpp"
+#include "supervisor/mcp/listing.hpp"
 #include "supervisor/mcp/reply_text.hpp"
 #include "supervisor/mcp/tasks.hpp"
 #include "supervisor/metrics/metrics.hpp"
@@ -54,36 +55,16 @@ Abandon status_call(const Exchange& exchange, const CallAudit& audit) {
   return exchange.finish(jsonrpc::result_response(exchange.id, std::move(result)));
 }
 
+// A tool on a computer that is not attached answers as a tool that failed: the caller's
+// model reads why, rather than its client raising an error.
 ReplyText call_reply(const json& id, CallResult result,
-                     const std::shared_ptr<const CallAudit>& shared_audit) {
-  const CallAudit& audit = *shared_audit;
-  switch (result.status) {
-    case ipc::CallStatus::kReplied: {
-      ReplyText text = with_caller_id(id, result);
-      if (text.arriving) {
-        audit_when_arrived(*text.arriving, result.kind, result.error_code, result.response_bytes,
-                           shared_audit);
-      } else {
-        audit.write_reply(result.kind, result.error_code, result.response_bytes);
-      }
-      return text;
-    }
-    case ipc::CallStatus::kNotAttached:
-      audit.write("not_attached", jsonrpc::kNotAttached, 0);
-      return ReplyText{.body = dump(jsonrpc::result_response(
-                           id, jsonrpc::text_tool_result(
-                                   jsonrpc::relay_error_message(jsonrpc::kNotAttached), true)))};
-    case ipc::CallStatus::kOverloaded:
-      audit.write("overloaded", jsonrpc::kOverloaded, 0);
-      break;
-    case ipc::CallStatus::kTimeout:
-      audit.write("timeout", jsonrpc::kTimeout, 0);
-      break;
-    case ipc::CallStatus::kDisconnected:
-      audit.write("disconnected", jsonrpc::kDisconnected, 0);
-      break;
-  }
-  return ReplyText{.body = dump(relay_error(id, result.status))};
+                     const std::shared_ptr<const CallAudit>& audit) {
+  if (result.status != ipc::CallStatus::kNotAttached)
+    return audited_reply(id, std::move(result), audit);
+  audit->write("not_attached", jsonrpc::kNotAttached, 0);
+  return ReplyText{.body = dump(jsonrpc::result_response(
+                       id, jsonrpc::text_tool_result(
+                               jsonrpc::relay_error_message(jsonrpc::kNotAttached), true)))};
 }
 
 Abandon call_tool(const Exchange& exchange, const ToolCallParts& parts) {
@@ -218,6 +199,7 @@ json filter_tool_list(const json& id, const CallerContext& context, const CallRe
   }
   kept.push_back(status_tool_definition(context.computer));
   (*result_member)["tools"] = std::move(kept);
+  if (!context.tools.all) mark_private(*result_member);
   reply["id"] = id;
   return reply;
 }

@@ -102,10 +102,9 @@ class PodDialers::Dialer final : public SocketOwner,
   CallerContext request_context() override {
     refresh_policy();
     const Caller caller = caller_from(policy_);
-    const config::ToolList* tools = caller.grant.tools_for(caller.default_computer);
     return CallerContext{.caller = caller.name,
                          .computer = caller.default_computer,
-                         .tools = tools ? *tools : config::ToolList{},
+                         .tools = config::granted(caller.grant.tools_for(caller.default_computer)),
                          .caller_cap = caller.caller_cap,
                          .wildcard = caller.wildcard()};
   }

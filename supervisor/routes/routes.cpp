@@ -60,7 +60,7 @@ bool is_get(const HttpRequest& request) {
 struct Resolved {
   const Caller* caller = nullptr;
   std::string computer;
-  const config::ToolList* tools = nullptr;
+  const config::NameList* tools = nullptr;
 };
 
 class Routes {
@@ -128,7 +128,7 @@ class Routes {
   // The computer must be both in the caller's grant and configured now; otherwise the
   // answer is the same 404 whichever it was.
   std::optional<Resolved> resolve(const Caller& caller, std::string_view computer) const {
-    const config::ToolList* tools = caller.grant.tools_for(computer);
+    const config::NameList* tools = caller.grant.tools_for(computer);
     if (!tools || !state_.services.workers.view(computer)) return std::nullopt;
     return Resolved{&caller, std::string(computer), tools};
   }
@@ -209,18 +209,23 @@ class Routes {
           jsonrpc::kInvalidRequest,
           "unsupported MCP-Protocol-Version; supported: " + supported_protocol_versions_text()));
     }
-    McpRequest mcp{.context = {.caller = resolved.caller->name,
-                               .computer = resolved.computer,
-                               .tools = *resolved.tools,
-                               .caller_cap = resolved.caller->caller_cap,
-                               .wildcard = resolved.caller->wildcard(),
-                               .mcp_session = mcp_session(),
-                               .reply_may_arrive = true,
-                               .carried = request_.carried,
-                               .forwarded = request_.forwarded},
-                   .services = state_.services,
-                   .config = state_.config,
-                   .on_message = on_message()};
+    McpRequest mcp{
+        .context = {.caller = resolved.caller->name,
+                    .computer = resolved.computer,
+                    .tools = *resolved.tools,
+                    .resources =
+                        config::granted(resolved.caller->grant.resources_for(resolved.computer)),
+                    .prompts =
+                        config::granted(resolved.caller->grant.prompts_for(resolved.computer)),
+                    .caller_cap = resolved.caller->caller_cap,
+                    .wildcard = resolved.caller->wildcard(),
+                    .mcp_session = mcp_session(),
+                    .reply_may_arrive = true,
+                    .carried = request_.carried,
+                    .forwarded = request_.forwarded},
+        .services = state_.services,
+        .config = state_.config,
+        .on_message = on_message()};
     // Larger than a frame to the worker carries, it would end the worker's channel, and its
     // computer's session with it, for every caller.
     if (request_.body.size() > ipc::kMaxMessageSize) {

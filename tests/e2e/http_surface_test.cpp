@@ -328,7 +328,7 @@ TEST_F(HttpSurface, PingAndUnknownMethodsAreAnsweredLocally) {
   ASSERT_TRUE(fake);
   EXPECT_EQ(post_mcp(sb.port(), "/mcp", alice_.secret, rpc(1, "ping")).json(),
             (json{{"id", 1}, {"jsonrpc", "2.0"}, {"result", json::object()}}));
-  const auto unknown = post_mcp(sb.port(), "/mcp", alice_.secret, rpc(2, "resources/list"));
+  const auto unknown = post_mcp(sb.port(), "/mcp", alice_.secret, rpc(2, "sampling/createMessage"));
   EXPECT_EQ(unknown.status, 200);
   EXPECT_EQ(error_code(unknown.json()), kMethodNotFound);
   EXPECT_EQ(unknown.json()["id"], 2);

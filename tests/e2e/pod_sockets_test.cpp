@@ -72,7 +72,7 @@ TEST_F(PtyAttachE2e, LendsTheComputerAndHonoursAStopCode) {
   EXPECT_FALSE(reported.contains("peer")) << "an attach is a named caller";
   EXPECT_FALSE(reported.contains("in_flight"));
 
-  EXPECT_EQ(pod.request(rpc(7, "resources/list"))["error"]["code"], kMethodNotFoundCode);
+  EXPECT_EQ(pod.request(rpc(7, "roots/list"))["error"]["code"], kMethodNotFoundCode);
   pod.send_text("not json");
   pod.send(json{{"jsonrpc", "2.0"}, {"id", 99}, {"result", json::object()}});  // a response
   EXPECT_EQ(pod.request(rpc(8, "ping"))["id"], 8);

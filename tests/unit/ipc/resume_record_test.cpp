@@ -18,7 +18,7 @@ ResumeRecord a_record() {
                       .attached_at_ms = 1'700'000'000'000,
                       .attached_at = now - 5s,
                       .server_json = R"({"name":"fake","version":"1"})",
-                      .offers_logging = true,
+                      .offers = offer::kLogging | offer::kPrompts,
                       .next_id = 12,
                       .next_route_key = 3,
                       .calls = {{.id = 10,
@@ -51,7 +51,7 @@ TEST(ResumeRecord, RoundTripsEveryField) {
   EXPECT_EQ(back->attached_at_ms, record.attached_at_ms);
   EXPECT_EQ(back->attached_at, record.attached_at);
   EXPECT_EQ(back->server_json, record.server_json);
-  EXPECT_TRUE(back->offers_logging);
+  EXPECT_EQ(back->offers, offer::kLogging | offer::kPrompts);
   EXPECT_EQ(back->next_id, 12u);
   EXPECT_EQ(back->next_route_key, 3u);
   ASSERT_EQ(back->calls.size(), 2u);

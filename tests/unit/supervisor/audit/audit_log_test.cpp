@@ -51,6 +51,7 @@ TEST(AuditLog, TheCallLineReadsAsTheGeneralPathWritesIt) {
         log.write("call", {{"principal", principal},
                            {"computer", "alpha"},
                            {"tool", "echo"},
+                           {"kind", "tool"},
                            {"outcome", "rpc_error"},
                            {"error_code", code ? nlohmann::json(*code) : nlohmann::json(nullptr)},
                            {"ms", 12},

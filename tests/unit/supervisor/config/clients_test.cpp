@@ -162,7 +162,7 @@ TEST(ConfigClients, SingleComputerGrantIsTheDefault) {
 // ---------------------------------------------------------------------------------------
 // Tool lists and grants (docs/configuration.md, "Grants")
 
-sb::config::ToolList tools_of(std::string_view list) {
+sb::config::NameList tools_of(std::string_view list) {
   const Config config =
       parse(kMacmini + client("c", "@T1@", "computers = { macmini = " + std::string(list) + " }"));
   return *config.clients[0].grant.tools_for("macmini");
@@ -182,9 +182,9 @@ TEST(ConfigTools, EmptyListIsRefused) {
 TEST(ConfigTools, WildcardMixedWithNamesIsRefused) {
   EXPECT_TRUE(
       Contains(error_of(kMacmini + client("c", "@T1@", "computers = { macmini = [\"*\", \"a\"] }")),
-               "mixes \"*\" with names"));
+               "mixes \"*\" with tool names"));
   EXPECT_TRUE(Contains(error_of(kV1 + client("c", "@T1@", "tools = [\"a\", \"*\"]")),
-                       "mixes \"*\" with names"));
+                       "mixes \"*\" with tool names"));
 }
 
 TEST(ConfigTools, StarAloneIsEveryTool) {
@@ -213,6 +213,80 @@ TEST(ConfigGrant, ToolsForWildcardAndNamed) {
   ASSERT_NE(named.tools_for("macmini"), nullptr);
   EXPECT_TRUE(named.tools_for("macmini")->allows("a"));
   EXPECT_EQ(named.tools_for("muse-vm"), nullptr);
+}
+
+// ---------------------------------------------------------------------------------------
+// Resources and prompts
+
+TEST(ConfigGrants, ResourcesAndPromptsAreNoneUnlessGranted) {
+  const Grant grant =
+      parse(kMacmini + client("c", "@T1@", "computers = { macmini = [\"*\"] }")).clients[0].grant;
+  EXPECT_EQ(grant.resources_for("macmini"), nullptr);
+  EXPECT_EQ(grant.prompts_for("macmini"), nullptr);
+}
+
+TEST(ConfigGrants, ResourcesAndPromptsPerComputer) {
+  const Grant grant =
+      parse(kTwoComputers +
+            client("c", "@T1@",
+                   "computers = { macmini = [\"a\"], muse-vm = [\"b\"] }\n"
+                   "default_computer = \"macmini\"\n"
+                   "resources = { macmini = [\"file:///srv/*.md\", \"test://static\"] }\n"
+                   "prompts = { muse-vm = [\"*\"] }"))
+          .clients[0]
+          .grant;
+  const UriPatterns* resources = grant.resources_for("macmini");
+  ASSERT_NE(resources, nullptr);
+  EXPECT_TRUE(resources->allows("file:///srv/a/b.md"));
+  EXPECT_TRUE(resources->allows("test://static"));
+  EXPECT_FALSE(resources->allows("test://static/x"));
+  EXPECT_FALSE(resources->allows("file:///etc/passwd"));
+  EXPECT_EQ(grant.resources_for("muse-vm"), nullptr);
+  EXPECT_EQ(grant.prompts_for("macmini"), nullptr);
+  ASSERT_NE(grant.prompts_for("muse-vm"), nullptr);
+  EXPECT_TRUE(grant.prompts_for("muse-vm")->all);
+}
+
+TEST(ConfigGrants, AStarKeyCoversOnlyTheComputersTheCallerReaches) {
+  const Grant grant = parse(kTwoComputers + client("c", "@T1@",
+                                                   "computers = { macmini = [\"a\"] }\n"
+                                                   "prompts = { \"*\" = [\"greet\"] }"))
+                          .clients[0]
+                          .grant;
+  ASSERT_NE(grant.prompts_for("macmini"), nullptr);
+  EXPECT_TRUE(grant.prompts_for("macmini")->allows("greet"));
+  EXPECT_FALSE(grant.prompts_for("macmini")->allows("other"));
+  EXPECT_EQ(grant.prompts_for("muse-vm"), nullptr);
+}
+
+TEST(ConfigGrants, ResourcesAndPromptsAreCheckedAsStrictlyAsComputers) {
+  const auto error_with = [](const std::string& lines) {
+    return error_of(kTwoComputers +
+                    client("c", "@T1@", "computers = { macmini = [\"a\"] }\n" + lines));
+  };
+  EXPECT_TRUE(Contains(error_with("resources = { muse-vm = [\"*\"] }"),
+                       "\"muse-vm\" is not a computer this caller's `computers` reaches"));
+  EXPECT_TRUE(Contains(error_with("prompts = { nowhere = [\"*\"] }"),
+                       "\"nowhere\" is not a computer this caller's `computers` reaches"));
+  EXPECT_TRUE(Contains(error_with("resources = {}"), "`resources` is empty"));
+  EXPECT_TRUE(Contains(error_with("prompts = { macmini = [] }"), "`prompts` is empty"));
+  EXPECT_TRUE(Contains(error_with("prompts = { macmini = [\"*\", \"greet\"] }"),
+                       "`prompts` mixes \"*\" with prompt names"));
+  EXPECT_TRUE(Contains(error_with("resources = { macmini = [\"*\", \"a://b\"] }"),
+                       "`resources` mixes \"*\" with URI patterns"));
+  EXPECT_TRUE(Contains(error_with("resources = { \"*\" = [\"*\"], macmini = [\"*\"] }"),
+                       "`resources` mixes \"*\" with computer names"));
+  EXPECT_TRUE(Contains(error_with("resources = { macmini = [\"a b\"] }"),
+                       "URI pattern \"a b\" is empty or holds a space"));
+  EXPECT_TRUE(Contains(error_with("resources = { macmini = [\"\"] }"), "is empty or holds"));
+  EXPECT_TRUE(Contains(error_with("resources = { macmini = \"a://b\" }"), "`resources.macmini`"));
+  EXPECT_TRUE(Contains(error_with("prompts = [\"greet\"]"), "`prompts`"));
+}
+
+TEST(ConfigGrants, ResourcesAndPromptsNeedTheV2Form) {
+  const std::string v1 = "[vm]\nsecret_sha256 = \"@C1@\"\n" +
+                         client("c", "@T1@", "tools = [\"a\"]\nresources = { default = [\"*\"] }");
+  EXPECT_TRUE(Contains(error_of(v1), "`resources` and `prompts` need the v2 form"));
 }
 
 }  // namespace

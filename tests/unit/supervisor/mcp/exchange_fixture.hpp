@@ -51,7 +51,7 @@ class ExchangeTest : public ::testing::Test {
   ServicesWithoutWorkers parts{io, dir.path() / "audit.jsonl"};
   std::shared_ptr<const config::Config> config = std::make_shared<config::Config>();
   CallerContext context{
-      .caller = "alice", .computer = "alpha", .tools = config::ToolList{.names = {"echo"}}};
+      .caller = "alice", .computer = "alpha", .tools = config::NameList{.names = {"echo"}}};
 };
 
 }  // namespace sb::supervisor

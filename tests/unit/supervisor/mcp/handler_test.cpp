@@ -30,10 +30,10 @@ TEST_F(ExchangeTest, NotificationsAndUnmatchedResponsesAreSwallowed) {
 TEST_F(ExchangeTest, PingIsAnsweredAndAnUnknownMethodIsNotServed) {
   EXPECT_EQ(answer(R"({"jsonrpc":"2.0","id":"p","method":"ping"})")["result"],
             nlohmann::json::object());
-  const auto unknown = answer(R"({"jsonrpc":"2.0","id":2,"method":"resources/list"})");
+  const auto unknown = answer(R"({"jsonrpc":"2.0","id":2,"method":"sampling/createMessage"})");
   EXPECT_EQ(unknown["error"]["code"], -32601);
   EXPECT_EQ(unknown["error"]["message"],
-            "method `resources/list` is not served by the switchboard");
+            "method `sampling/createMessage` is not served by the switchboard");
 }
 
 }  // namespace

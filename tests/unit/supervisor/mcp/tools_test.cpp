@@ -34,6 +34,18 @@ TEST_F(ExchangeTest, AListKeepsTheGrantedToolsAndPutsTheSwitchboardsVmStatusLast
   EXPECT_EQ(list["result"]["x"], 1) << "the rest of the computer's result is kept";
 }
 
+TEST_F(ExchangeTest, AListNarrowedForTheCallerIsPrivateAndAWholeOneKeepsItsScope) {
+  const std::string reply =
+      R"({"result":{"cacheScope":"public","tools":[{"name":"echo"}],"ttlMs":300000}})";
+  const auto narrowed = filter_tool_list(1, context, replied(reply), parts.tools_list_errors);
+  EXPECT_EQ(narrowed["result"]["cacheScope"], "private");
+  EXPECT_EQ(narrowed["result"]["ttlMs"], 300000);
+  CallerContext every_tool = context;
+  every_tool.tools = config::NameList{.all = true};
+  const auto whole = filter_tool_list(1, every_tool, replied(reply), parts.tools_list_errors);
+  EXPECT_EQ(whole["result"]["cacheScope"], "public");
+}
+
 TEST_F(ExchangeTest, AListIsVmStatusAloneWhenTheComputerGivesNone) {
   const std::vector<std::string> status_only{"vm_status"};
   EXPECT_EQ(names_in(filter_tool_list(1, context, CallResult{ipc::CallStatus::kNotAttached},

@@ -45,7 +45,7 @@ class DialerHarness {
                                        .target = std::get<DialTarget>(parse_dial_target(url)),
                                        .secret_file = dir_ / "grant.secret",
                                        .computer = "alpha",
-                                       .tools = config::ToolList{.all = true}});
+                                       .tools = config::NameList{.all = true}});
     config_ = config;
     parts_.emplace(io_, dir_ / "audit.jsonl");
     dialers_.emplace(io_, config_, parts_->services, fast_timings());

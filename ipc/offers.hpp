@@ -1,0 +1,21 @@
+// What a computer offered its client among the `capabilities` of its initialize result,
+// as bits: the worker reads them at the handshake, publishes them on the status board and
+// carries them across a switch; the supervisor passes on to callers only what is offered.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+
+namespace sb::ipc::offer {
+
+inline constexpr std::uint32_t kLogging = 1u << 0;
+inline constexpr std::uint32_t kResources = 1u << 1;
+inline constexpr std::uint32_t kResourceSubscribe = 1u << 2;  // resources.subscribe
+inline constexpr std::uint32_t kPrompts = 1u << 3;
+inline constexpr std::uint32_t kCompletions = 1u << 4;
+inline constexpr std::uint32_t kAll = (1u << 5) - 1;
+
+// The bits of an initialize result's `capabilities` (an object, or anything else: none).
+std::uint32_t of_capabilities(const nlohmann::json& capabilities);
+
+}  // namespace sb::ipc::offer

@@ -1,0 +1,42 @@
+// The text helpers every part shares: here, `*` patterns (glob_matches), which grant
+// resources by URI (docs/configuration.md, "Clients").
+#include "shared/text.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace sb {
+namespace {
+
+TEST(GlobMatches, AStarStandsForAnyRunOfCharactersNoneIncluded) {
+  EXPECT_TRUE(glob_matches("*", ""));
+  EXPECT_TRUE(glob_matches("*", "anything://at/all"));
+  EXPECT_TRUE(glob_matches("file:///srv/*", "file:///srv/"));
+  EXPECT_TRUE(glob_matches("file:///srv/*", "file:///srv/a/b/c.md"));
+  EXPECT_TRUE(glob_matches("file:///*/b.md", "file:///a/x/b.md"));
+  EXPECT_TRUE(glob_matches("*.md", "notes.md.md"));
+  EXPECT_TRUE(glob_matches("a**b", "ab"));
+  EXPECT_FALSE(glob_matches("file:///srv/*", "file:///srv"));
+  EXPECT_FALSE(glob_matches("*.md", "notes.mdx"));
+}
+
+TEST(GlobMatches, EveryOtherByteStandsForItself) {
+  EXPECT_TRUE(glob_matches("test://static", "test://static"));
+  EXPECT_FALSE(glob_matches("test://static", "test://static/"));
+  EXPECT_FALSE(glob_matches("test://static", "TEST://static"));
+  EXPECT_FALSE(glob_matches("test://?tatic", "test://static"));
+  EXPECT_FALSE(glob_matches("", "x"));
+  EXPECT_TRUE(glob_matches("", ""));
+}
+
+TEST(GlobMatches, ManyStarsAgainstALongMissFinish) {
+  // A pattern that backtracks at every star: a naive recursion would take exponential
+  // time here, this one the product of the sizes.
+  const std::string text(100000, 'a');
+  EXPECT_FALSE(glob_matches("*a*a*a*a*a*a*a*a*b", text));
+  EXPECT_TRUE(glob_matches("*a*a*a*a*a*a*a*a*", text));
+}
+
+}  // namespace
+}  // namespace sb
