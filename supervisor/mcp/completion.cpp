@@ -4,6 +4,7 @@
 #include "shared/jsonrpc.hpp"
 #include "supervisor/mcp/forward.hpp"
 #include "supervisor/mcp/reply_text.hpp"
+#include "supervisor/mcp/result_shape.hpp"
 
 namespace sb::supervisor {
 namespace {
@@ -34,7 +35,8 @@ Abandon complete(const Exchange& exchange) {
   if (!may_complete(exchange) || !exchange.offered(ipc::offer::kCompletions)) {
     return exchange.finish(jsonrpc::result_response(
         exchange.id,
-        json{{"completion", {{"hasMore", false}, {"total", 0}, {"values", json::array()}}}}));
+        complete(
+            json{{"completion", {{"hasMore", false}, {"total", 0}, {"values", json::array()}}}})));
   }
   CallRequest request =
       request_to_computer(exchange, "completion/complete", exchange.config().timeouts.control_secs);

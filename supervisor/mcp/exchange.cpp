@@ -7,7 +7,7 @@ namespace sb::supervisor {
 using json = nlohmann::json;
 
 Abandon Exchange::finish(const json& reply) const {
-  request.done(ReplyText{.body = dump(reply)});
+  request.done(ReplyText{.body = dump(reply), .error_code = error_code_of(reply)});
   return {};
 }
 
@@ -43,6 +43,14 @@ const std::string* Exchange::params_string(std::string_view name) const {
 bool Exchange::offered(std::uint32_t offer_bit) const {
   const auto view = services().workers.view(context().computer);
   return !view || !view->ready || (view->status.offers & offer_bit) != 0;
+}
+
+std::optional<std::int64_t> error_code_of(const json& reply) {
+  const auto error = reply.is_object() ? reply.find("error") : reply.end();
+  if (error == reply.end() || !error->is_object()) return std::nullopt;
+  const auto code = error->find("code");
+  if (code == error->end() || !code->is_number_integer()) return std::nullopt;
+  return code->get<std::int64_t>();
 }
 
 std::string dump(const json& value) {

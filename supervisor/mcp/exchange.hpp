@@ -39,6 +39,9 @@ struct Exchange {
   bool offered(std::uint32_t offer_bit) const;
 };
 
+// The code of a JSON-RPC error reply; none for anything else.
+std::optional<std::int64_t> error_code_of(const nlohmann::json& reply);
+
 // JSON text as the switchboard writes it: invalid UTF-8 replaced rather than thrown on.
 std::string dump(const nlohmann::json& value);
 

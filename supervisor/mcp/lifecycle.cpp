@@ -73,7 +73,10 @@ Abandon discover(const Exchange& exchange) {
            {"resultType", "complete"},
            // Also at the top level, where drafts of the revision put it.
            {"serverInfo", server_info()},
-           {"supportedVersions", std::move(versions)}}));
+           {"supportedVersions", std::move(versions)},
+           // What is offered follows the caller's grant and the computer's attachment.
+           {"cacheScope", "private"},
+           {"ttlMs", 0}}));
 }
 
 // A logging level is per socket: one caller may set it only when no other caller shares
@@ -104,6 +107,10 @@ std::string instructions(std::string_view computer, bool ready) {
          " is not connected to OpenAB Switchboard right now; only vm_status is available. Call it, "
          "or "
          "list tools again later.";
+}
+
+std::span<const std::string_view> supported_protocol_versions() {
+  return kProtocolVersions;
 }
 
 bool supported_protocol_version(std::string_view version) {

@@ -3,6 +3,7 @@
 // logging/setLevel, which a caller may pass on only when it is the computer's one client.
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -18,6 +19,7 @@ Abandon set_log_level(const Exchange& exchange);
 std::string instructions(std::string_view computer, bool ready);
 
 // The revisions `initialize` negotiates and MCP-Protocol-Version may name, oldest first.
+std::span<const std::string_view> supported_protocol_versions();
 bool supported_protocol_version(std::string_view version);
 std::string supported_protocol_versions_text();
 

@@ -5,6 +5,7 @@
 #include "shared/jsonrpc.hpp"
 #include "supervisor/mcp/forward.hpp"
 #include "supervisor/mcp/reply_text.hpp"
+#include "supervisor/mcp/result_shape.hpp"
 
 namespace sb::supervisor {
 namespace {
@@ -12,7 +13,9 @@ namespace {
 using json = nlohmann::json;
 
 json empty_list_reply(const json& id, std::string_view member) {
-  return jsonrpc::result_response(id, json{{std::string(member), json::array()}});
+  json result{{std::string(member), json::array()}};
+  shape_list(result, true);
+  return jsonrpc::result_response(id, std::move(result));
 }
 
 ReplyText narrowed(const json& id, const ListFilter& filter, CallResult result) {
@@ -33,8 +36,8 @@ ReplyText narrowed(const json& id, const ListFilter& filter, CallResult result) 
       if (filter.keep(item)) kept.push_back(std::move(item));
     }
     *items = std::move(kept);
-    mark_private(*list);
   }
+  shape_list(*list, static_cast<bool>(filter.keep));
   reply["id"] = id;
   return ReplyText{.body = dump(reply)};
 }
@@ -52,10 +55,6 @@ Abandon relay_list(const Exchange& exchange, ListFilter filter) {
 
 Abandon empty_list(const Exchange& exchange, std::string_view member) {
   return exchange.finish(empty_list_reply(exchange.id, member));
-}
-
-void mark_private(json& result) {
-  result["cacheScope"] = "private";
 }
 
 }  // namespace sb::supervisor

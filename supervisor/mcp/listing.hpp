@@ -20,16 +20,13 @@ struct ListFilter {
 };
 
 // Forwards the exchange's list request. The caller gets the items `keep` allows, in a
-// result marked private when any could have been left out; the computer's error as it
-// came; and an empty list when no computer is attached or its answer holds no list.
+// result shaped as a list (result_shape.hpp), private when any could have been left out;
+// the computer's error as it came; and an empty list when no computer is attached or its
+// answer holds no list.
 Abandon relay_list(const Exchange& exchange, ListFilter filter);
 
 // The switchboard's own empty list, for a caller granted nothing of the kind or a computer
 // that offers none.
 Abandon empty_list(const Exchange& exchange, std::string_view member);
-
-// A list the switchboard narrowed for one caller must not be served to another from a
-// shared cache: its `cacheScope` (2026-07-28) becomes "private".
-void mark_private(nlohmann::json& result);
 
 }  // namespace sb::supervisor

@@ -29,12 +29,17 @@ ReplyText with_id_text(const std::string& id_text, std::string message_without_i
 }
 
 ReplyText with_caller_id(const json& id, CallResult& result) {
+  const auto error_code =
+      result.kind == ipc::ReplyKind::kRpcError ? result.error_code : std::nullopt;
   if (result.arriving) {
     std::string head = id_head(dump(id));
     head += ',';
-    return ReplyText{.head = std::move(head), .arriving = std::move(result.arriving)};
+    return ReplyText{
+        .head = std::move(head), .arriving = std::move(result.arriving), .error_code = error_code};
   }
-  return with_id_text(dump(id), std::move(result.reply_without_id));
+  ReplyText text = with_id_text(dump(id), std::move(result.reply_without_id));
+  text.error_code = error_code;
+  return text;
 }
 
 json relay_error(const json& id, ipc::CallStatus status) {
@@ -46,11 +51,12 @@ json relay_error(const json& id, ipc::CallStatus status) {
 
 ReplyText relayed(const json& id, CallResult result) {
   if (result.status == ipc::CallStatus::kReplied) return with_caller_id(id, result);
-  if (result.status == ipc::CallStatus::kNotAttached)
-    return ReplyText{
-        .body = dump(jsonrpc::error_response(id, jsonrpc::kNotAttached,
-                                             jsonrpc::relay_error_message(jsonrpc::kNotAttached)))};
-  return ReplyText{.body = dump(relay_error(id, result.status))};
+  const json error =
+      result.status == ipc::CallStatus::kNotAttached
+          ? jsonrpc::error_response(id, jsonrpc::kNotAttached,
+                                    jsonrpc::relay_error_message(jsonrpc::kNotAttached))
+          : relay_error(id, result.status);
+  return ReplyText{.body = dump(error), .error_code = error_code_of(error)};
 }
 
 }  // namespace sb::supervisor

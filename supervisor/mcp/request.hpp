@@ -3,6 +3,7 @@
 // and where the reply and any message during the call go. HTTP callers and pods alike.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -67,6 +68,9 @@ struct ReplyText {
   // Instead of `body`, a large reply still arriving from its worker. Its first byte, the
   // opening brace, is never sent: `head` ends with the comma that takes its place.
   std::shared_ptr<ipc::ArrivingBody> arriving;
+  // The code when the reply is a JSON-RPC error, the switchboard's or the computer's: a
+  // 2026-07-28 caller's HTTP status follows it.
+  std::optional<std::int64_t> error_code;
 };
 
 // The reply, or nothing for a notification or a response (HTTP 202).

@@ -6,8 +6,8 @@
 #include "shared/log.hpp"
 #include "supervisor/mcp/call_audit.hpp"
 #include "supervisor/mcp/forward.hpp"
-#include "supervisor/mcp/listing.hpp"
 #include "supervisor/mcp/reply_text.hpp"
+#include "supervisor/mcp/result_shape.hpp"
 #include "supervisor/mcp/tasks.hpp"
 #include "supervisor/metrics/metrics.hpp"
 #include "supervisor/workers/status_json.hpp"
@@ -48,9 +48,9 @@ Abandon status_call(const Exchange& exchange, const CallAudit& audit) {
   json status =
       view ? computer_status_json(*view, exchange.context().wildcard)
            : json{{"attached", false}, {"computer", exchange.context().computer}, {"ready", false}};
-  json result{{"content", json::array({{{"text", dump(status)}, {"type", "text"}}})},
-              {"isError", false},
-              {"structuredContent", status}};
+  json result = complete({{"content", json::array({{{"text", dump(status)}, {"type", "text"}}})},
+                          {"isError", false},
+                          {"structuredContent", status}});
   audit.write("ok", std::nullopt, 0);
   return exchange.finish(jsonrpc::result_response(exchange.id, std::move(result)));
 }
@@ -63,8 +63,8 @@ ReplyText call_reply(const json& id, CallResult result,
     return audited_reply(id, std::move(result), audit);
   audit->write("not_attached", jsonrpc::kNotAttached, 0);
   return ReplyText{.body = dump(jsonrpc::result_response(
-                       id, jsonrpc::text_tool_result(
-                               jsonrpc::relay_error_message(jsonrpc::kNotAttached), true)))};
+                       id, complete(jsonrpc::text_tool_result(
+                               jsonrpc::relay_error_message(jsonrpc::kNotAttached), true))))};
 }
 
 Abandon call_tool(const Exchange& exchange, const ToolCallParts& parts) {
@@ -163,8 +163,9 @@ Abandon scanned_tools_call(const Exchange& exchange, const ScannedToolCall& call
 
 json filter_tool_list(const json& id, const CallerContext& context, const CallResult& result,
                       LogThrottle& errors_logged) {
-  const json status_only = jsonrpc::result_response(
-      id, json{{"tools", json::array({status_tool_definition(context.computer)})}});
+  json only_status{{"tools", json::array({status_tool_definition(context.computer)})}};
+  shape_list(only_status, true);
+  const json status_only = jsonrpc::result_response(id, std::move(only_status));
   switch (result.status) {
     case ipc::CallStatus::kNotAttached:
       return status_only;
@@ -199,7 +200,7 @@ json filter_tool_list(const json& id, const CallerContext& context, const CallRe
   }
   kept.push_back(status_tool_definition(context.computer));
   (*result_member)["tools"] = std::move(kept);
-  if (!context.tools.all) mark_private(*result_member);
+  shape_list(*result_member, !context.tools.all);
   reply["id"] = id;
   return reply;
 }

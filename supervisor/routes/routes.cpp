@@ -18,6 +18,7 @@
 #include "supervisor/mcp/lifecycle.hpp"
 #include "supervisor/metrics/metrics.hpp"
 #include "supervisor/routes/computer_door.hpp"
+#include "supervisor/routes/revision_gate.hpp"
 #include "supervisor/workers/status_json.hpp"
 
 namespace sb::supervisor {
@@ -26,8 +27,6 @@ namespace {
 using json = nlohmann::json;
 
 constexpr std::size_t kMaxSessionIdChars = 128;
-// The 2026-07-28 revision's code for headers that disagree with the body.
-constexpr int kHeaderMismatch = -32020;
 
 // 32 hex characters from the system's random source. An MCP session id is no secret (it scopes
 // an authenticated client's own calls), so a failed draw is not worth failing initialize.
@@ -204,11 +203,6 @@ class Routes {
   }
 
   OnHangUp post_mcp(const Resolved& resolved) {
-    if (request_.protocol_version && !supported_protocol_version(*request_.protocol_version)) {
-      return reply(bad_request(
-          jsonrpc::kInvalidRequest,
-          "unsupported MCP-Protocol-Version; supported: " + supported_protocol_versions_text()));
-    }
     McpRequest mcp{
         .context = {.caller = resolved.caller->name,
                     .computer = resolved.computer,
@@ -234,11 +228,14 @@ class Routes {
                                "computer"));
     }
     // Most requests are a plain tools/call, read without building a tree (the scan keeps
-    // to the nesting limit itself).
-    if (const auto call = scan_tools_call(request_.body, jsonrpc::kMaxNesting)) {
-      if (const auto mismatch = header_mismatch({"tools/call", call->tool, std::nullopt}))
-        return reply(bad_request(kHeaderMismatch, *mismatch));
-      mcp.done = done(false);
+    // to the nesting limit itself). A 2026-07-28 one goes through the tree, which reads
+    // the `_meta` that revision requires.
+    if (const auto call = scan_tools_call(request_.body, jsonrpc::kMaxNesting);
+        call && !may_be_stateless(*call)) {
+      auto verdict =
+          check_revision(request_, facts_of_tools_call(json::parse(call->id), call->tool));
+      if (verdict.refusal) return reply(std::move(*verdict.refusal));
+      mcp.done = done(false, verdict.stateless);
       return handle_tools_call(*call, std::move(mcp));
     }
     if (!jsonrpc::nesting_within(request_.body, jsonrpc::kMaxNesting)) return reply(parse_error());
@@ -259,12 +256,10 @@ class Routes {
     if (message.is_array()) {
       return reply(bad_request(jsonrpc::kInvalidRequest, "JSON-RPC batches are not supported"));
     }
-    if (message.is_object()) {
-      if (const auto mismatch = header_mismatch(facts_of(message)))
-        return reply(bad_request(kHeaderMismatch, *mismatch));
-    }
+    auto verdict = check_revision(request_, facts_of(message));
+    if (verdict.refusal) return reply(std::move(*verdict.refusal));
     const bool initialize = message.is_object() && message.value("method", json()) == "initialize";
-    mcp.done = done(initialize);
+    mcp.done = done(initialize, verdict.stateless);
     return handle_mcp(message, std::move(mcp));
   }
 
@@ -274,10 +269,22 @@ class Routes {
         [send = send_event_](ReplyText text) { send(std::move(text.head), std::move(text.body)); };
   }
 
-  McpDone done(bool initialize) const {
-    return [respond = respond_, initialize](std::optional<ReplyText> text) {
+  // Whether a scanned tools/call may be of the 2026-07-28 revision: its header says so, or
+  // its params name that revision's `_meta` (which the scanner does not read).
+  bool may_be_stateless(const ScannedToolCall& call) const {
+    return request_.protocol_version == kStatelessRevision ||
+           call.params.find("io.modelcontextprotocol/protocolVersion") != std::string_view::npos;
+  }
+
+  // The answer, as HTTP. A 2026-07-28 caller's error carries its status (404 for a method
+  // not served, 400 for what the revision requires of the request) even when the computer
+  // answered it.
+  McpDone done(bool initialize, bool stateless) const {
+    return [respond = respond_, initialize, stateless](std::optional<ReplyText> text) {
       if (!text) return respond(empty_response(202));
-      auto response = json_response(200, std::move(text->body));
+      const int status =
+          stateless && text->error_code ? stateless_error_status(*text->error_code) : 200;
+      auto response = json_response(status, std::move(text->body));
       response.body_head = std::move(text->head);
       response.lease = std::move(text->lease);
       response.arriving = std::move(text->arriving);
@@ -296,45 +303,6 @@ class Routes {
         std::all_of(request_.mcp_session_id->begin(), request_.mcp_session_id->end(),
                     [](char c) { return c > 0x20 && c < 0x7f; });
     return visible ? *request_.mcp_session_id : std::string();
-  }
-
-  // What a 2026-07-28 caller repeats in headers, as the body says it: each absent when the
-  // body has none of that type.
-  struct BodyFacts {
-    std::optional<std::string_view> method;
-    std::optional<std::string_view> tool;              // a tools/call's params.name
-    std::optional<std::string_view> protocol_version;  // params._meta's
-  };
-
-  static BodyFacts facts_of(const json& message) {
-    BodyFacts facts;
-    const auto string_at = [](const json& object, const char* key) {
-      const auto found = object.find(key);
-      return found != object.end() && found->is_string()
-                 ? std::optional<std::string_view>(found->get_ref<const std::string&>())
-                 : std::nullopt;
-    };
-    facts.method = string_at(message, "method");
-    const auto params = message.find("params");
-    if (params == message.end() || !params->is_object()) return facts;
-    if (facts.method == "tools/call") facts.tool = string_at(*params, "name");
-    const auto meta = params->find("_meta");
-    if (meta != params->end() && meta->is_object())
-      facts.protocol_version = string_at(*meta, "io.modelcontextprotocol/protocolVersion");
-    return facts;
-  }
-
-  // 2026-07-28 callers repeat the method, a tool's name and their revision in headers,
-  // which must agree with the body.
-  std::optional<std::string> header_mismatch(const BodyFacts& facts) const {
-    if (request_.mcp_method && facts.method != *request_.mcp_method)
-      return "the Mcp-Method header does not match the body's method";
-    if (request_.mcp_name && facts.method == "tools/call" && facts.tool != *request_.mcp_name)
-      return "the Mcp-Name header does not match params.name";
-    if (request_.protocol_version && facts.protocol_version &&
-        facts.protocol_version != *request_.protocol_version)
-      return "the MCP-Protocol-Version header does not match _meta's protocolVersion";
-    return std::nullopt;
   }
 
   static HttpResponse bad_request(int code, const std::string& message) {

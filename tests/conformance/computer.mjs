@@ -1,6 +1,7 @@
 // A dial-out computer for the conformance run: it dials the switchboard's /vm/attach
-// WebSocket and serves, with the official SDK's Server, every tool the suite's server
-// scenarios call (the suite's "everything server" tool set). Exits when the socket closes.
+// WebSocket and serves, with the official SDK's Server, every tool, resource, prompt and
+// completion the suite's server scenarios call (the suite's "everything server" fixtures).
+// Exits when the socket closes.
 // With --stdio it is instead a plain stdio MCP server (the SDK's stdio transport), and
 // with --http-port-file a Streamable HTTP one on a loopback port it writes to that file
 // (the SDK's transport, one session at a time): both for switchboard-connect to attach.
@@ -19,9 +20,17 @@ import WebSocket from 'ws';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
+  CompleteRequestSchema,
   ErrorCode,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
-  McpError
+  McpError,
+  ReadResourceRequestSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema
 } from '@modelcontextprotocol/sdk/types.js';
 
 const { values: args } = parseArgs({
@@ -137,7 +146,15 @@ const noArguments = { type: 'object', properties: {} };
 
 const server = new Server(
   { name: 'switchboard-conformance-computer', version: '1.0.0' },
-  { capabilities: { tools: { listChanged: false }, logging: {} } }
+  {
+    capabilities: {
+      tools: { listChanged: false },
+      logging: {},
+      resources: { subscribe: true, listChanged: false },
+      prompts: { listChanged: false },
+      completions: {}
+    }
+  }
 );
 
 const tools = [
@@ -418,6 +435,226 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     // A failure inside a tool (say, the caller could not be asked) is the tool's result.
     return { isError: true, content: [text(`${tool.name} failed: ${error.message ?? error}`)] };
   }
+});
+
+// ---- resources: two static ones, one that changes while watched, and a template ----
+
+const WATCHED = 'test://watched-resource';
+let watchedRevision = 1;
+
+// Each has what resources/list shows and read(uri), its contents entry.
+const resources = [
+  {
+    uri: 'test://static-text',
+    name: 'static-text',
+    title: 'Static Text Resource',
+    description: 'A fixed text',
+    mimeType: 'text/plain',
+    read: (uri) => ({
+      uri,
+      mimeType: 'text/plain',
+      text: 'This is the content of the static text resource.'
+    })
+  },
+  {
+    uri: 'test://static-binary',
+    name: 'static-binary',
+    title: 'Static Binary Resource',
+    description: 'A 1x1 red PNG',
+    mimeType: 'image/png',
+    read: (uri) => ({ uri, mimeType: 'image/png', blob: PNG })
+  },
+  {
+    uri: WATCHED,
+    name: 'watched-resource',
+    title: 'Watched Resource',
+    description: 'A text that changes every second while someone is subscribed to it',
+    mimeType: 'text/plain',
+    read: (uri) => ({
+      uri,
+      mimeType: 'text/plain',
+      text: `Watched resource, revision ${watchedRevision}`
+    })
+  }
+];
+
+// A template's match(uri) gives its variables, or nothing; complete lists the candidates
+// completion/complete offers for each variable.
+const templates = [
+  {
+    uriTemplate: 'test://template/{id}/data',
+    name: 'template',
+    title: 'Resource Template',
+    description: 'JSON data for any id',
+    mimeType: 'application/json',
+    match: (uri) => /^test:\/\/template\/([^/]+)\/data$/.exec(uri)?.slice(1),
+    read: (uri, [id]) => ({
+      uri,
+      mimeType: 'application/json',
+      text: JSON.stringify({ id, templateTest: true, data: `Data for ID: ${id}` })
+    }),
+    complete: { id: ['123', '456', '789'] }
+  }
+];
+
+// A -32602 whose wire message is exactly `message` (McpError's would start "MCP error
+// -32602: "), so that an unknown item reads as the switchboard's answer beyond a grant.
+function invalidParams(message, data) {
+  return Object.assign(new Error(message), { code: ErrorCode.InvalidParams, data });
+}
+
+// The contents entry of uri, a static resource or one a template makes; -32602 with the
+// URI otherwise (never an empty contents).
+function readResource(uri) {
+  const resource = resources.find((candidate) => candidate.uri === uri);
+  if (resource) return resource.read(uri);
+  for (const template of templates) {
+    const variables = template.match(uri);
+    if (variables) return template.read(uri, variables);
+  }
+  throw invalidParams('Resource not found', { uri });
+}
+
+server.setRequestHandler(ListResourcesRequestSchema, async () => ({
+  resources: resources.map(({ read, ...listed }) => listed)
+}));
+
+server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
+  resourceTemplates: templates.map(({ match, read, complete, ...listed }) => listed)
+}));
+
+server.setRequestHandler(ReadResourceRequestSchema, async (request) => ({
+  contents: [readResource(request.params.uri)]
+}));
+
+// While the one session (WebSocket, stdio or HTTP) is subscribed to the watched resource,
+// it changes every second and each change is announced; only it ever changes, so other
+// subscriptions are kept but never notified. A new HTTP session starts with none.
+const subscriptions = new Set();
+let ticker = null;
+
+function watch() {
+  if (subscriptions.has(WATCHED) && !ticker) {
+    ticker = setInterval(() => {
+      watchedRevision += 1;
+      // Nowhere to send it (an HTTP session with no GET stream) is no error of ours.
+      server.sendResourceUpdated({ uri: WATCHED }).catch(() => {});
+    }, 1000);
+  } else if (!subscriptions.has(WATCHED) && ticker) {
+    clearInterval(ticker);
+    ticker = null;
+  }
+}
+
+server.setRequestHandler(SubscribeRequestSchema, async (request) => {
+  readResource(request.params.uri); // only what exists may be watched
+  subscriptions.add(request.params.uri);
+  watch();
+  return {};
+});
+
+server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
+  subscriptions.delete(request.params.uri);
+  watch();
+  return {};
+});
+
+server.onclose = () => {
+  subscriptions.clear();
+  watch();
+};
+
+// ---- prompts, with the names, arguments and messages the suite's scenarios expect ----
+
+const user = (content) => ({ role: 'user', content });
+
+// Each has what prompts/list shows, get(arguments), its messages, and complete, the
+// candidates completion/complete offers for each argument.
+const prompts = [
+  {
+    name: 'test_simple_prompt',
+    title: 'Simple Test Prompt',
+    description: 'A prompt without arguments',
+    get: () => [user(text('This is a simple prompt for testing.'))]
+  },
+  {
+    name: 'test_prompt_with_arguments',
+    title: 'Prompt With Arguments',
+    description: 'A prompt that quotes its two arguments',
+    arguments: [
+      { name: 'arg1', description: 'First test argument', required: true },
+      { name: 'arg2', description: 'Second test argument', required: true }
+    ],
+    get: ({ arg1, arg2 }) => [user(text(`Prompt with arguments: arg1='${arg1}', arg2='${arg2}'`))],
+    complete: { arg1: ['testValue1', 'hello'], arg2: ['testValue2', 'world'] }
+  },
+  {
+    name: 'test_prompt_with_embedded_resource',
+    title: 'Prompt With Embedded Resource',
+    description: 'A prompt that embeds a text resource at the URI it is given',
+    arguments: [
+      { name: 'resourceUri', description: 'URI of the resource to embed', required: true }
+    ],
+    get: ({ resourceUri }) => [
+      user({
+        type: 'resource',
+        resource: {
+          uri: resourceUri,
+          mimeType: 'text/plain',
+          text: 'Embedded resource content for testing.'
+        }
+      }),
+      user(text('Please process the embedded resource above.'))
+    ],
+    complete: { resourceUri: resources.map((resource) => resource.uri) }
+  },
+  {
+    name: 'test_prompt_with_image',
+    title: 'Prompt With Image',
+    description: 'A prompt that shows a 1x1 red PNG',
+    get: () => [
+      user({ type: 'image', data: PNG, mimeType: 'image/png' }),
+      user(text('Please analyze the image above.'))
+    ]
+  }
+];
+
+const promptByName = new Map(prompts.map((prompt) => [prompt.name, prompt]));
+
+server.setRequestHandler(ListPromptsRequestSchema, async () => ({
+  prompts: prompts.map(({ get, complete, ...listed }) => listed)
+}));
+
+server.setRequestHandler(GetPromptRequestSchema, async (request) => {
+  const { name } = request.params;
+  const prompt = promptByName.get(name);
+  if (!prompt) throw invalidParams('Prompt not found', { name });
+  const given = request.params.arguments ?? {};
+  for (const argument of prompt.arguments ?? []) {
+    if (argument.required && given[argument.name] === undefined)
+      throw invalidParams(`Missing required argument: ${argument.name}`);
+  }
+  return { description: prompt.description, messages: prompt.get(given) };
+});
+
+// ---- completion: the candidates of a prompt's argument or a template's variable that
+// start with what the caller typed so far ----
+
+server.setRequestHandler(CompleteRequestSchema, async (request) => {
+  const { ref, argument } = request.params;
+  const owner =
+    ref.type === 'ref/prompt'
+      ? promptByName.get(ref.name)
+      : templates.find((template) => template.uriTemplate === ref.uri) ??
+        resources.find((resource) => resource.uri === ref.uri);
+  if (!owner) {
+    if (ref.type === 'ref/prompt') throw invalidParams('Prompt not found', { name: ref.name });
+    throw invalidParams('Resource not found', { uri: ref.uri });
+  }
+  const values = (owner.complete?.[argument.name] ?? []).filter((value) =>
+    value.startsWith(argument.value)
+  );
+  return { completion: { values, total: values.length, hasMore: false } };
 });
 
 // ---- stdio: serve until stdin ends ----

@@ -3,6 +3,7 @@
 // one message.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 
@@ -37,9 +38,12 @@ TEST_F(Fidelity, AnUnsupportedProtocolVersionHeaderIs400AndASupportedOneIsServed
     SCOPED_TRACE(body.dump());
     const auto response = http(sb.port(), post(kPath, alice_.secret, body, bad));
     EXPECT_EQ(response.status, 400);
-    EXPECT_EQ(error_code(response.json()), kInvalidRequest) << response.body;
-    EXPECT_NE(response.body.find("2025-11-25"), std::string::npos)
-        << "the error should name the supported revisions: " << response.body;
+    const json error = response.json();
+    EXPECT_EQ(error_code(error), -32022) << response.body;
+    EXPECT_EQ(error["id"], body["id"]) << "the request's id, not null";
+    EXPECT_EQ(error["error"]["data"]["requested"], "1999-01-01");
+    EXPECT_EQ(error["error"]["data"]["supported"],
+              json::array({"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"}));
   }
   const Headers good = with(kAcceptBoth, "MCP-Protocol-Version", "2025-06-18");
   const auto served =
@@ -232,6 +236,138 @@ TEST_F(Fidelity, AStatelessCallerDiscoversTheServerAndCallsWithoutInitialize) {
                            with(kAcceptBoth, "MCP-Protocol-Version", "2025-11-25")));
   EXPECT_EQ(disagreeing.status, 400);
   EXPECT_EQ(error_code(disagreeing.json()), -32020) << disagreeing.body;
+}
+
+// ---------------------------------------------------------------------------------------
+// 2026-07-28 to the letter (docs/protocol.md, "Revisions"): what the revision requires of a
+// request, checked before anything is sent, and the HTTP status of each error.
+
+constexpr int kInvalidParams = sb::jsonrpc::kInvalidParams;
+
+const json kStatelessMeta{{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+                          {"io.modelcontextprotocol/clientCapabilities", json::object()}};
+
+// A 2026-07-28 request as the revision has it: `_meta` in its params, its method (and
+// what it names) repeated in headers.
+HttpRequest stateless(const std::string& token, const json& id, const std::string& method,
+                      json params = json::object(), std::optional<std::string> name = {}) {
+  if (!params.contains("_meta")) params["_meta"] = kStatelessMeta;
+  Headers headers =
+      with(with(kAcceptBoth, "MCP-Protocol-Version", "2026-07-28"), "Mcp-Method", method);
+  if (name) headers = with(headers, "Mcp-Name", *name);
+  return post(kPath, token, rpc(id, method, params), headers);
+}
+
+void expect_refused(const HttpResponse& response, int status, int code, const json& id) {
+  EXPECT_EQ(response.status, status) << response.body;
+  EXPECT_EQ(error_code(response.json()), code) << response.body;
+  EXPECT_EQ(response.json()["id"], id) << "an error carries the request's id: " << response.body;
+}
+
+TEST_F(Fidelity, AStatelessRequestNeedsItsMetaAndHeadersBeforeAnythingIsSent) {
+  SwitchboardProcess sb(config());
+  auto fake = attach_alpha(sb);
+  ASSERT_TRUE(fake);
+  const json echo{{"name", "echo"}, {"arguments", {{"n", 1}}}};
+
+  HttpRequest request = stateless(alice_.secret, 1, "tools/list", json{{"_meta", json::object()}});
+  expect_refused(http(sb.port(), request), 400, kInvalidParams, 1);
+  request = stateless(alice_.secret, 2, "tools/list",
+                      json{{"_meta", {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"}}}});
+  expect_refused(http(sb.port(), request), 400, kInvalidParams, 2);
+  request.body = rpc(3, "tools/list").dump();  // no params at all
+  expect_refused(http(sb.port(), request), 400, kInvalidParams, 3);
+
+  // Mcp-Method always, Mcp-Name for what names a tool, a prompt, a resource or a task.
+  request = stateless(alice_.secret, "m", "tools/call", echo, "echo");
+  request.headers.erase(std::remove_if(request.headers.begin(), request.headers.end(),
+                                       [](const auto& h) { return h.first == "Mcp-Method"; }),
+                        request.headers.end());
+  expect_refused(http(sb.port(), request), 400, -32020, "m");
+  expect_refused(http(sb.port(), stateless(alice_.secret, "n", "tools/call", echo)), 400, -32020,
+                 "n");
+  expect_refused(http(sb.port(), stateless(alice_.secret, "u", "resources/read",
+                                           json{{"uri", "file:///a"}}, "file:///b")),
+                 400, -32020, "u");
+
+  // The header's revision and _meta's must agree, which is checked before either is
+  // judged supported; one both name that is not served is -32022, with what is.
+  request = stateless(alice_.secret, 4, "tools/list",
+                      json{{"_meta",
+                            {{"io.modelcontextprotocol/protocolVersion", "v999.0.0"},
+                             {"io.modelcontextprotocol/clientCapabilities", json::object()}}}});
+  expect_refused(http(sb.port(), request), 400, -32020, 4);
+  request.headers =
+      with(with(kAcceptBoth, "MCP-Protocol-Version", "v999.0.0"), "Mcp-Method", "tools/list");
+  const auto unsupported = http(sb.port(), request);
+  expect_refused(unsupported, 400, -32022, 4);
+  EXPECT_EQ(unsupported.json()["error"]["data"]["requested"], "v999.0.0");
+  EXPECT_EQ(unsupported.json()["error"]["data"]["supported"].back(), "2026-07-28");
+
+  EXPECT_TRUE(fake->calls().empty()) << "nothing refused reached the computer";
+  const auto served = http(sb.port(), stateless(alice_.secret, 5, "tools/call", echo, "echo"));
+  EXPECT_EQ(served.status, 200) << served.body;
+  EXPECT_EQ(echoed(served.json()), (json{{"n", 1}}));
+}
+
+TEST_F(Fidelity, TheMethodsTheStatelessRevisionRemovedAre404) {
+  SwitchboardProcess sb(config());
+  auto fake = attach_alpha(sb);
+  ASSERT_TRUE(fake);
+  int id = 0;
+  for (const std::string method : {"initialize", "ping", "logging/setLevel", "resources/subscribe",
+                                   "resources/unsubscribe", "tasks/result", "tasks/list"}) {
+    SCOPED_TRACE(method);
+    const auto response = http(sb.port(), stateless(alice_.secret, ++id, method));
+    expect_refused(response, 404, kMethodNotFound, id);
+    EXPECT_FALSE(response.has_header("Mcp-Session-Id"));
+  }
+  expect_refused(http(sb.port(), stateless(alice_.secret, "x", "no/such/method")), 404,
+                 kMethodNotFound, "x");
+  // An older caller is answered as before.
+  EXPECT_EQ(post_mcp(sb.port(), kPath, alice_.secret, rpc(9, "ping")).status, 200);
+  EXPECT_EQ(post_mcp(sb.port(), kPath, alice_.secret, rpc(10, "no/such/method")).status, 200);
+}
+
+TEST_F(Fidelity, AComputersErrorTakesTheStatusTheStatelessRevisionGivesIt) {
+  SwitchboardProcess sb(config());
+  auto fake = attach_alpha(sb);
+  ASSERT_TRUE(fake);
+  const auto call_failing_with = [&](int code, bool stateless_caller) {
+    const json params{{"name", "echo"}, {"arguments", {{"mode", "error"}, {"code", code}}}};
+    if (stateless_caller)
+      return http(sb.port(), stateless(alice_.secret, code, "tools/call", params, "echo"));
+    return http(sb.port(), post(kPath, alice_.secret, rpc(code, "tools/call", params)));
+  };
+  expect_refused(call_failing_with(-32601, true), 404, kMethodNotFound, -32601);
+  expect_refused(call_failing_with(-32021, true), 400, -32021, -32021);
+  expect_refused(call_failing_with(-32603, true), 200, -32603, -32603);
+  expect_refused(call_failing_with(-32601, false), 200, kMethodNotFound, -32601);
+  expect_refused(call_failing_with(-32021, false), 200, -32021, -32021);
+}
+
+TEST_F(Fidelity, TheSwitchboardsOwnStatelessResultsCarryWhatTheRevisionRequires) {
+  SwitchboardProcess sb(config());
+  const auto discovered = http(sb.port(), stateless(alice_.secret, 1, "server/discover"));
+  ASSERT_EQ(discovered.status, 200) << discovered.body;
+  const json discover = discovered.json()["result"];
+  EXPECT_EQ(discover["resultType"], "complete");
+  EXPECT_EQ(discover["ttlMs"], 0);
+  EXPECT_EQ(discover["cacheScope"], "private");
+  // No computer attached: the tool list is vm_status alone, shaped as a list.
+  const json list = http(sb.port(), stateless(alice_.secret, 2, "tools/list")).json()["result"];
+  EXPECT_EQ(list["resultType"], "complete") << list;
+  EXPECT_EQ(list["ttlMs"], 0);
+  EXPECT_EQ(list["cacheScope"], "private");
+  const json status = http(sb.port(), stateless(alice_.secret, 3, "tools/call",
+                                                json{{"name", "vm_status"}}, "vm_status"))
+                          .json()["result"];
+  EXPECT_EQ(status["resultType"], "complete") << status;
+  const json offline =
+      http(sb.port(), stateless(alice_.secret, 4, "tools/call", json{{"name", "echo"}}, "echo"))
+          .json()["result"];
+  EXPECT_EQ(offline["resultType"], "complete") << offline;
+  EXPECT_EQ(offline["isError"], true);
 }
 
 }  // namespace

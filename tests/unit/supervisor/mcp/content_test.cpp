@@ -12,13 +12,20 @@ namespace {
 
 using json = nlohmann::json;
 
+json with(json result, const std::string& empty_list) {
+  result[empty_list] = json::array();
+  return result;
+}
+
 TEST_F(ExchangeTest, ACallerGrantedNoResourcesOrPromptsSeesEmptyLists) {
+  // Shaped as 2026-07-28 has lists: typed, not to be cached, this caller's own.
+  const json shape{{"cacheScope", "private"}, {"resultType", "complete"}, {"ttlMs", 0}};
   EXPECT_EQ(answer(R"({"jsonrpc":"2.0","id":1,"method":"resources/list"})")["result"],
-            json({{"resources", json::array()}}));
+            with(shape, "resources"));
   EXPECT_EQ(answer(R"({"jsonrpc":"2.0","id":2,"method":"resources/templates/list"})")["result"],
-            json({{"resourceTemplates", json::array()}}));
+            with(shape, "resourceTemplates"));
   EXPECT_EQ(answer(R"({"jsonrpc":"2.0","id":3,"method":"prompts/list"})")["result"],
-            json({{"prompts", json::array()}}));
+            with(shape, "prompts"));
   EXPECT_EQ(answer(R"({"jsonrpc":"2.0","id":4,"method":"completion/complete","params":)"
                    R"({"ref":{"type":"ref/prompt","name":"greet"},"argument":{"name":"a",)"
                    R"("value":"b"}}})")["result"]["completion"]["values"],
@@ -57,8 +64,8 @@ TEST_F(ExchangeTest, AGrantedReadToAComputerNotAttachedIsTheRelaysError) {
   EXPECT_EQ(answer(R"({"jsonrpc":"2.0","id":1,"method":"resources/read","params":)"
                    R"({"uri":"file:///x"}})")["error"]["code"],
             -32001);
-  EXPECT_EQ(answer(R"({"jsonrpc":"2.0","id":2,"method":"resources/list"})")["result"],
-            json({{"resources", json::array()}}));
+  EXPECT_EQ(answer(R"({"jsonrpc":"2.0","id":2,"method":"resources/list"})")["result"]["resources"],
+            json::array());
 }
 
 }  // namespace
