@@ -25,8 +25,10 @@
 #include "supervisor/control/workers_table.hpp"
 #include "supervisor/http/server.hpp"
 #include "supervisor/mcp/call_book.hpp"
+#include "supervisor/mcp/handler.hpp"
+#include "supervisor/mcp/stream_board.hpp"
+#include "supervisor/mcp/subscription_book.hpp"
 #include "supervisor/mcp/task_book.hpp"
-#include "supervisor/mcp/tasks.hpp"
 #include "supervisor/metrics/exposition.hpp"
 #include "supervisor/metrics/metrics.hpp"
 #include "supervisor/metrics/metrics_server.hpp"
@@ -153,11 +155,12 @@ class Supervisor {
         inherited_(std::move(inherited)),
         audit_(io_, config->audit_path, timings.audit_window),
         workers_(io_, worker_binary(), audit_, timings, notifier_),
+        subscriptions_(static_cast<std::size_t>(config->limits.max_subscriptions)),
         replies_(config->limits.max_reply_buffer_bytes),
-        state_{
-            .config = config,
-            .clients = std::make_shared<ClientTable>(config->clients),
-            .services = {workers_, audit_, calls_, tasks_, replies_, metrics_, tools_list_errors_}},
+        state_{.config = config,
+               .clients = std::make_shared<ClientTable>(config->clients),
+               .services = {workers_, audit_, calls_, tasks_, replies_, metrics_,
+                            tools_list_errors_, subscriptions_, streams_}},
         http_services_(http_services(state_, timings)),
         http_(io_, config->listen_ip, config->listen_port, http_services_,
               inherited_.take(kHttpListenerName)),
@@ -185,6 +188,7 @@ class Supervisor {
                                                        .pods = pods_,
                                                        .workers = workers_,
                                                        .tasks = tasks_,
+                                                       .subscriptions = subscriptions_,
                                                        .calls = calls_,
                                                        .audit = audit_,
                                                        .metrics = metrics_,
@@ -200,8 +204,8 @@ class Supervisor {
     control_.start();
     if (metrics_server_) metrics_server_->start();
     // Ready for the service manager once it listens and every computer's worker is up.
-    workers_.on_task_status([this](const std::string& computer, std::string body) {
-      relay_task_status(state_.services, computer, std::move(body));
+    workers_.on_computer_notification([this](const std::string& computer, std::string body) {
+      relay_computer_notification(state_.services, computer, std::move(body));
     });
     workers_.set_drain(std::chrono::seconds(config.timeouts.drain_secs));
     workers_.set_worker_buffer(config.limits.max_worker_buffer_bytes);
@@ -312,6 +316,7 @@ class Supervisor {
       auto& state = *inherited_.state;
       metrics_.switched(state.switches, state.sessions_resumed);
       tasks_.restore(state.tasks);
+      subscriptions_.restore(state.subscriptions);
       auto requester = std::make_shared<base::UniqueFd>(inherited_.take(state.requester));
       workers_.carry_in(
           state, inherited_.descriptors, [this, requester](std::vector<CarriedOutcome> outcomes) {
@@ -373,6 +378,7 @@ class Supervisor {
     state_.config = next;
     replies_.set_capacity(next->limits.max_reply_buffer_bytes);
     audit_.set_unrelayed_cap(next->limits.audit_unrelayed_per_minute);
+    subscriptions_.set_max_per_caller(static_cast<std::size_t>(next->limits.max_subscriptions));
     pods_.reloaded();
     audit_.write("config_reloaded", nlohmann::json::object());
     metrics_.reload(true);
@@ -408,6 +414,8 @@ class Supervisor {
   WorkerRegistry workers_;
   CallBook calls_;
   TaskBook tasks_;
+  SubscriptionBook subscriptions_;
+  StreamBoard streams_;
   ReplyBudget replies_;
   LogThrottle tools_list_errors_;
   SupervisorState state_;

@@ -129,7 +129,8 @@ void SwitchOver::hand_over() {
                     .connections = parts_.http.take_parked_connections(),
                     .tasks = parts_.tasks.entries(),
                     .routes = parts_.calls.routes(),
-                    .next_routed = parts_.calls.next_routed()};
+                    .next_routed = parts_.calls.next_routed(),
+                    .subscriptions = parts_.subscriptions.entries()};
   std::vector<NamedDescriptor> descriptors = std::move(parked.sockets);
   descriptors.push_back({std::string(kHttpListenerName), parts_.http.release_listener()});
   descriptors.push_back({std::string(kControlListenerName), parts_.control.release_listener()});

@@ -29,6 +29,7 @@
 #include "supervisor/control/control_server.hpp"
 #include "supervisor/http/server.hpp"
 #include "supervisor/mcp/call_book.hpp"
+#include "supervisor/mcp/subscription_book.hpp"
 #include "supervisor/mcp/task_book.hpp"
 #include "supervisor/metrics/metrics.hpp"
 #include "supervisor/metrics/metrics_server.hpp"
@@ -57,6 +58,7 @@ struct SwitchParts {
   PodDialers& pods;
   WorkerRegistry& workers;
   TaskBook& tasks;
+  SubscriptionBook& subscriptions;
   CallBook& calls;
   AuditLog& audit;
   Metrics& metrics;

@@ -135,8 +135,9 @@ void Session::drop_stray_reply() {
 
 void Session::handle_notification(const std::string& method, const json& message) {
   if (method == "notifications/progress") return relay_progress(message);
-  // A task's owner is known to the supervisor alone; call id 0 names no call.
-  if (method == "notifications/tasks/status") {
+  // A task's owner and a resource's subscribers are known to the supervisor alone; call id
+  // 0 names no call.
+  if (method == "notifications/tasks/status" || method == "notifications/resources/updated") {
     return hooks_.message(0, ipc::MessageMeta{ipc::MessageKind::kNotification}, message.dump());
   }
   // No token or id names a caller: only when one client can reach the computer at all

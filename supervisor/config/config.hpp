@@ -123,6 +123,7 @@ struct Limits {
   std::uint64_t max_reply_buffer_bytes = 512ull << 20;  // replies held for callers, in all
   std::uint64_t max_worker_buffer_bytes = 64ull << 20;  // what one worker holds for it
   int audit_unrelayed_per_minute = 20;  // call lines per caller and computer it did not relay
+  int max_subscriptions = 64;           // resource subscriptions one caller holds at once
 };
 
 // An address to listen on, as written without brackets.

@@ -56,6 +56,7 @@ struct RawLimits {
   std::optional<std::int64_t> max_reply_buffer_mib;
   std::optional<std::int64_t> max_worker_buffer_mib;
   std::optional<std::int64_t> audit_unrelayed_per_minute;
+  std::optional<std::int64_t> max_subscriptions;
 };
 
 struct RawFile {

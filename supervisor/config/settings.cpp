@@ -120,6 +120,8 @@ Limits build_limits(const RawLimits& raw) {
   out.audit_unrelayed_per_minute = static_cast<int>(
       checked_limit(raw.audit_unrelayed_per_minute, defaults.audit_unrelayed_per_minute,
                     "audit_unrelayed_per_minute", 0, 1'000'000));
+  out.max_subscriptions = static_cast<int>(checked_limit(
+      raw.max_subscriptions, defaults.max_subscriptions, "max_subscriptions", 1, 4096));
   return out;
 }
 

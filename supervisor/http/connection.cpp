@@ -339,11 +339,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void on_event(std::string_view head, std::string_view body) {
     if (!pending_) return;
     if (!events_) open_events(/*head_written=*/false);
-    events_->event(head, body);
+    if (!head.empty() || !body.empty()) events_->event(head, body);
   }
 
   void open_events(bool head_written) {
-    watch_->streaming();
+    watch_->streaming([this] {
+      if (events_) events_->keep_alive_now();
+    });
     events_.emplace(
         wire(), services_.replies, [this](bool ok) { stream_ended(ok); }, EventStream::Caps{});
     events_->when_idle([this] { maybe_park(); });
@@ -441,6 +443,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
         return;
       }
       case Stage::kPending:
+        // A stream that is no call's (a caller's GET stream) ends: its head was written,
+        // and the request, taken up again, would write another. The caller opens it
+        // again; what it was for (subscriptions) crosses in the switch's state.
+        if (events_ && !forwarded_) return end_standalone_stream();
         if (park->calls_may_park() && !(events_ && !events_->idle())) return park_call();
         return;
       case Stage::kLingering:
@@ -448,6 +454,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
       default:
         return;  // a request read or a response written: it comes back here
     }
+  }
+
+  void end_standalone_stream() {
+    hang_up_ = nullptr;  // not hung up: what the stream was for crosses the switch
+    watch_->stop();
+    close();
   }
 
   void park_between_requests() {

@@ -65,6 +65,11 @@ void EventStream::finish(HttpResponse response) {
   if (!writing_) queue_arriving_part();  // else once the caller has taken what is under way
 }
 
+void EventStream::keep_alive_now() {
+  if (finishing_ || over_ || !pieces_.empty()) return;
+  queue(chunk(": keep-alive\n\n"));
+}
+
 void EventStream::stop() {
   keep_alive_timer_.cancel();
 }
@@ -73,7 +78,7 @@ void EventStream::schedule_keep_alive() {
   keep_alive_timer_.expires_after(caps_.keep_alive);
   keep_alive_timer_.async_wait([this, keep = wire_.keep()](const boost::system::error_code& error) {
     if (error || finishing_ || over_) return;
-    if (pieces_.empty()) queue(chunk(": keep-alive\n\n"));
+    keep_alive_now();
     schedule_keep_alive();
   });
 }

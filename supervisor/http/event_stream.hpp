@@ -56,6 +56,9 @@ class EventStream {
   void event(std::string_view head, std::string_view body);
   // The response as the last event, then the last chunk.
   void finish(HttpResponse response);
+  // A keep-alive comment now, unless something is being written anyway: whether the
+  // caller is still there shows in how the write ends.
+  void keep_alive_now();
   // The connection is closing: no more keep-alive comments.
   void stop();
 

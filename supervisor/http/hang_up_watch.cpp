@@ -20,6 +20,7 @@ void HangUpWatch::stop() {
   hung_up_ = nullptr;
   const bool cancel = waits_ > 0 && !streaming_;
   streaming_ = false;
+  write_now_ = nullptr;
   if (!cancel) return;
   boost::system::error_code ignored;
   wire_.stream.socket().cancel(ignored);
@@ -42,12 +43,16 @@ void HangUpWatch::wait_readable() {
 }
 
 // End of stream: ask the caller's kernel whether anyone is still there. Nothing else is
-// being written while a call is pending without a stream, so the probe goes out at once.
+// being written while a call is pending without a stream, so the probe goes out at once;
+// in a stream, the stream's own next write is the probe.
 void HangUpWatch::probe_half_close() {
-  if (streaming_) return;
-  const auto sent = ::send(wire_.stream.socket().native_handle(), kContinueHead.data(),
-                           kContinueHead.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
-  if (sent != static_cast<ssize_t>(kContinueHead.size())) return hang_up();
+  if (streaming_) {
+    if (write_now_) write_now_();
+  } else {
+    const auto sent = ::send(wire_.stream.socket().native_handle(), kContinueHead.data(),
+                             kContinueHead.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (sent != static_cast<ssize_t>(kContinueHead.size())) return hang_up();
+  }
   ++waits_;
   wire_.stream.socket().async_wait(
       boost::asio::socket_base::wait_error,

@@ -47,7 +47,8 @@ struct HttpResponse {
 
 using Respond = std::function<void(HttpResponse)>;
 // A message for the caller ahead of the response: the connection turns the response into an
-// event stream at the first one. `head` then `body` is one JSON text (see ReplyText).
+// event stream at the first one. `head` then `body` is one JSON text (see ReplyText); both
+// empty open the stream and send nothing, for a stream that waits for its first message.
 using SendEvent = std::function<void(std::string head, std::string body)>;
 // Called by the connection when its caller hangs up before the response.
 using OnHangUp = std::function<void()>;

@@ -7,6 +7,7 @@
 #include "supervisor/mcp/lifecycle.hpp"
 #include "supervisor/mcp/prompts.hpp"
 #include "supervisor/mcp/resources.hpp"
+#include "supervisor/mcp/subscriptions.hpp"
 #include "supervisor/mcp/tasks.hpp"
 #include "supervisor/mcp/tools.hpp"
 
@@ -39,6 +40,8 @@ Abandon answer(const Exchange& exchange, const std::string& method) {
   if (method == "prompts/list") return prompts_list(exchange);
   if (method == "prompts/get") return prompts_get(exchange);
   if (method == "completion/complete") return complete(exchange);
+  if (method == "resources/subscribe") return resources_subscribe(exchange);
+  if (method == "resources/unsubscribe") return resources_unsubscribe(exchange);
   return exchange.finish(jsonrpc::error_response(
       exchange.id, jsonrpc::kMethodNotFound,
       "method " + backticked(method) + " is not served by the switchboard"));
@@ -70,6 +73,16 @@ Abandon handle_mcp(const json& message, McpRequest request) {
     return exchange.swallow();  // other notifications from a caller have nowhere to go
   }
   return answer(exchange, method->get_ref<const std::string&>());
+}
+
+void relay_computer_notification(const McpServices& services, const std::string& computer,
+                                 std::string body) {
+  const json message = json::parse(body, nullptr, false);
+  const json method = message.is_object() ? message.value("method", json()) : json();
+  if (method == "notifications/tasks/status")
+    return relay_task_status(services, computer, message, body);
+  if (method == "notifications/resources/updated")
+    return relay_resource_update(services, computer, message, body);
 }
 
 Abandon handle_tools_call(const ScannedToolCall& call, McpRequest request) {

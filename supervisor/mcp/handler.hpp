@@ -19,4 +19,10 @@ Abandon handle_mcp(const nlohmann::json& message, McpRequest request);
 // handle_mcp() answers that request, with the caller's own params forwarded.
 Abandon handle_tools_call(const ScannedToolCall& call, McpRequest request);
 
+// A computer's notification that names no call, from its worker (the less trusted side:
+// only a well-formed one goes anywhere): a task's status to its owner, a resource's
+// update to its subscribers.
+void relay_computer_notification(const McpServices& services, const std::string& computer,
+                                 std::string body);
+
 }  // namespace sb::supervisor

@@ -30,14 +30,19 @@ std::string negotiated_version(const json* params) {
   return std::string(kNewestVersion);
 }
 
-// Logging is offered only when the computer offers it and is ready now. Resources, prompts
-// and completions are offered to a caller granted any, whether or not its computer is
-// attached now: what it sees of them then is empty.
+// Logging and resource subscriptions are offered only when the computer offers them and
+// is ready now. Resources, prompts and completions are offered to a caller granted any,
+// whether or not its computer is attached now: what it sees of them then is empty.
 json capabilities(const std::optional<ComputerView>& view, const CallerContext& context) {
+  const auto offered = [&view](std::uint32_t bit) {
+    return view && view->ready && (view->status.offers & bit) != 0;
+  };
   json capabilities{{"tools", {{"listChanged", false}}}};
-  if (view && view->ready && (view->status.offers & ipc::offer::kLogging) != 0)
-    capabilities["logging"] = json::object();
-  if (context.resources.any()) capabilities["resources"] = {{"listChanged", false}};
+  if (offered(ipc::offer::kLogging)) capabilities["logging"] = json::object();
+  if (context.resources.any()) {
+    capabilities["resources"] = {{"listChanged", false},
+                                 {"subscribe", offered(ipc::offer::kResourceSubscribe)}};
+  }
   if (context.prompts.any()) capabilities["prompts"] = {{"listChanged", false}};
   if (context.resources.any() || context.prompts.any())
     capabilities["completions"] = json::object();

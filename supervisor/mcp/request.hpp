@@ -20,6 +20,8 @@ namespace sb::supervisor {
 class AuditLog;
 class CallBook;
 class Metrics;
+class StreamBoard;
+class SubscriptionBook;
 class TaskBook;
 class WorkerRegistry;
 
@@ -56,6 +58,8 @@ struct McpServices {
   // A computer that answers tools/list with an error is told of at most once a minute:
   // its callers may list as often as they like.
   LogThrottle& tools_list_errors;
+  SubscriptionBook& subscriptions;
+  StreamBoard& streams;
 };
 
 // The JSON text of a reply: `head` followed by `body`. A computer's reply arrives as one

@@ -13,16 +13,10 @@
 #include <tuple>
 #include <vector>
 
+#include "supervisor/mcp/session_key.hpp"
 #include "supervisor/switching/switch_state.hpp"
 
 namespace sb::supervisor {
-
-// Names one session of a computer: the computer, and when the session attached (as the
-// status board shows it).
-struct SessionKey {
-  std::string computer;
-  std::int64_t attached_at_ms = 0;
-};
 
 class TaskBook {
  public:

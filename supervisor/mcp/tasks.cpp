@@ -12,14 +12,6 @@ namespace {
 
 using json = nlohmann::json;
 
-// The computer's session a task created now belongs to; nothing when none is attached.
-std::optional<SessionKey> attached_session(const WorkerRegistry& workers,
-                                           const std::string& computer) {
-  const auto view = workers.view(computer);
-  if (!view || !view->attached) return std::nullopt;
-  return SessionKey{computer, view->status.attached_at_ms};
-}
-
 // To a call in flight of the task's owner that takes messages; false when there is none.
 bool deliver_task_status(const McpServices& services, const std::string& computer,
                          const std::string& task_id, const std::string& body) {
@@ -117,11 +109,8 @@ std::optional<json> filter_task_list(const std::string& reply_without_id, const 
   return reply;
 }
 
-void relay_task_status(const McpServices& services, const std::string& computer, std::string body) {
-  // The worker is the less trusted side: only a well-formed task status goes anywhere.
-  const json message = json::parse(body, nullptr, false);
-  if (!message.is_object() || message.value("method", json()) != "notifications/tasks/status")
-    return;
+void relay_task_status(const McpServices& services, const std::string& computer,
+                       const json& message, const std::string& body) {
   const auto params = message.find("params");
   const json task_id =
       params != message.end() && params->is_object() ? params->value("taskId", json()) : json();

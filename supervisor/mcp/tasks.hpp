@@ -31,8 +31,9 @@ std::optional<nlohmann::json> filter_task_list(const std::string& reply_without_
                                                const SessionKey& session,
                                                const std::string& caller);
 
-// A computer's notifications/tasks/status: to a call in flight of the client that owns the
-// task, whose caller takes messages; otherwise dropped.
-void relay_task_status(const McpServices& services, const std::string& computer, std::string body);
+// A computer's notifications/tasks/status (an object, as `body` reads): to a call in
+// flight of the client that owns the task, whose caller takes messages; otherwise dropped.
+void relay_task_status(const McpServices& services, const std::string& computer,
+                       const nlohmann::json& message, const std::string& body);
 
 }  // namespace sb::supervisor

@@ -16,6 +16,7 @@
 #include "supervisor/mcp/call_scan.hpp"
 #include "supervisor/mcp/handler.hpp"
 #include "supervisor/mcp/lifecycle.hpp"
+#include "supervisor/mcp/subscriptions.hpp"
 #include "supervisor/metrics/metrics.hpp"
 #include "supervisor/routes/computer_door.hpp"
 #include "supervisor/routes/revision_gate.hpp"
@@ -195,11 +196,30 @@ class Routes {
       computer = percent_decode(*segment);
       if (!computer) return reply(text_response(400, "invalid path segment"));
     }
-    // MCP clients probe GET for an event stream; 405 tells them there is none.
-    if (probe) return reply(post_only_response());
+    // A caller of the older revisions opens an event stream with GET for the messages
+    // that belong to no call; 2026-07-28 has none, and a probe without
+    // `Accept: text/event-stream` is told with 405 that there is nothing else here.
+    const bool stream = request_.method == "GET" && request_.accepts_event_stream &&
+                        request_.protocol_version != kStatelessRevision;
+    if (probe && !stream) return reply(post_only_response());
     const auto resolved = resolve(*caller, computer.value_or(caller->default_computer));
     if (!resolved) return reply(no_such_computer_response());
+    if (stream) return notification_stream(*resolved);
     return post_mcp(*resolved);
+  }
+
+  // Open until the caller hangs up: the response's head at once, then a subscribed
+  // resource's updates as they come (docs/protocol.md, "Subscriptions").
+  OnHangUp notification_stream(const Resolved& resolved) {
+    auto ended = open_notification_stream(
+        state_.services, std::chrono::seconds(state_.config->timeouts.control_secs),
+        StreamKey{resolved.computer, resolved.caller->name, mcp_session()},
+        [send = send_event_](std::string message) { send(std::string(), std::move(message)); });
+    if (!ended) {
+      return reply(text_response(409, "an event stream is open for this MCP session already"));
+    }
+    send_event_(std::string(), std::string());
+    return std::move(*ended);
   }
 
   OnHangUp post_mcp(const Resolved& resolved) {

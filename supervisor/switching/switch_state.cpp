@@ -136,6 +136,15 @@ std::string encode(const SwitchState& state) {
   for (const auto& route : state.routes)
     out.text(route.routed_id).number(route.call_id).number(route.key);
   out.number(state.next_routed);
+  // Last, so that a state without them (an earlier build's) still reads.
+  out.number(state.subscriptions.size());
+  for (const auto& subscription : state.subscriptions) {
+    out.text(subscription.computer)
+        .number(static_cast<std::uint64_t>(subscription.attached_at_ms))
+        .text(subscription.uri)
+        .text(subscription.caller)
+        .text(subscription.mcp_session);
+  }
   return out.take();
 }
 
@@ -170,6 +179,15 @@ std::optional<SwitchState> decode_switch_state(std::string_view bytes, std::stri
     state.routes.push_back({.routed_id = in.text(), .call_id = in.number(), .key = in.number()});
   }
   state.next_routed = in.number();
+  if (!in.failed() && !in.complete()) {
+    for (auto n = in.count(); n > 0 && !in.failed(); --n) {
+      state.subscriptions.push_back({.computer = in.text(),
+                                     .attached_at_ms = static_cast<std::int64_t>(in.number()),
+                                     .uri = in.text(),
+                                     .caller = in.text(),
+                                     .mcp_session = in.text()});
+    }
+  }
   if (!in.failed() && !in.complete()) in.fail("a state cut short or with bytes after it");
   if (!in.failed() && state.next_call_id == 0) in.fail("a call counter at zero");
   if (!in.failed() && !names_unique(state)) in.fail("a descriptor named twice or not at all");

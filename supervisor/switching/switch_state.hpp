@@ -76,6 +76,15 @@ struct CarriedTask {
   std::string client;
 };
 
+// One caller's subscription to one resource (docs/protocol.md, "Subscriptions").
+struct CarriedSubscription {
+  std::string computer;
+  std::int64_t attached_at_ms = 0;
+  std::string uri;
+  std::string caller;
+  std::string mcp_session;
+};
+
 // A computer attached when the switch began whose session did not cross, and why.
 struct LostSession {
   std::string computer;
@@ -95,6 +104,7 @@ struct SwitchState {
   std::vector<CarriedTask> tasks;
   std::vector<CarriedRoute> routes;
   std::uint64_t next_routed = 1;
+  std::vector<CarriedSubscription> subscriptions;
   // The control connection that asked for the switch (`switchboard upgrade`), by
   // descriptor name; "" when a signal asked.
   std::string requester;

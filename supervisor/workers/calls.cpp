@@ -148,7 +148,7 @@ void WorkerRegistry::on_message(const std::shared_ptr<WorkerRecord>& worker,
   if (message.call_id >= next_call_id_)
     return expel(worker, "sent a message for a call never made");
   if (message.call_id == 0) {
-    if (task_status_) task_status_(worker->name, std::move(message.body));
+    if (computer_notification_) computer_notification_(worker->name, std::move(message.body));
     return;
   }
   const auto found = worker->in_flight.find(message.call_id);

@@ -182,10 +182,13 @@ class WorkerRegistry {
   void answer(std::uint64_t call_id, std::uint64_t key, std::string response_without_id);
   // Hands a message to the caller of a call in flight; false when it cannot take any.
   bool deliver(std::uint64_t call_id, const ipc::MessageMeta& meta, std::string body);
-  // Where a computer's notifications/tasks/status goes (by computer name); its owner is
-  // not the registry's business.
-  using TaskStatusHandler = std::function<void(const std::string& computer, std::string body)>;
-  void on_task_status(TaskStatusHandler handler) { task_status_ = std::move(handler); }
+  // Where a computer's notification that names no call goes (by computer name): a task's
+  // status, a resource's update; who takes it is not the registry's business.
+  using ComputerNotificationHandler =
+      std::function<void(const std::string& computer, std::string body)>;
+  void on_computer_notification(ComputerNotificationHandler handler) {
+    computer_notification_ = std::move(handler);
+  }
 
   std::optional<ComputerView> view(std::string_view computer) const;
   std::vector<std::string> names() const;  // config order
@@ -267,7 +270,7 @@ class WorkerRegistry {
   const std::size_t start_window_;        // workers starting at once, at most
   std::function<void()> shutdown_done_;
   std::function<void()> all_up_;
-  TaskStatusHandler task_status_;
+  ComputerNotificationHandler computer_notification_;
   bool shutting_down_ = false;
   std::chrono::milliseconds drain_{10'000};
   std::uint64_t worker_buffer_bytes_ = config::Limits{}.max_worker_buffer_bytes;

@@ -10,6 +10,8 @@
 #include "supervisor/bounds/reply_budget.hpp"
 #include "supervisor/mcp/call_book.hpp"
 #include "supervisor/mcp/request.hpp"
+#include "supervisor/mcp/stream_board.hpp"
+#include "supervisor/mcp/subscription_book.hpp"
 #include "supervisor/mcp/task_book.hpp"
 #include "supervisor/metrics/metrics.hpp"
 #include "supervisor/workers/registry.hpp"
@@ -31,7 +33,10 @@ struct ServicesWithoutWorkers {
   ReplyBudget replies{config::Limits{}.max_reply_buffer_bytes};
   Metrics metrics;
   LogThrottle tools_list_errors;
-  McpServices services{workers, audit, calls, tasks, replies, metrics, tools_list_errors};
+  SubscriptionBook subscriptions{static_cast<std::size_t>(config::Limits{}.max_subscriptions)};
+  StreamBoard streams;
+  McpServices services{workers,           audit,         calls,  tasks, replies, metrics,
+                       tools_list_errors, subscriptions, streams};
 };
 
 }  // namespace sb::supervisor

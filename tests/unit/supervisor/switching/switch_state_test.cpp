@@ -38,6 +38,11 @@ SwitchState a_state() {
       .tasks = {{.computer = "alpha", .attached_at_ms = 5, .task_id = "t-1", .client = "owner"}},
       .routes = {{.routed_id = R"("sb-4")", .call_id = 89, .key = 2}},
       .next_routed = 5,
+      .subscriptions = {{.computer = "alpha",
+                         .attached_at_ms = 5,
+                         .uri = "file:///a.md",
+                         .caller = "owner",
+                         .mcp_session = "s-1"}},
       .requester = "requester"};
 }
 
@@ -75,6 +80,22 @@ TEST(SwitchState, RoundTripsEveryField) {
   ASSERT_EQ(back->routes.size(), 1u);
   EXPECT_EQ(back->routes[0].routed_id, R"("sb-4")");
   EXPECT_EQ(back->routes[0].key, 2u);
+  EXPECT_EQ(back->next_routed, 5u);
+  ASSERT_EQ(back->subscriptions.size(), 1u);
+  EXPECT_EQ(back->subscriptions[0].uri, "file:///a.md");
+  EXPECT_EQ(back->subscriptions[0].mcp_session, "s-1");
+  EXPECT_EQ(back->subscriptions[0].attached_at_ms, 5);
+}
+
+TEST(SwitchState, AStateOfAnEarlierBuildWithoutSubscriptionsStillReads) {
+  SwitchState state = a_state();
+  state.subscriptions.clear();
+  std::string bytes = encode(state);
+  bytes.resize(bytes.size() - sizeof(std::uint64_t));  // their count, the last number
+  std::string why;
+  const auto back = decode_switch_state(bytes, why);
+  ASSERT_TRUE(back) << why;
+  EXPECT_TRUE(back->subscriptions.empty());
   EXPECT_EQ(back->next_routed, 5u);
 }
 

@@ -1,0 +1,66 @@
+// Which callers are subscribed to which resource of which computer session (docs/protocol.md,
+// "Subscriptions"). The computer is subscribed once per URI however many callers are, so
+// the book says when the first subscriber comes and the last one goes. A subscription
+// belongs to the computer session it was made on: one that ended has none. Bounded: a
+// caller holds at most `max_per_caller` at once, over all its sessions and computers.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "supervisor/mcp/task_book.hpp"
+#include "supervisor/switching/switch_state.hpp"
+
+namespace sb::supervisor {
+
+// Who a subscription is for: a caller, and the MCP session whose stream takes its
+// notifications ("" for a caller that sent no session id).
+struct Subscriber {
+  std::string caller;
+  std::string mcp_session;
+  friend auto operator<=>(const Subscriber&, const Subscriber&) = default;
+};
+
+class SubscriptionBook {
+ public:
+  explicit SubscriptionBook(std::size_t max_per_caller) : max_per_caller_(max_per_caller) {}
+  void set_max_per_caller(std::size_t max) { max_per_caller_ = max; }
+
+  enum class Added {
+    kFirst,    // the URI's first subscriber: the computer is to be subscribed
+    kAnother,  // the computer is subscribed already
+    kAlready,  // this subscriber was already
+    kFull,     // the caller holds its maximum: nothing was added
+  };
+  Added add(const SessionKey& session, const std::string& uri, const Subscriber& who);
+  // Whether that removed the URI's last subscriber: the computer is to be unsubscribed.
+  bool remove(const SessionKey& session, const std::string& uri, const Subscriber& who);
+  // Every subscription `who` holds on `computer`'s current session, removed; the URIs that
+  // lost their last subscriber.
+  std::vector<std::string> remove_all(const SessionKey& session, const Subscriber& who);
+  std::vector<Subscriber> subscribers(const SessionKey& session, const std::string& uri) const;
+  std::size_t held_by(const std::string& caller) const;
+
+  // For a switch in place (docs/architecture.md, "Switching").
+  std::vector<CarriedSubscription> entries() const;
+  void restore(const std::vector<CarriedSubscription>& entries);
+
+ private:
+  struct OfComputer {
+    std::int64_t attached_at_ms = 0;
+    std::map<std::string, std::set<Subscriber>> by_uri;
+  };
+  // The computer's record, emptied when `session` is a newer session than the one it holds.
+  OfComputer& current(const SessionKey& session);
+  void forget(OfComputer& computer);
+
+  std::size_t max_per_caller_;
+  std::map<std::string, OfComputer> computers_;
+  std::map<std::string, std::size_t> held_;  // caller -> subscriptions
+};
+
+}  // namespace sb::supervisor

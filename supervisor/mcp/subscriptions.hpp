@@ -1,0 +1,34 @@
+// Subscriptions to a computer's resources (docs/protocol.md, "Subscriptions"): a caller
+// subscribes to a URI its grant allows; the computer is subscribed once per URI however many
+// callers are, and unsubscribed when the last one goes; its updates reach every subscriber
+// on the event stream that subscriber opened with GET, and a stream that ends ends its
+// subscriptions. Bounded per caller by `[limits] max_subscriptions`.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "supervisor/mcp/exchange.hpp"
+#include "supervisor/mcp/stream_board.hpp"
+
+namespace sb::supervisor {
+
+Abandon resources_subscribe(const Exchange& exchange);
+Abandon resources_unsubscribe(const Exchange& exchange);
+
+// Opens `key`'s stream, whose messages go to `sink`. What to call when it ends; none when
+// that caller's session has one open on that computer already.
+std::optional<std::function<void()>> open_notification_stream(const McpServices& services,
+                                                              std::chrono::seconds control_timeout,
+                                                              const StreamKey& key,
+                                                              StreamBoard::Sink sink);
+
+// A computer's notifications/resources/updated (an object, as `body` reads): to every
+// subscriber of its URI that has its stream open; dropped, and counted, when none has.
+void relay_resource_update(const McpServices& services, const std::string& computer,
+                           const nlohmann::json& message, const std::string& body);
+
+}  // namespace sb::supervisor
