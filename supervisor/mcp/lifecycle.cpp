@@ -31,17 +31,23 @@ std::string negotiated_version(const json* params) {
 }
 
 // Logging and resource subscriptions are offered only when the computer offers them and
-// is ready now. Resources, prompts and completions are offered to a caller granted any,
-// whether or not its computer is attached now: what it sees of them then is empty.
-json capabilities(const std::optional<ComputerView>& view, const CallerContext& context) {
+// is ready now; subscriptions not to 2026-07-28 callers, whose revision subscribes through
+// subscriptions/listen, which the switchboard does not serve. Resources, prompts and
+// completions are offered to a caller granted any, whether or not its computer is attached
+// now: what it sees of them then is empty.
+enum class Revision { kStateful, kStateless };
+
+json capabilities(const std::optional<ComputerView>& view, const CallerContext& context,
+                  Revision revision) {
   const auto offered = [&view](std::uint32_t bit) {
     return view && view->ready && (view->status.offers & bit) != 0;
   };
   json capabilities{{"tools", {{"listChanged", false}}}};
   if (offered(ipc::offer::kLogging)) capabilities["logging"] = json::object();
   if (context.resources.any()) {
-    capabilities["resources"] = {{"listChanged", false},
-                                 {"subscribe", offered(ipc::offer::kResourceSubscribe)}};
+    const bool subscribe =
+        revision == Revision::kStateful && offered(ipc::offer::kResourceSubscribe);
+    capabilities["resources"] = {{"listChanged", false}, {"subscribe", subscribe}};
   }
   if (context.prompts.any()) capabilities["prompts"] = {{"listChanged", false}};
   if (context.resources.any() || context.prompts.any())
@@ -59,7 +65,7 @@ Abandon initialize(const Exchange& exchange) {
   const auto view = exchange.services().workers.view(exchange.context().computer);
   return exchange.finish(jsonrpc::result_response(
       exchange.id,
-      json{{"capabilities", capabilities(view, exchange.context())},
+      json{{"capabilities", capabilities(view, exchange.context(), Revision::kStateful)},
            {"instructions", instructions(exchange.context().computer, view && view->ready)},
            {"protocolVersion", negotiated_version(exchange.params())},
            {"serverInfo", server_info()}}));
@@ -73,7 +79,7 @@ Abandon discover(const Exchange& exchange) {
   return exchange.finish(jsonrpc::result_response(
       exchange.id,
       json{{"_meta", {{"io.modelcontextprotocol/serverInfo", server_info()}}},
-           {"capabilities", capabilities(view, exchange.context())},
+           {"capabilities", capabilities(view, exchange.context(), Revision::kStateless)},
            {"instructions", instructions(exchange.context().computer, view && view->ready)},
            {"resultType", "complete"},
            // Also at the top level, where drafts of the revision put it.

@@ -76,6 +76,16 @@ TEST_F(Subscriptions, EverySubscriberGetsItsUpdatesOnItsStreamAndTheComputerIsSu
   EXPECT_EQ(ask(sb, alice_, "a",
                 initialize_request(1))["result"]["capabilities"]["resources"]["subscribe"],
             true);
+  // 2026-07-28 subscribes through subscriptions/listen, which the switchboard does not
+  // serve: offered nothing to subscribe with.
+  const json meta{{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+                  {"io.modelcontextprotocol/clientCapabilities", json::object()}};
+  const auto discovered =
+      http(sb.port(), post(kPath, alice_.secret, rpc(2, "server/discover", json{{"_meta", meta}}),
+                           with(with(kAcceptBoth, "MCP-Protocol-Version", "2026-07-28"),
+                                "Mcp-Method", "server/discover")));
+  EXPECT_EQ(discovered.json()["result"]["capabilities"]["resources"]["subscribe"], false)
+      << discovered.body;
   auto alices = open_stream(sb, alice_, "a");
   auto roots = open_stream(sb, root_, "r");
   EXPECT_TRUE(subscribe(sb, alice_, "a", kReport).contains("result"));
