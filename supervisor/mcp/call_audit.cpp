@@ -21,6 +21,22 @@ std::string truncate_chars(std::string_view text, std::size_t limit) {
   return std::string(text);
 }
 
+// How the audit tells a call that ended without a reply, and the relay's code for it.
+std::pair<std::string_view, int> without_reply(ipc::CallStatus status) {
+  switch (status) {
+    case ipc::CallStatus::kNotAttached:
+      return {"not_attached", jsonrpc::kNotAttached};
+    case ipc::CallStatus::kOverloaded:
+      return {"overloaded", jsonrpc::kOverloaded};
+    case ipc::CallStatus::kTimeout:
+      return {"timeout", jsonrpc::kTimeout};
+    case ipc::CallStatus::kReplied:
+    case ipc::CallStatus::kDisconnected:
+      break;
+  }
+  return {"disconnected", jsonrpc::kDisconnected};
+}
+
 }  // namespace
 
 bool CallAudit::relayed(std::string_view outcome) const {
@@ -64,21 +80,10 @@ ReplyText audited_reply(const nlohmann::json& id, CallResult result,
   const auto kind = result.kind;
   const auto error_code = result.error_code;
   const auto response_bytes = result.response_bytes;
-  switch (result.status) {
-    case ipc::CallStatus::kReplied:
-      break;
-    case ipc::CallStatus::kNotAttached:
-      audit->write("not_attached", jsonrpc::kNotAttached, 0);
-      return relayed(id, std::move(result));
-    case ipc::CallStatus::kOverloaded:
-      audit->write("overloaded", jsonrpc::kOverloaded, 0);
-      return relayed(id, std::move(result));
-    case ipc::CallStatus::kTimeout:
-      audit->write("timeout", jsonrpc::kTimeout, 0);
-      return relayed(id, std::move(result));
-    case ipc::CallStatus::kDisconnected:
-      audit->write("disconnected", jsonrpc::kDisconnected, 0);
-      return relayed(id, std::move(result));
+  if (result.status != ipc::CallStatus::kReplied) {
+    const auto [outcome, code] = without_reply(result.status);
+    audit->write(outcome, code, 0);
+    return relayed(id, std::move(result));
   }
   ReplyText text = relayed(id, std::move(result));
   if (text.arriving) {

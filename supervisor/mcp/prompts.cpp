@@ -1,61 +1,35 @@
 #include "supervisor/mcp/prompts.hpp"
 
-#include <chrono>
-#include <memory>
-
 #include "ipc/offers.hpp"
 #include "shared/jsonrpc.hpp"
-#include "supervisor/mcp/call_audit.hpp"
-#include "supervisor/mcp/forward.hpp"
-#include "supervisor/mcp/listing.hpp"
+#include "supervisor/mcp/granted_items.hpp"
 
 namespace sb::supervisor {
+namespace {
 
 using json = nlohmann::json;
 
-Abandon prompts_list(const Exchange& exchange) {
+// Copied: a list's filter runs when the computer answers, after the request is gone.
+ItemGrant prompt_grant(const Exchange& exchange) {
   const config::NameList& granted = exchange.context().prompts;
-  if (!granted.any() || !exchange.offered(ipc::offer::kPrompts))
-    return empty_list(exchange, "prompts");
-  ListFilter filter{.method = "prompts/list", .member = "prompts"};
-  if (!granted.all) {
-    filter.keep = [granted](const json& item) {
-      const auto name = item.is_object() ? item.find("name") : item.end();
-      return name != item.end() && name->is_string() &&
-             granted.allows(name->get_ref<const std::string&>());
-    };
-  }
-  return relay_list(exchange, std::move(filter));
+  return ItemGrant{.any = granted.any(),
+                   .all = granted.all,
+                   .allows = [granted](std::string_view name) { return granted.allows(name); },
+                   .offer_bit = ipc::offer::kPrompts};
+}
+
+}  // namespace
+
+Abandon prompts_list(const Exchange& exchange) {
+  return granted_list(exchange, prompt_grant(exchange), "prompts/list", "prompts", "name");
 }
 
 Abandon prompts_get(const Exchange& exchange) {
-  const std::string* name = exchange.params_string("name");
-  if (!name) {
-    return exchange.finish(jsonrpc::error_response(exchange.id, jsonrpc::kInvalidParams,
-                                                   "prompts/get needs params.name"));
-  }
-  const CallerContext& context = exchange.context();
-  CallAudit audit{.services = exchange.services(),
-                  .principal = context.caller,
-                  .computer = context.computer,
-                  .tool = *name,
-                  .kind = CallKind::kPrompt,
-                  .args = nullptr,
-                  .started = std::chrono::steady_clock::now()};
-  if (!context.prompts.allows(*name) || !exchange.offered(ipc::offer::kPrompts)) {
-    audit.write("denied", std::nullopt, 0);
-    return exchange.finish(unknown_prompt(exchange.id, *name));
-  }
-  CallRequest request =
-      request_to_computer(exchange, "prompts/get", exchange.config().timeouts.default_secs);
-  audit.forwarded = true;
-  auto shared_audit = std::make_shared<const CallAudit>(std::move(audit));
-  return forward(
-      exchange, std::move(request),
-      [id = exchange.id, shared_audit](CallResult result) {
-        return audited_reply(id, std::move(result), shared_audit);
-      },
-      [shared_audit](std::string_view outcome) { shared_audit->write(outcome, std::nullopt, 0); });
+  return granted_item(exchange, prompt_grant(exchange),
+                      ItemRequest{.method = "prompts/get",
+                                  .key = "name",
+                                  .kind = CallKind::kPrompt,
+                                  .unknown = unknown_prompt});
 }
 
 json unknown_prompt(const json& id, const std::string& name) {
