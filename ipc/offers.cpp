@@ -8,6 +8,10 @@ std::uint32_t of_capabilities(const nlohmann::json& capabilities) {
   if (capabilities.contains("logging")) bits |= kLogging;
   if (capabilities.contains("prompts")) bits |= kPrompts;
   if (capabilities.contains("completions")) bits |= kCompletions;
+  const auto extensions = capabilities.find("extensions");
+  if (extensions != capabilities.end() && extensions->is_object() &&
+      extensions->contains("io.modelcontextprotocol/tasks"))
+    bits |= kTasksExtension;
   const auto resources = capabilities.find("resources");
   if (resources == capabilities.end()) return bits;
   bits |= kResources;

@@ -13,7 +13,9 @@ inline constexpr std::uint32_t kResources = 1u << 1;
 inline constexpr std::uint32_t kResourceSubscribe = 1u << 2;  // resources.subscribe
 inline constexpr std::uint32_t kPrompts = 1u << 3;
 inline constexpr std::uint32_t kCompletions = 1u << 4;
-inline constexpr std::uint32_t kAll = (1u << 5) - 1;
+// extensions["io.modelcontextprotocol/tasks"]: the 2026-07-28 tasks extension (SEP-2663).
+inline constexpr std::uint32_t kTasksExtension = 1u << 5;
+inline constexpr std::uint32_t kAll = (1u << 6) - 1;
 
 // The bits of an initialize result's `capabilities` (an object, or anything else: none).
 std::uint32_t of_capabilities(const nlohmann::json& capabilities);

@@ -31,7 +31,8 @@ Abandon answer(const Exchange& exchange, const std::string& method) {
   if (method == "tools/call") return tools_call(exchange);
   if (method == "logging/setLevel") return set_log_level(exchange);
   if (method == "server/discover") return discover(exchange);
-  if (method == "tasks/get" || method == "tasks/result" || method == "tasks/cancel")
+  if (method == "tasks/get" || method == "tasks/update" || method == "tasks/result" ||
+      method == "tasks/cancel")
     return task_request(exchange, method);
   if (method == "tasks/list") return tasks_list(exchange);
   if (method == "resources/list") return resources_list(exchange);

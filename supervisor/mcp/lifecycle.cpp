@@ -52,6 +52,8 @@ json capabilities(const std::optional<ComputerView>& view, const CallerContext& 
   if (context.prompts.any()) capabilities["prompts"] = {{"listChanged", false}};
   if (context.resources.any() || context.prompts.any())
     capabilities["completions"] = json::object();
+  if (revision == Revision::kStateless && offered(ipc::offer::kTasksExtension))
+    capabilities["extensions"] = {{"io.modelcontextprotocol/tasks", json::object()}};
   return capabilities;
 }
 

@@ -12,6 +12,23 @@ namespace {
 
 using json = nlohmann::json;
 
+constexpr int kMissingClientCapability = -32021;
+
+// The request's _meta member `name`, or null.
+const json* meta_member(const Exchange& exchange, const char* name) {
+  const json* params = exchange.params();
+  if (!params) return nullptr;
+  const auto meta = params->find("_meta");
+  if (meta == params->end() || !meta->is_object()) return nullptr;
+  const auto found = meta->find(name);
+  return found == meta->end() ? nullptr : &*found;
+}
+
+bool stateless_request(const Exchange& exchange) {
+  const json* version = meta_member(exchange, "io.modelcontextprotocol/protocolVersion");
+  return version && *version == "2026-07-28";
+}
+
 // To a call in flight of the task's owner that takes messages; false when there is none.
 bool deliver_task_status(const McpServices& services, const std::string& computer,
                          const std::string& task_id, const std::string& body) {
@@ -29,9 +46,18 @@ bool deliver_task_status(const McpServices& services, const std::string& compute
 }  // namespace
 
 // Any id the caller does not own gets the answer a task that does not exist gets, from the
-// switchboard itself, so the two cannot be told apart.
+// switchboard itself, so the two cannot be told apart. A 2026-07-28 caller that did not
+// declare the tasks extension in this request is told it needs it, as the extension says.
 Abandon task_request(const Exchange& exchange, const std::string& method) {
   const json* params = exchange.params();
+  if (stateless_request(exchange) && !declares_tasks_extension(exchange)) {
+    json reply = jsonrpc::error_response(exchange.id, kMissingClientCapability,
+                                         "this request needs the tasks extension");
+    reply["error"]["data"] =
+        json{{"requiredCapabilities",
+              {{"extensions", {{std::string(kTasksExtension), json::object()}}}}}};
+    return exchange.finish(reply);
+  }
   const json task_id = params ? params->value("taskId", json()) : json();
   const auto session = attached_session(exchange.services().workers, exchange.context().computer);
   if (!task_id.is_string() || !session ||
@@ -76,6 +102,14 @@ Abandon tasks_list(const Exchange& exchange) {
       });
 }
 
+bool declares_tasks_extension(const Exchange& exchange) {
+  const json* capabilities = meta_member(exchange, "io.modelcontextprotocol/clientCapabilities");
+  if (!capabilities || !capabilities->is_object()) return false;
+  const auto extensions = capabilities->find("extensions");
+  return extensions != capabilities->end() && extensions->is_object() &&
+         extensions->contains(kTasksExtension);
+}
+
 std::function<void(const CallResult&)> task_recorder(const Exchange& exchange) {
   const auto session = attached_session(exchange.services().workers, exchange.context().computer);
   if (!session) return {};
@@ -84,9 +118,12 @@ std::function<void(const CallResult&)> task_recorder(const Exchange& exchange) {
     if (result.status != ipc::CallStatus::kReplied || result.kind == ipc::ReplyKind::kRpcError)
       return;
     const json reply = json::parse(result.reply_without_id, nullptr, false);
-    const json::json_pointer pointer("/result/task/taskId");
-    if (!reply.is_object() || !reply.contains(pointer) || !reply.at(pointer).is_string()) return;
-    tasks.record(session, reply.at(pointer).get<std::string>(), caller);
+    // 2025-11-25 nests the task; the 2026-07-28 extension's result is the task itself.
+    for (const char* path : {"/result/task/taskId", "/result/taskId"}) {
+      const json::json_pointer pointer(path);
+      if (reply.is_object() && reply.contains(pointer) && reply.at(pointer).is_string())
+        return tasks.record(session, reply.at(pointer).get<std::string>(), caller);
+    }
   };
 }
 

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "supervisor/mcp/exchange.hpp"
 #include "supervisor/mcp/task_book.hpp"
@@ -16,11 +17,18 @@
 
 namespace sb::supervisor {
 
-// tasks/get, tasks/result or tasks/cancel, named by `method`.
+inline constexpr std::string_view kTasksExtension = "io.modelcontextprotocol/tasks";
+
+// tasks/get, tasks/update, tasks/result or tasks/cancel, named by `method`.
 Abandon task_request(const Exchange& exchange, const std::string& method);
 Abandon tasks_list(const Exchange& exchange);
 
-// For a tools/call with params.task: records the task its reply creates as the caller's.
+// Whether the request's _meta declares the tasks extension among its client's
+// capabilities: its tools/call may then create a task (2026-07-28).
+bool declares_tasks_extension(const Exchange& exchange);
+
+// For a tools/call with params.task, or one that declares the tasks extension: records
+// the task its reply creates as the caller's.
 // Empty when no session is attached (the call will not reach the computer).
 std::function<void(const CallResult&)> task_recorder(const Exchange& exchange);
 

@@ -149,7 +149,7 @@ Abandon tools_call(const Exchange& exchange) {
                     .arguments_json = arguments == params->end()
                                           ? std::nullopt
                                           : std::optional<std::string_view>(arguments_json),
-                    .task = params->contains("task")});
+                    .task = params->contains("task") || declares_tasks_extension(exchange)});
 }
 
 Abandon scanned_tools_call(const Exchange& exchange, const ScannedToolCall& call) {

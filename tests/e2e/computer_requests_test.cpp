@@ -221,6 +221,64 @@ TEST_F(Fidelity, ATaskIsReachableOnlyByTheClientThatCreatedIt) {
       << bobs;
 }
 
+// The 2026-07-28 tasks extension (SEP-2663): a caller that declares it in a request's
+// _meta may get a task back as the result itself; the task is its own, tasks/update is
+// relayed like tasks/get, and a caller that does not declare it is told it needs it.
+TEST_F(Fidelity, TheTasksExtensionsTasksBelongToTheirCreatorToo) {
+  SwitchboardProcess sb(config());
+  FakeComputerOptions options;
+  options.more_capabilities =
+      json{{"extensions", {{"io.modelcontextprotocol/tasks", json::object()}}}};
+  options.on_call = [](const json& params) {
+    return CallAction::result(json{{"resultType", "task"},
+                                   {"taskId", params["arguments"].value("task_id", "")},
+                                   {"status", "working"}});
+  };
+  options.replies["tasks/update"] = json{{"result", {{"resultType", "complete"}}}};
+  auto fake = attach_alpha(sb, options);
+  ASSERT_TRUE(fake);
+  const json declared{{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+                      {"io.modelcontextprotocol/clientCapabilities",
+                       {{"extensions", {{"io.modelcontextprotocol/tasks", json::object()}}}}}};
+  const json undeclared{{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+                        {"io.modelcontextprotocol/clientCapabilities", json::object()}};
+  const auto stateless = [&](const Secret& who, const json& id, const std::string& method,
+                             json params, const json& meta, const std::string& name) {
+    params["_meta"] = meta;
+    const Headers headers =
+        with(with(with(kAcceptBoth, "MCP-Protocol-Version", "2026-07-28"), "Mcp-Method", method),
+             "Mcp-Name", name);
+    return http(sb.port(), post(kPath, who.secret, rpc(id, method, params), headers));
+  };
+  const json discovered =
+      stateless(alice_, 1, "server/discover", json::object(), declared, "").json();
+  EXPECT_TRUE(
+      discovered["result"]["capabilities"]["extensions"].contains("io.modelcontextprotocol/tasks"))
+      << discovered;
+
+  const auto created =
+      stateless(alice_, 2, "tools/call",
+                json{{"name", "echo"}, {"arguments", {{"task_id", "t-ext"}}}}, declared, "echo");
+  EXPECT_EQ(created.json()["result"]["resultType"], "task") << created.body;
+  const auto updated =
+      stateless(alice_, 3, "tasks/update", json{{"taskId", "t-ext"}}, declared, "t-ext");
+  EXPECT_EQ(updated.status, 200) << updated.body;
+  EXPECT_EQ(updated.json()["result"]["resultType"], "complete");
+  ASSERT_EQ(fake->requests("tasks/update").size(), 1u);
+
+  const auto not_yours =
+      stateless(bob_, 4, "tasks/update", json{{"taskId", "t-ext"}}, declared, "t-ext");
+  EXPECT_EQ(error_code(not_yours.json()), -32602) << not_yours.body;
+  const auto undeclaring =
+      stateless(alice_, 5, "tasks/get", json{{"taskId", "t-ext"}}, undeclared, "t-ext");
+  EXPECT_EQ(undeclaring.status, 400);
+  EXPECT_EQ(error_code(undeclaring.json()), -32021) << undeclaring.body;
+  EXPECT_EQ(undeclaring.json()["error"]["data"]["requiredCapabilities"]["extensions"],
+            (json{{"io.modelcontextprotocol/tasks", json::object()}}));
+  EXPECT_EQ(fake->requests("tasks/update").size(), 1u);
+  EXPECT_TRUE(fake->requests("tasks/get").empty());
+}
+
 TEST_F(Fidelity, ATaskEndsWithTheComputerSessionThatCreatedIt) {
   SwitchboardProcess sb(config());
   auto fake = attach_alpha(sb, task_computer());

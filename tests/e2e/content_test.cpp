@@ -134,9 +134,10 @@ TEST_F(Content, AReadOrGetOutsideTheGrantIsAnsweredAsAnUnknownOneWithoutReaching
 
   EXPECT_TRUE(fake->requests("resources/read").empty());
   EXPECT_TRUE(fake->requests("prompts/get").empty());
-  const auto denials = sb.audit().events(
-      "call", [](const json& line) { return line.value("outcome", "") == "denied"; });
-  EXPECT_EQ(denials.size(), 6u);
+  // Audit lines are written at the end of the loop's turn: waited for, not read at once.
+  const auto is_denial = [](const json& line) { return line.value("outcome", "") == "denied"; };
+  EXPECT_TRUE(sb.audit().wait_for_count("call", 6, is_denial)) << sb.diagnostics();
+  EXPECT_EQ(sb.audit().count("call", is_denial), 6u);
 }
 
 TEST_F(Content, AGrantedReadAndGetReachTheComputerAndAreAudited) {
