@@ -136,8 +136,9 @@ std::string encode(const SwitchState& state) {
   for (const auto& route : state.routes)
     out.text(route.routed_id).number(route.call_id).number(route.key);
   out.number(state.next_routed);
-  // Last, so that a state without them (an earlier build's) still reads.
-  out.number(state.subscriptions.size());
+  // Last, and only when there are some, so that a state without them is written as an
+  // earlier build wrote it, and an earlier build's state still reads.
+  if (!state.subscriptions.empty()) out.number(state.subscriptions.size());
   for (const auto& subscription : state.subscriptions) {
     out.text(subscription.computer)
         .number(static_cast<std::uint64_t>(subscription.attached_at_ms))
@@ -180,7 +181,10 @@ std::optional<SwitchState> decode_switch_state(std::string_view bytes, std::stri
   }
   state.next_routed = in.number();
   if (!in.failed() && !in.complete()) {
-    for (auto n = in.count(); n > 0 && !in.failed(); --n) {
+    const auto subscriptions = in.count();
+    // Written only when there are some: an empty section is not what an encoder wrote.
+    if (subscriptions == 0) in.fail("an empty subscription section");
+    for (auto n = subscriptions; n > 0 && !in.failed(); --n) {
       state.subscriptions.push_back({.computer = in.text(),
                                      .attached_at_ms = static_cast<std::int64_t>(in.number()),
                                      .uri = in.text(),
