@@ -91,7 +91,8 @@ MessageFacts facts_of(const json& message) {
   MessageFacts facts;
   if (!message.is_object()) return facts;
   const auto id = message.find("id");
-  if (id != message.end() && (id->is_string() || id->is_number_integer())) facts.id = *id;
+  facts.request = id != message.end();
+  if (facts.request && (id->is_string() || id->is_number_integer())) facts.id = *id;
   facts.method = string_at(message, "method");
   const auto params = message.find("params");
   if (params == message.end() || !params->is_object()) return facts;
@@ -107,7 +108,7 @@ MessageFacts facts_of(const json& message) {
 }
 
 MessageFacts facts_of_tools_call(const json& id, std::string_view tool) {
-  return MessageFacts{.id = id, .method = "tools/call", .name = std::string(tool)};
+  return MessageFacts{.id = id, .request = true, .method = "tools/call", .name = std::string(tool)};
 }
 
 GateVerdict check_revision(const HttpRequest& request, const MessageFacts& facts) {
@@ -121,7 +122,8 @@ GateVerdict check_revision(const HttpRequest& request, const MessageFacts& facts
   if (revision && !supported_protocol_version(*revision))
     return {.refusal = unsupported(facts.id, *revision)};
   GateVerdict verdict{.stateless = revision == kStatelessRevision};
-  if (verdict.stateless && facts.method) {
+  // Requests carry who the caller is and what it can take; notifications need not.
+  if (verdict.stateless && facts.method && facts.request) {
     verdict.refusal = missing_meta(facts);
     if (verdict.refusal) return verdict;
   }

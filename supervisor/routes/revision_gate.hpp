@@ -19,7 +19,8 @@ inline constexpr std::string_view kStatelessRevision = "2026-07-28";
 
 // What the gate reads of a message: from its tree, or from the scanner's plain tools/call.
 struct MessageFacts {
-  nlohmann::json id;  // a string or an integer; null for none or any other
+  nlohmann::json id;     // a string or an integer; null for none or any other
+  bool request = false;  // it has an id: a request, which 2026-07-28 gives a _meta
   std::optional<std::string> method;
   // What Mcp-Name repeats: params.name of tools/call and prompts/get, params.uri of
   // resources/read, params.taskId of tasks/get, tasks/update and tasks/cancel.

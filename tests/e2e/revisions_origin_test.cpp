@@ -277,6 +277,11 @@ TEST_F(Fidelity, AStatelessRequestNeedsItsMetaAndHeadersBeforeAnythingIsSent) {
   expect_refused(http(sb.port(), request), 400, kInvalidParams, 2);
   request.body = rpc(3, "tools/list").dump();  // no params at all
   expect_refused(http(sb.port(), request), 400, kInvalidParams, 3);
+  // A notification needs no _meta: a cancellation without one is taken (202).
+  request.headers = with(with(kAcceptBoth, "MCP-Protocol-Version", "2026-07-28"), "Mcp-Method",
+                         "notifications/cancelled");
+  request.body = cancel_notification(99).dump();
+  EXPECT_EQ(http(sb.port(), request).status, 202);
 
   // Mcp-Method always, Mcp-Name for what names a tool, a prompt, a resource or a task.
   request = stateless(alice_.secret, "m", "tools/call", echo, "echo");
