@@ -117,6 +117,9 @@ class HttpCaller final : public Caller {
     request.set(http::field::authorization, authorization_);
     request.set(http::field::content_type, "application/json");
     request.set(http::field::accept, "application/json, text/event-stream");
+    // A caller of the revision whose streams are resumable (docs/protocol.md, "Resumable
+    // streams"), as today's SDK clients are.
+    request.set("MCP-Protocol-Version", "2025-11-25");
     request.keep_alive(true);
     request.body() = std::move(body);
     request.prepare_payload();
@@ -148,7 +151,9 @@ class HttpCaller final : public Caller {
           response.body().substr(0, 160);
     if (!response[http::field::content_type].starts_with("text/event-stream"))
       co_return "no event stream: " + response.body().substr(0, 160);
-    const auto events = harness::parse_sse(response.body());
+    auto events = harness::parse_sse(response.body());
+    // A resumable stream's priming event carries an id and no message.
+    std::erase_if(events, [](const harness::SseEvent& event) { return event.data.empty(); });
     if (events.size() != static_cast<std::size_t>(spec.progress) + 1)
       co_return std::to_string(events.size()) + " events: " + response.body().substr(0, 160);
     for (std::size_t i = 0; i + 1 < events.size(); ++i) {

@@ -208,7 +208,7 @@ struct FakeComputer::Impl {
         return;
       }
       json capabilities = options.more_capabilities;
-      capabilities["tools"] = json::object();
+      if (!capabilities.contains("tools")) capabilities["tools"] = json::object();
       if (options.offers_logging) capabilities["logging"] = json::object();
       send_reply(*id, json{{"result",
                             {{"protocolVersion", "2025-06-18"},

@@ -100,6 +100,8 @@ std::optional<SseEvent> take_sse_event(std::string_view text, std::size_t& pos) 
       has_data = true;
     } else if (name == "id") {
       event.id = std::string(value);
+    } else if (name == "retry") {
+      event.retry = std::string(value);
     }
   }
 }

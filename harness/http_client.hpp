@@ -23,13 +23,15 @@ struct SseEvent {
   std::string event;  // the `event:` field ("" when absent)
   std::string data;   // the `data:` lines, joined by "\n"
   std::string id;     // the `id:` field ("" when absent)
+  std::string retry;  // the `retry:` field ("" when absent)
   std::string raw;    // the event's lines as sent (CRLF kept), without the blank line ending it
   // The data parsed as JSON; a discarded value when it is not JSON.
   nlohmann::json json() const;
 };
 
 // Every complete event of an event-stream body, in order. Comment lines (":...") and
-// events without data are skipped; an unterminated last event is not an event.
+// events without a data line are skipped (a resumable stream's priming event has an empty
+// one: it is an event, whose data is empty); an unterminated last event is not an event.
 std::vector<SseEvent> parse_sse(std::string_view body);
 // The JSON messages those events carry (each event's data parsed), in order.
 std::vector<nlohmann::json> sse_messages(std::string_view body);

@@ -2,11 +2,25 @@
 
 namespace sb::ipc::offer {
 
+namespace {
+
+// Whether `capabilities[name]` is an object whose `flag` is true.
+bool flag_set(const nlohmann::json& capabilities, const char* name, const char* flag) {
+  const auto found = capabilities.find(name);
+  if (found == capabilities.end() || !found->is_object()) return false;
+  const auto value = found->find(flag);
+  return value != found->end() && *value == true;
+}
+
+}  // namespace
+
 std::uint32_t of_capabilities(const nlohmann::json& capabilities) {
   if (!capabilities.is_object()) return 0;
   std::uint32_t bits = 0;
   if (capabilities.contains("logging")) bits |= kLogging;
   if (capabilities.contains("prompts")) bits |= kPrompts;
+  if (flag_set(capabilities, "tools", "listChanged")) bits |= kToolsListChanged;
+  if (flag_set(capabilities, "prompts", "listChanged")) bits |= kPromptsListChanged;
   if (capabilities.contains("completions")) bits |= kCompletions;
   const auto extensions = capabilities.find("extensions");
   if (extensions != capabilities.end() && extensions->is_object() &&
@@ -15,8 +29,7 @@ std::uint32_t of_capabilities(const nlohmann::json& capabilities) {
   const auto resources = capabilities.find("resources");
   if (resources == capabilities.end()) return bits;
   bits |= kResources;
-  const auto subscribe = resources->is_object() ? resources->find("subscribe") : resources->end();
-  if (subscribe != resources->end() && *subscribe == true) bits |= kResourceSubscribe;
+  if (flag_set(capabilities, "resources", "subscribe")) bits |= kResourceSubscribe;
   return bits;
 }
 

@@ -1,5 +1,7 @@
 #include "shared/text.hpp"
 
+#include <openssl/evp.h>
+
 #include <algorithm>
 
 namespace sb {
@@ -74,6 +76,36 @@ bool glob_matches(std::string_view pattern, std::string_view text) {
   }
   while (p < pattern.size() && pattern[p] == '*') ++p;
   return p == pattern.size();
+}
+
+std::optional<std::string> decode_base64(std::string_view text) {
+  if (text.size() % 4 != 0) return std::nullopt;
+  std::size_t padding = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '=') {
+      if (i + 2 < text.size()) return std::nullopt;
+      ++padding;
+      continue;
+    }
+    const bool alphabet = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+                          (c >= '0' && c <= '9') || c == '+' || c == '/';
+    if (padding > 0 || !alphabet) return std::nullopt;
+  }
+  std::string decoded(text.size() / 4 * 3, '\0');
+  const int size = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(decoded.data()),
+                                   reinterpret_cast<const unsigned char*>(text.data()),
+                                   static_cast<int>(text.size()));
+  if (size < 0) return std::nullopt;
+  decoded.resize(static_cast<std::size_t>(size) - padding);
+  // Encoded again, it must be the same text: nothing was in the bits padding leaves over.
+  std::string again(text.size() + 1, '\0');
+  EVP_EncodeBlock(reinterpret_cast<unsigned char*>(again.data()),
+                  reinterpret_cast<const unsigned char*>(decoded.data()),
+                  static_cast<int>(decoded.size()));
+  again.resize(text.size());
+  if (again != text) return std::nullopt;
+  return decoded;
 }
 
 }  // namespace sb

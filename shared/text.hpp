@@ -2,6 +2,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -19,6 +20,9 @@ std::string to_hex(const unsigned char* bytes, std::size_t size);
 // Whether `text` matches `pattern`, in which `*` stands for any run of characters (none
 // included) and every other byte for itself. At worst in time their sizes' product.
 bool glob_matches(std::string_view pattern, std::string_view text);
+// The bytes `text` encodes in standard Base64 (RFC 4648 §4), read strictly: whole groups
+// of four, padding only at the end, and no bits left over; none for anything else.
+std::optional<std::string> decode_base64(std::string_view text);
 // A leading "~/" becomes `home`/; with `home` empty, "~/x" becomes "x".
 std::filesystem::path expand_home(std::string_view path, std::string_view home);
 

@@ -26,6 +26,7 @@
 #include "supervisor/http/server.hpp"
 #include "supervisor/mcp/call_book.hpp"
 #include "supervisor/mcp/handler.hpp"
+#include "supervisor/mcp/param_header_book.hpp"
 #include "supervisor/mcp/stream_board.hpp"
 #include "supervisor/mcp/subscription_book.hpp"
 #include "supervisor/mcp/task_book.hpp"
@@ -157,10 +158,12 @@ class Supervisor {
         workers_(io_, worker_binary(), audit_, timings, notifier_),
         subscriptions_(static_cast<std::size_t>(config->limits.max_subscriptions)),
         replies_(config->limits.max_reply_buffer_bytes),
+        resumable_(io_.get_executor(), replies_),
         state_{.config = config,
                .clients = std::make_shared<ClientTable>(config->clients),
                .services = {workers_, audit_, calls_, tasks_, replies_, metrics_,
-                            tools_list_errors_, subscriptions_, streams_}},
+                            tools_list_errors_, subscriptions_, streams_, param_headers_},
+               .resumable = resumable_},
         http_services_(http_services(state_, timings)),
         http_(io_, config->listen_ip, config->listen_port, http_services_,
               inherited_.take(kHttpListenerName)),
@@ -416,8 +419,10 @@ class Supervisor {
   TaskBook tasks_;
   SubscriptionBook subscriptions_;
   StreamBoard streams_;
+  ParamHeaderBook param_headers_;
   ReplyBudget replies_;
   LogThrottle tools_list_errors_;
+  ResumableStreams resumable_;
   SupervisorState state_;
   HttpServices http_services_;
   HttpServer http_;

@@ -135,9 +135,11 @@ void Session::drop_stray_reply() {
 
 void Session::handle_notification(const std::string& method, const json& message) {
   if (method == "notifications/progress") return relay_progress(message);
-  // A task's owner and a resource's subscribers are known to the supervisor alone; call id
-  // 0 names no call.
-  if (method == "notifications/tasks/status" || method == "notifications/resources/updated") {
+  // A task's owner, a resource's subscribers and who listens for list changes are known to
+  // the supervisor alone; call id 0 names no call.
+  if (method == "notifications/tasks/status" || method == "notifications/resources/updated" ||
+      method == "notifications/tools/list_changed" ||
+      method == "notifications/prompts/list_changed") {
     return hooks_.message(0, ipc::MessageMeta{ipc::MessageKind::kNotification}, message.dump());
   }
   // No token or id names a caller: only when one client can reach the computer at all

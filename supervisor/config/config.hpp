@@ -112,6 +112,12 @@ struct Timeouts {
   // A switch in place waits this long for each computer and caller to reach a point where
   // it can cross (docs/architecture.md, "Switching").
   int drain_secs = 10;
+  // A call whose caller's event stream broke waits this long for the caller to resume it
+  // (Last-Event-ID) before it is cancelled (docs/protocol.md, "Resumable streams").
+  int resume_secs = 30;
+  // A call with nothing to say for this long has its stream ended so that its caller polls
+  // with Last-Event-ID; 0: never.
+  int poll_secs = 0;
   std::map<std::string, int, std::less<>> tools{{"screenshot", 10}};
   int for_tool(std::string_view tool) const;
 };
@@ -124,6 +130,7 @@ struct Limits {
   std::uint64_t max_worker_buffer_bytes = 64ull << 20;  // what one worker holds for it
   int audit_unrelayed_per_minute = 20;  // call lines per caller and computer it did not relay
   int max_subscriptions = 64;           // resource subscriptions one caller holds at once
+  int replay_events = 256;              // events kept per stream for a caller that resumes; 0: none
 };
 
 // An address to listen on, as written without brackets.

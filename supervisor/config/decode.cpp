@@ -150,13 +150,15 @@ std::string decoding_owner(std::string_view block, const toml::table& table, std
 RawTimeouts decode_timeouts(const toml::table& table) {
   const Fields fields{table, "[timeouts]", "[timeouts]"};
   fields.allow_only({"default_secs", "control_secs", "max_total_secs", "write_secs", "idle_secs",
-                     "drain_secs", "tools"});
+                     "drain_secs", "resume_secs", "poll_secs", "tools"});
   RawTimeouts out{fields.integer("default_secs"),
                   fields.integer("control_secs"),
                   fields.integer("max_total_secs"),
                   fields.integer("write_secs"),
                   fields.integer("idle_secs"),
                   fields.integer("drain_secs"),
+                  fields.integer("resume_secs"),
+                  fields.integer("poll_secs"),
                   {}};
   if (const toml::table* tools = fields.subtable("tools", "[timeouts.tools]")) {
     // Free-form: any tool name is a key; only the values have a type.
@@ -173,13 +175,15 @@ RawTimeouts decode_timeouts(const toml::table& table) {
 RawLimits decode_limits(const toml::table& table) {
   const Fields fields{table, "[limits]", "[limits]"};
   fields.allow_only({"max_connections", "max_request_bytes", "max_reply_buffer_mib",
-                     "max_worker_buffer_mib", "audit_unrelayed_per_minute", "max_subscriptions"});
+                     "max_worker_buffer_mib", "audit_unrelayed_per_minute", "max_subscriptions",
+                     "replay_events"});
   return {fields.integer("max_connections"),
           fields.integer("max_request_bytes"),
           fields.integer("max_reply_buffer_mib"),
           fields.integer("max_worker_buffer_mib"),
           fields.integer("audit_unrelayed_per_minute"),
-          fields.integer("max_subscriptions")};
+          fields.integer("max_subscriptions"),
+          fields.integer("replay_events")};
 }
 
 RawComputer decode_computer(const toml::table& table, std::size_t index) {

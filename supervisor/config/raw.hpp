@@ -47,6 +47,8 @@ struct RawTimeouts {
   std::optional<std::int64_t> write_secs;
   std::optional<std::int64_t> idle_secs;
   std::optional<std::int64_t> drain_secs;
+  std::optional<std::int64_t> resume_secs;
+  std::optional<std::int64_t> poll_secs;
   std::map<std::string, std::int64_t, std::less<>> tools;  // ascending key order
 };
 
@@ -57,6 +59,7 @@ struct RawLimits {
   std::optional<std::int64_t> max_worker_buffer_mib;
   std::optional<std::int64_t> audit_unrelayed_per_minute;
   std::optional<std::int64_t> max_subscriptions;
+  std::optional<std::int64_t> replay_events;
 };
 
 struct RawFile {

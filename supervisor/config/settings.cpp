@@ -89,6 +89,15 @@ Timeouts build_timeouts(const RawTimeouts& raw) {
     }
     out.drain_secs = static_cast<int>(*raw.drain_secs);
   }
+  if (raw.resume_secs)
+    out.resume_secs = checked_timeout(*raw.resume_secs, "[timeouts]", "resume_secs");
+  if (raw.poll_secs) {
+    if (*raw.poll_secs < 0 || *raw.poll_secs > kTimeoutLimitSecs) {
+      fail("[timeouts]",
+           "`poll_secs` must be 0..=600 seconds (0: never), got " + std::to_string(*raw.poll_secs));
+    }
+    out.poll_secs = static_cast<int>(*raw.poll_secs);
+  }
   for (const auto& [tool, secs] : raw.tools) {
     // User entries are added to the built-in screenshot entry, or override it.
     out.tools[tool] = checked_timeout(secs, "[timeouts.tools]", tool);
@@ -122,6 +131,8 @@ Limits build_limits(const RawLimits& raw) {
                     "audit_unrelayed_per_minute", 0, 1'000'000));
   out.max_subscriptions = static_cast<int>(checked_limit(
       raw.max_subscriptions, defaults.max_subscriptions, "max_subscriptions", 1, 4096));
+  out.replay_events = static_cast<int>(
+      checked_limit(raw.replay_events, defaults.replay_events, "replay_events", 0, 4096));
   return out;
 }
 

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "base/asio_names.hpp"
+#include "shared/text.hpp"
 #include "supervisor/http/arriving_reply.hpp"
 #include "supervisor/http/event_stream.hpp"
 #include "supervisor/http/hang_up_watch.hpp"
@@ -42,6 +43,19 @@ std::optional<std::string_view> header(const Request& request, std::string_view 
   const auto found = request.find(name);
   if (found == request.end()) return std::nullopt;
   return std::string_view(found->value().data(), found->value().size());
+}
+
+std::vector<std::pair<std::string, std::string>> mcp_params(const Request& request) {
+  constexpr std::string_view kPrefix = "mcp-param-";
+  std::vector<std::pair<std::string, std::string>> params;
+  for (const auto& field : request) {
+    const std::string_view name(field.name_string().data(), field.name_string().size());
+    if (name.size() <= kPrefix.size() || ascii_lowercase(name.substr(0, kPrefix.size())) != kPrefix)
+      continue;
+    params.emplace_back(std::string(name.substr(kPrefix.size())),
+                        std::string(field.value().data(), field.value().size()));
+  }
+  return params;
 }
 
 std::optional<std::string> optional_string(std::optional<std::string_view> value) {
@@ -270,6 +284,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
         .protocol_version = optional_string(header(request, "MCP-Protocol-Version")),
         .mcp_method = optional_string(header(request, "Mcp-Method")),
         .mcp_name = optional_string(header(request, "Mcp-Name")),
+        .last_event_id = optional_string(header(request, "Last-Event-ID")),
+        .mcp_params = mcp_params(request),
         .accepts_event_stream = accepts_event_stream(header(request, "Accept").value_or("")),
         .carried = std::exchange(carried_, std::nullopt),
         .forwarded = &forwarded_,
@@ -306,8 +322,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
           [weak](HttpResponse response) {
             if (auto self = weak.lock()) self->on_response(std::move(response));
           },
-          [weak](std::string head, std::string body) {
-            if (auto self = weak.lock()) self->on_event(head, body);
+          [weak](std::string head, std::string body, std::string id) {
+            if (auto self = weak.lock()) self->on_event(head, body, id);
           });
     } catch (const std::exception& error) {
       // A defect in a handler fails its own request, never the process and its computers.
@@ -326,6 +342,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     stage_ = Stage::kWriting;
     hang_up_ = nullptr;
     watch_->stop();
+    if (response.pauses_stream && !events_) open_events(/*head_written=*/false);
     if (events_) return events_->finish(std::move(response));
     if (response.arriving) {
       arriving_.emplace(wire(), std::move(response), framing_, [this](bool ok) { written(ok); });
@@ -336,10 +353,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // A message for the caller before its response: the first one turns the response into
   // an event stream.
-  void on_event(std::string_view head, std::string_view body) {
+  void on_event(std::string_view head, std::string_view body, std::string_view id) {
     if (!pending_) return;
     if (!events_) open_events(/*head_written=*/false);
-    if (!head.empty() || !body.empty()) events_->event(head, body);
+    if (!head.empty() || !body.empty()) return events_->event(head, body, id);
+    if (!id.empty()) events_->prime(id);
   }
 
   void open_events(bool head_written) {

@@ -31,7 +31,7 @@ void EventStream::resume() {
   schedule_keep_alive();
 }
 
-void EventStream::event(std::string_view head, std::string_view body) {
+void EventStream::event(std::string_view head, std::string_view body, std::string_view id) {
   if (finishing_ || over_) return;
   // A caller this far behind loses messages rather than growing the queue, and so do all
   // callers when replies waiting to be read fill the process's budget.
@@ -39,19 +39,26 @@ void EventStream::event(std::string_view head, std::string_view body) {
   if (pieces_.size() >= caps_.max_events || queued_bytes_ + size > caps_.max_bytes) return;
   auto lease = budget_.reserve(size);
   if (!lease) return;
-  queue(chunk(sse_event(head, body)), std::move(*lease));
+  queue(chunk(sse_event(head, body, id)), std::move(*lease));
+}
+
+void EventStream::prime(std::string_view id) {
+  if (finishing_ || over_) return;
+  queue(chunk(priming_event(id)));
 }
 
 void EventStream::finish(HttpResponse response) {
   if (finishing_ || over_) return;
   finishing_ = true;
   keep_alive_timer_.cancel();
+  if (response.pauses_stream) return queue(std::string(kLastChunk));
   if (!response.arriving) {
-    queue(chunk(sse_event(response.body_head, response.body)), std::move(response.lease));
+    queue(chunk(sse_event(response.body_head, response.body, response.event_id)),
+          std::move(response.lease));
     return queue(std::string(kLastChunk));
   }
   Arrival arrival{.body = std::move(response.arriving), .lease = std::move(response.lease)};
-  arrival.opening = kEventOpening;
+  arrival.opening = event_opening(response.event_id);
   arrival.data.append(arrival.opening, response.body_head);
   arrival_ = std::move(arrival);
   // The body always ends, whole or failed (a worker that stops half-way is expelled); the

@@ -51,10 +51,13 @@ class EventStream {
   bool idle() const { return !writing_ && pieces_.empty() && !arrival_ && !over_; }
   // Runs each time the stream becomes idle (see idle()).
   void when_idle(std::function<void()> idle) { when_idle_ = std::move(idle); }
-  // A message before the response; dropped when the caller is this far behind or the
-  // budget is full.
-  void event(std::string_view head, std::string_view body);
-  // The response as the last event, then the last chunk.
+  // A message before the response, with the id `id` unless empty; dropped when the caller
+  // is this far behind or the budget is full.
+  void event(std::string_view head, std::string_view body, std::string_view id = {});
+  // The first event of a resumable stream (priming_event()).
+  void prime(std::string_view id);
+  // The response as the last event, then the last chunk; or, for a response that pauses
+  // the stream, the last chunk alone.
   void finish(HttpResponse response);
   // A keep-alive comment now, unless something is being written anyway: whether the
   // caller is still there shows in how the write ends.

@@ -1,6 +1,7 @@
 #include "supervisor/http/sse.hpp"
 
 #include <charconv>
+#include <string>
 
 namespace sb::supervisor {
 namespace {
@@ -28,13 +29,31 @@ void EventData::append(std::string& event, std::string_view part) {
   }
 }
 
-std::string sse_event(std::string_view head, std::string_view body) {
-  std::string event(kEventOpening);
+std::string event_opening(std::string_view id) {
+  if (id.empty()) return std::string(kEventOpening);
+  std::string opening = "id: ";
+  opening += id;
+  opening += '\n';
+  opening += kEventOpening;
+  return opening;
+}
+
+std::string sse_event(std::string_view head, std::string_view body, std::string_view id) {
+  std::string event = event_opening(id);
   event.reserve(event.size() + head.size() + body.size() + 2);
   EventData data;
   data.append(event, head);
   data.append(event, body);
   event += "\n\n";
+  return event;
+}
+
+std::string priming_event(std::string_view id) {
+  std::string event = "id: ";
+  event += id;
+  event += "\nretry: ";
+  event += std::to_string(kResumeAfterMs);
+  event += "\ndata: \n\n";
   return event;
 }
 

@@ -26,7 +26,10 @@ struct HttpRequest {
   std::optional<std::string> protocol_version;  // MCP-Protocol-Version
   std::optional<std::string> mcp_method;        // Mcp-Method (2026-07-28)
   std::optional<std::string> mcp_name;          // Mcp-Name (2026-07-28)
-  bool accepts_event_stream = false;            // Accept lists text/event-stream
+  std::optional<std::string> last_event_id;     // Last-Event-ID
+  // Each Mcp-Param-<Name> header (2026-07-28): <Name> as sent, and the value.
+  std::vector<std::pair<std::string, std::string>> mcp_params;
+  bool accepts_event_stream = false;  // Accept lists text/event-stream
   // Switching (docs/architecture.md, "Switching"): the call this request already is when it
   // crossed a switch in flight, to be taken up rather than sent again; and where the
   // request's forwarding notes its call, for a switch to carry.
@@ -43,13 +46,20 @@ struct HttpResponse {
   // Instead of `body`, a reply still arriving, written as it comes; its first byte is not
   // sent (see ReplyText).
   std::shared_ptr<ipc::ArrivingBody> arriving;
+  // Resumable streams (docs/protocol.md, "Resumable streams"): the id of the response's
+  // event when it ends an event stream; or, instead of a response, the end of the stream
+  // before it, for its caller to resume with Last-Event-ID.
+  std::string event_id;
+  bool pauses_stream = false;
 };
 
 using Respond = std::function<void(HttpResponse)>;
 // A message for the caller ahead of the response: the connection turns the response into an
-// event stream at the first one. `head` then `body` is one JSON text (see ReplyText); both
-// empty open the stream and send nothing, for a stream that waits for its first message.
-using SendEvent = std::function<void(std::string head, std::string body)>;
+// event stream at the first one. `head` then `body` is one JSON text (see ReplyText), sent
+// as the event `id` unless it is empty. Both empty open the stream and send nothing, for a
+// stream that waits for its first message; or, with an id, send a resumable stream's
+// priming event.
+using SendEvent = std::function<void(std::string head, std::string body, std::string id)>;
 // Called by the connection when its caller hangs up before the response.
 using OnHangUp = std::function<void()>;
 // Handles one request (routes/ does): `respond` runs exactly once unless the returned

@@ -42,6 +42,7 @@ Abandon answer(const Exchange& exchange, const std::string& method) {
   if (method == "prompts/get") return prompts_get(exchange);
   if (method == "completion/complete") return complete(exchange);
   if (method == "resources/subscribe") return resources_subscribe(exchange);
+  if (method == "subscriptions/listen") return subscriptions_listen(exchange);
   if (method == "resources/unsubscribe") return resources_unsubscribe(exchange);
   return exchange.finish(jsonrpc::error_response(
       exchange.id, jsonrpc::kMethodNotFound,
@@ -84,6 +85,9 @@ void relay_computer_notification(const McpServices& services, const std::string&
     return relay_task_status(services, computer, message, body);
   if (method == "notifications/resources/updated")
     return relay_resource_update(services, computer, message, body);
+  if (method == "notifications/tools/list_changed" ||
+      method == "notifications/prompts/list_changed")
+    return relay_list_change(services, computer, body);
 }
 
 Abandon handle_tools_call(const ScannedToolCall& call, McpRequest request) {

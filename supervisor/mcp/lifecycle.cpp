@@ -30,9 +30,8 @@ std::string negotiated_version(const json* params) {
   return std::string(kNewestVersion);
 }
 
-// Logging and resource subscriptions are offered only when the computer offers them and
-// is ready now; subscriptions not to 2026-07-28 callers, whose revision subscribes through
-// subscriptions/listen, which the switchboard does not serve. Resources, prompts and
+// Logging, resource subscriptions and list changes are offered only when the computer
+// offers them and is ready now (docs/protocol.md, "Subscriptions"). Resources, prompts and
 // completions are offered to a caller granted any, whether or not its computer is attached
 // now: what it sees of them then is empty.
 enum class Revision { kStateful, kStateless };
@@ -42,14 +41,14 @@ json capabilities(const std::optional<ComputerView>& view, const CallerContext& 
   const auto offered = [&view](std::uint32_t bit) {
     return view && view->ready && (view->status.offers & bit) != 0;
   };
-  json capabilities{{"tools", {{"listChanged", false}}}};
+  json capabilities{{"tools", {{"listChanged", offered(ipc::offer::kToolsListChanged)}}}};
   if (offered(ipc::offer::kLogging)) capabilities["logging"] = json::object();
   if (context.resources.any()) {
-    const bool subscribe =
-        revision == Revision::kStateful && offered(ipc::offer::kResourceSubscribe);
-    capabilities["resources"] = {{"listChanged", false}, {"subscribe", subscribe}};
+    capabilities["resources"] = {{"listChanged", false},
+                                 {"subscribe", offered(ipc::offer::kResourceSubscribe)}};
   }
-  if (context.prompts.any()) capabilities["prompts"] = {{"listChanged", false}};
+  if (context.prompts.any())
+    capabilities["prompts"] = {{"listChanged", offered(ipc::offer::kPromptsListChanged)}};
   if (context.resources.any() || context.prompts.any())
     capabilities["completions"] = json::object();
   if (revision == Revision::kStateless && offered(ipc::offer::kTasksExtension))

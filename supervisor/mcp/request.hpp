@@ -20,6 +20,7 @@ namespace sb::supervisor {
 class AuditLog;
 class CallBook;
 class Metrics;
+class ParamHeaderBook;
 class StreamBoard;
 class SubscriptionBook;
 class TaskBook;
@@ -60,6 +61,7 @@ struct McpServices {
   LogThrottle& tools_list_errors;
   SubscriptionBook& subscriptions;
   StreamBoard& streams;
+  ParamHeaderBook& param_headers;  // learnt from tools/list, checked by routes/
 };
 
 // The JSON text of a reply: `head` followed by `body`. A computer's reply arrives as one

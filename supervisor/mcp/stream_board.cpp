@@ -13,6 +13,16 @@ void StreamBoard::close(const StreamKey& key, std::uint64_t id) {
   if (found != streams_.end() && found->second.id == id) streams_.erase(found);
 }
 
+std::size_t StreamBoard::broadcast(std::string_view computer, const std::string& message) const {
+  std::size_t delivered = 0;
+  for (auto at = streams_.lower_bound(StreamKey{std::string(computer), {}, {}});
+       at != streams_.end() && at->first.computer == computer; ++at) {
+    at->second.sink(message);
+    ++delivered;
+  }
+  return delivered;
+}
+
 bool StreamBoard::deliver(const StreamKey& key, std::string message) const {
   const auto found = streams_.find(key);
   if (found == streams_.end()) return false;

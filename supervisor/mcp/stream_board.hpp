@@ -1,7 +1,9 @@
-// The event streams callers open with GET (docs/protocol.md, "Subscriptions"): one per
-// computer, caller and MCP session, on which the messages that belong to no call reach
-// that caller (a subscribed resource's updates). A stream is known by the id it was
-// opened under, so that a stream ending late never closes a newer one.
+// The event streams on which the messages that belong to no call reach a caller
+// (docs/protocol.md, "Subscriptions"): a subscribed resource's updates, a computer's list
+// changes. Those callers of the older revisions open with GET, one per computer, caller
+// and MCP session, and each `subscriptions/listen` of 2026-07-28 (under its own session
+// name, kListenSession). A stream is known by the id it was opened under, so that a stream
+// ending late never closes a newer one.
 #pragma once
 
 #include <cstddef>
@@ -10,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace sb::supervisor {
 
@@ -30,6 +33,8 @@ class StreamBoard {
   void close(const StreamKey& key, std::uint64_t id);
   // Whether the key has a stream open, which took the message.
   bool deliver(const StreamKey& key, std::string message) const;
+  // To every stream open on `computer`, each sink taking what it wants of it; how many.
+  std::size_t broadcast(std::string_view computer, const std::string& message) const;
   std::size_t size() const { return streams_.size(); }
 
  private:

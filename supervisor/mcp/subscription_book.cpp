@@ -78,6 +78,7 @@ std::vector<CarriedSubscription> SubscriptionBook::entries() const {
   for (const auto& [name, computer] : computers_) {
     for (const auto& [uri, subscribers] : computer.by_uri) {
       for (const auto& who : subscribers) {
+        if (who.mcp_session.starts_with(kListenSession)) continue;
         out.push_back({.computer = name,
                        .attached_at_ms = computer.attached_at_ms,
                        .uri = uri,

@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -16,6 +17,11 @@
 #include "supervisor/switching/switch_state.hpp"
 
 namespace sb::supervisor {
+
+// The session name of a `subscriptions/listen` stream, followed by its request's id: a line
+// break, which no Mcp-Session-Id the switchboard takes up has, keeps it apart from them.
+// Its subscriptions end with it and do not cross a switch: the caller listens again.
+inline constexpr std::string_view kListenSession = "\nlisten ";
 
 // Who a subscription is for: a caller, and the MCP session whose stream takes its
 // notifications ("" for a caller that sent no session id).

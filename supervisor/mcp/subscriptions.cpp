@@ -61,6 +61,103 @@ ReplyText not_attached(const json& id) {
   return relayed(id, CallResult{ipc::CallStatus::kNotAttached});
 }
 
+// What of a listen's filter the switchboard honours: changes to the lists the caller sees
+// that the computer announces.
+struct ListenFilter {
+  bool tools = false;
+  bool prompts = false;
+};
+
+bool asks(const json& filter, const char* key) {
+  const auto found = filter.find(key);
+  return found != filter.end() && *found == true;
+}
+
+ListenFilter honoured_filter(const Exchange& exchange, const json& filter) {
+  return ListenFilter{
+      .tools = asks(filter, "toolsListChanged") && exchange.offered(ipc::offer::kToolsListChanged),
+      .prompts = asks(filter, "promptsListChanged") && exchange.context().prompts.any() &&
+                 exchange.offered(ipc::offer::kPromptsListChanged)};
+}
+
+// A message for a listen stream, tagged with its subscription id; none when its filter
+// did not ask for it. A resource's update reaches only the streams subscribed to it.
+std::optional<std::string> for_listener(const std::string& message, const ListenFilter& honoured,
+                                        const std::string& subscription_id) {
+  json parsed = json::parse(message, nullptr, false);
+  if (!parsed.is_object()) return std::nullopt;
+  const json method = parsed.value("method", json());
+  if (method == "notifications/tools/list_changed" && !honoured.tools) return std::nullopt;
+  if (method == "notifications/prompts/list_changed" && !honoured.prompts) return std::nullopt;
+  json& params = parsed["params"];
+  if (!params.is_object()) params = json::object();
+  json& meta = params["_meta"];
+  if (!meta.is_object()) meta = json::object();
+  meta["io.modelcontextprotocol/subscriptionId"] = subscription_id;
+  return dump(parsed);
+}
+
+// The computer is subscribed to `uri` for its first subscriber, who is taken back if it
+// refuses; what it answers goes nowhere else (no caller waits for it).
+void subscribe_computer(const McpServices& services, const SessionKey& session,
+                        const std::string& uri, const Subscriber& who,
+                        std::chrono::seconds timeout) {
+  services.workers.forward(
+      session.computer,
+      CallRequest{.caller = who.caller,
+                  .timeout = timeout,
+                  .method = "resources/subscribe",
+                  .params_json = dump(json{{"uri", uri}})},
+      [&book = services.subscriptions, session, uri, who](CallResult result) {
+        if (result.status != ipc::CallStatus::kReplied || result.kind == ipc::ReplyKind::kRpcError)
+          book.remove(session, uri, who);
+      });
+}
+
+// The listen's `resourceSubscriptions` its grant allows, subscribed as resources/subscribe
+// subscribes, within the caller's max_subscriptions: the URIs honoured.
+json subscribe_listener(const Exchange& exchange, const json& filter, const Subscriber& who) {
+  json honoured = json::array();
+  const auto uris = filter.find("resourceSubscriptions");
+  if (uris == filter.end() || !uris->is_array() ||
+      !exchange.offered(ipc::offer::kResourceSubscribe))
+    return honoured;
+  const McpServices& services = exchange.services();
+  const auto session = attached_session(services.workers, exchange.context().computer);
+  if (!session) return honoured;
+  for (const json& uri : *uris) {
+    if (!uri.is_string() || !exchange.context().resources.allows(uri.get_ref<const std::string&>()))
+      continue;
+    const std::string& text = uri.get_ref<const std::string&>();
+    switch (services.subscriptions.add(*session, text, who)) {
+      case SubscriptionBook::Added::kFull:
+        continue;
+      case SubscriptionBook::Added::kFirst:
+        subscribe_computer(services, *session, text, who,
+                           std::chrono::seconds(exchange.config().timeouts.control_secs));
+        break;
+      case SubscriptionBook::Added::kAnother:
+      case SubscriptionBook::Added::kAlready:
+        break;
+    }
+    honoured.push_back(uri);
+  }
+  return honoured;
+}
+
+json acknowledgement(const ListenFilter& honoured, const json& uris,
+                     const std::string& subscription_id) {
+  json notifications = json::object();
+  if (honoured.tools) notifications["toolsListChanged"] = true;
+  if (honoured.prompts) notifications["promptsListChanged"] = true;
+  if (!uris.empty()) notifications["resourceSubscriptions"] = uris;
+  return json{{"jsonrpc", "2.0"},
+              {"method", "notifications/subscriptions/acknowledged"},
+              {"params",
+               {{"notifications", std::move(notifications)},
+                {"_meta", {{"io.modelcontextprotocol/subscriptionId", subscription_id}}}}}};
+}
+
 }  // namespace
 
 Abandon resources_subscribe(const Exchange& exchange) {
@@ -140,6 +237,49 @@ void relay_resource_update(const McpServices& services, const std::string& compu
     }
   }
   if (!delivered) services.metrics.notification_dropped(computer);
+}
+
+void relay_list_change(const McpServices& services, const std::string& computer,
+                       const std::string& body) {
+  if (services.streams.broadcast(computer, body) == 0)
+    services.metrics.notification_dropped(computer);
+}
+
+Abandon subscriptions_listen(const Exchange& exchange) {
+  const json* params = exchange.params();
+  const auto filter = params ? params->find("notifications") : json::const_iterator();
+  if (!params || filter == params->end() || !filter->is_object()) {
+    return exchange.finish(jsonrpc::error_response(
+        exchange.id, jsonrpc::kInvalidParams, "subscriptions/listen needs params.notifications"));
+  }
+  if (!exchange.request.on_message) {
+    return exchange.finish(jsonrpc::error_response(
+        exchange.id, jsonrpc::kInvalidRequest,
+        "subscriptions/listen answers with an event stream: Accept must list text/event-stream"));
+  }
+  const std::string subscription_id =
+      exchange.id.is_string() ? exchange.id.get<std::string>() : exchange.id.dump();
+  const CallerContext& context = exchange.context();
+  std::string listen_session(kListenSession);
+  listen_session += subscription_id;
+  const StreamKey key{context.computer, context.caller, listen_session};
+  const ListenFilter honoured = honoured_filter(exchange, *filter);
+  auto ended = open_notification_stream(
+      exchange.services(), std::chrono::seconds(exchange.config().timeouts.control_secs), key,
+      [send = exchange.request.on_message, honoured, subscription_id](std::string message) {
+        if (auto tagged = for_listener(message, honoured, subscription_id))
+          send(ReplyText{.body = std::move(*tagged)});
+      });
+  if (!ended) {
+    return exchange.finish(jsonrpc::error_response(
+        exchange.id, jsonrpc::kInvalidRequest,
+        "a subscriptions/listen with this id is open for this caller already"));
+  }
+  const json uris =
+      subscribe_listener(exchange, *filter, Subscriber{context.caller, listen_session});
+  exchange.request.on_message(
+      ReplyText{.body = dump(acknowledgement(honoured, uris, subscription_id))});
+  return std::move(*ended);
 }
 
 }  // namespace sb::supervisor

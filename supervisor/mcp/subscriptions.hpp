@@ -18,6 +18,11 @@ namespace sb::supervisor {
 
 Abandon resources_subscribe(const Exchange& exchange);
 Abandon resources_unsubscribe(const Exchange& exchange);
+// 2026-07-28's stream for what belongs to no call (docs/protocol.md, "Subscriptions"):
+// acknowledged first with what of its filter is honoured, then each list change and
+// subscribed resource's update it asked for, tagged with its subscription id, until the
+// caller hangs up.
+Abandon subscriptions_listen(const Exchange& exchange);
 
 // Opens `key`'s stream, whose messages go to `sink`. What to call when it ends; none when
 // that caller's session has one open on that computer already.
@@ -30,5 +35,10 @@ std::optional<std::function<void()>> open_notification_stream(const McpServices&
 // subscriber of its URI that has its stream open; dropped, and counted, when none has.
 void relay_resource_update(const McpServices& services, const std::string& computer,
                            const nlohmann::json& message, const std::string& body);
+
+// A computer's notifications/tools/list_changed or notifications/prompts/list_changed: to
+// every stream open on it that takes it; dropped, and counted, when none is open.
+void relay_list_change(const McpServices& services, const std::string& computer,
+                       const std::string& body);
 
 }  // namespace sb::supervisor

@@ -6,6 +6,7 @@
 #include "shared/log.hpp"
 #include "supervisor/mcp/call_audit.hpp"
 #include "supervisor/mcp/forward.hpp"
+#include "supervisor/mcp/param_header_book.hpp"
 #include "supervisor/mcp/reply_text.hpp"
 #include "supervisor/mcp/result_shape.hpp"
 #include "supervisor/mcp/tasks.hpp"
@@ -117,12 +118,13 @@ Abandon tools_list(const Exchange& exchange) {
                       .timeout = std::chrono::seconds(exchange.config().timeouts.control_secs),
                       .method = "tools/list",
                       .params_json = exchange.params_text()};
-  return forward(
-      exchange, std::move(request),
-      [id = exchange.id, context = exchange.context(),
-       &errors_logged = exchange.services().tools_list_errors](CallResult result) {
-        return ReplyText{.body = dump(filter_tool_list(id, context, result, errors_logged))};
-      });
+  return forward(exchange, std::move(request),
+                 [id = exchange.id, context = exchange.context(),
+                  &errors_logged = exchange.services().tools_list_errors,
+                  &param_headers = exchange.services().param_headers](CallResult result) {
+                   return ReplyText{.body = dump(filter_tool_list(id, context, result,
+                                                                  errors_logged, &param_headers))};
+                 });
 }
 
 Abandon tools_call(const Exchange& exchange) {
@@ -162,7 +164,7 @@ Abandon scanned_tools_call(const Exchange& exchange, const ScannedToolCall& call
 }
 
 json filter_tool_list(const json& id, const CallerContext& context, const CallResult& result,
-                      LogThrottle& errors_logged) {
+                      LogThrottle& errors_logged, ParamHeaderBook* param_headers) {
   json only_status{{"tools", json::array({status_tool_definition(context.computer)})}};
   shape_list(only_status, true);
   const json status_only = jsonrpc::result_response(id, std::move(only_status));
@@ -190,6 +192,7 @@ json filter_tool_list(const json& id, const CallerContext& context, const CallRe
   if (result_member == reply.end() || !result_member->is_object()) return status_only;
   const auto tools = result_member->find("tools");
   if (tools == result_member->end() || !tools->is_array()) return status_only;
+  if (param_headers) param_headers->learn(context.computer, *tools);
   json kept = json::array();
   for (auto& tool : *tools) {
     const auto name = tool.is_object() ? tool.find("name") : tool.end();

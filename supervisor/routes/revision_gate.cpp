@@ -4,6 +4,7 @@
 #include <array>
 
 #include "shared/jsonrpc.hpp"
+#include "shared/text.hpp"
 #include "supervisor/mcp/lifecycle.hpp"
 
 namespace sb::supervisor {
@@ -85,6 +86,30 @@ std::optional<HttpResponse> header_mismatch(const HttpRequest& request, const Me
   return std::nullopt;
 }
 
+// A header's value as the caller meant it: `=?base64?…?=` decoded; none when that is not
+// Base64.
+std::optional<std::string> param_value(std::string_view raw) {
+  constexpr std::string_view kOpening = "=?base64?";
+  constexpr std::string_view kClosing = "?=";
+  raw = trim(raw);
+  if (raw.size() < kOpening.size() + kClosing.size() || !raw.starts_with(kOpening) ||
+      !raw.ends_with(kClosing))
+    return std::string(raw);
+  return decode_base64(raw.substr(kOpening.size(), raw.size() - kOpening.size() - kClosing.size()));
+}
+
+// An argument as its header carries it: a string as itself, anything else as JSON text.
+std::string param_text(const json& argument) {
+  return argument.is_string() ? argument.get<std::string>() : argument.dump();
+}
+
+const std::string* param_header(const HttpRequest& request, std::string_view name) {
+  for (const auto& [sent, value] : request.mcp_params) {
+    if (ascii_lowercase(sent) == ascii_lowercase(name)) return &value;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 MessageFacts facts_of(const json& message) {
@@ -143,6 +168,34 @@ int stateless_error_status(std::int64_t code) {
   if (code == kHeaderMismatch || code == kMissingClientCapability || code == kUnsupportedRevision)
     return 400;
   return 200;
+}
+
+std::optional<HttpResponse> check_param_headers(const HttpRequest& request, const json& message,
+                                                const std::vector<ParamHeader>& headers) {
+  const MessageFacts facts = facts_of(message);
+  const auto mismatch = [&](const std::string& message) {
+    return refusal(400, facts.id, kHeaderMismatch, message);
+  };
+  const json* arguments = nullptr;
+  if (const auto params = message.find("params"); params != message.end() && params->is_object()) {
+    const auto found = params->find("arguments");
+    if (found != params->end() && found->is_object()) arguments = &*found;
+  }
+  for (const ParamHeader& expected : headers) {
+    const std::string name = "Mcp-Param-" + expected.header;
+    const std::string* sent = param_header(request, expected.header);
+    const auto argument = arguments ? arguments->find(expected.argument) : json::const_iterator();
+    if (!arguments || argument == arguments->end() || argument->is_null()) {
+      if (sent) return mismatch(name + " names an argument the call does not have");
+      continue;
+    }
+    if (!sent) return mismatch("the call needs the " + name + " header");
+    const auto value = param_value(*sent);
+    if (!value) return mismatch(name + " is not valid Base64");
+    if (*value != param_text(*argument))
+      return mismatch("the " + name + " header does not match arguments." + expected.argument);
+  }
+  return std::nullopt;
 }
 
 }  // namespace sb::supervisor

@@ -10,12 +10,17 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "supervisor/http/types.hpp"
+#include "supervisor/mcp/param_header_book.hpp"
 
 namespace sb::supervisor {
 
 inline constexpr std::string_view kStatelessRevision = "2026-07-28";
+// The first revision whose callers take a priming event and resume event streams
+// (docs/protocol.md, "Resumable streams"); the stateless one has no streams to resume.
+inline constexpr std::string_view kFirstResumableRevision = "2025-11-25";
 
 // What the gate reads of a message: from its tree, or from the scanner's plain tools/call.
 struct MessageFacts {
@@ -45,5 +50,13 @@ GateVerdict check_revision(const HttpRequest& request, const MessageFacts& facts
 // own or relayed from the computer: 404 for a method not served, 400 for a header
 // mismatch, a missing client capability or an unsupported revision, 200 otherwise.
 int stateless_error_status(std::int64_t code);
+
+// A 2026-07-28 tools/call repeats each argument its tool marks with `x-mcp-header` in an
+// Mcp-Param-<Name> header (SEP-2243): literally, or as `=?base64?…?=`. The refusal (400,
+// -32020) when one is missing, malformed, disagrees with its argument, or names an
+// argument the call does not have.
+std::optional<HttpResponse> check_param_headers(const HttpRequest& request,
+                                                const nlohmann::json& message,
+                                                const std::vector<ParamHeader>& headers);
 
 }  // namespace sb::supervisor

@@ -13,6 +13,7 @@
 #include "shared/verifier.hpp"
 #include "supervisor/audit/audit_log.hpp"
 #include "supervisor/http/origin_policy.hpp"
+#include "supervisor/http/resumable_streams.hpp"
 #include "supervisor/mcp/call_scan.hpp"
 #include "supervisor/mcp/handler.hpp"
 #include "supervisor/mcp/lifecycle.hpp"
@@ -204,8 +205,54 @@ class Routes {
     if (probe && !stream) return reply(post_only_response());
     const auto resolved = resolve(*caller, computer.value_or(caller->default_computer));
     if (!resolved) return reply(no_such_computer_response());
-    if (stream) return notification_stream(*resolved);
+    if (stream) {
+      if (auto resumed = resume_stream(*resolved)) return std::move(*resumed);
+      return notification_stream(*resolved);
+    }
     return post_mcp(*resolved);
+  }
+
+  // A GET that names an event of a call's stream takes that stream up (docs/protocol.md,
+  // "Resumable streams"). One that names nothing this caller may resume opens the stream
+  // of messages that belong to no call, as a GET without Last-Event-ID does.
+  std::optional<OnHangUp> resume_stream(const Resolved& resolved) {
+    if (!request_.last_event_id) return std::nullopt;
+    const auto from = parse_event_id(*request_.last_event_id);
+    if (!from) return std::nullopt;
+    return state_.resumable.resume(stream_owner(resolved), *from, respond_, send_event_);
+  }
+
+  // Who may resume a stream: the caller, on the computer and in the MCP session it had.
+  std::string stream_owner(const Resolved& resolved) const {
+    std::string owner = resolved.computer;
+    owner += '\n';
+    owner += resolved.caller->name;
+    owner += '\n';
+    owner += mcp_session();
+    return owner;
+  }
+
+  // A request of a revision that resumes streams, from a caller that takes one: its events
+  // and its response go through a stream that outlives this connection for a while.
+  void make_resumable(const Resolved& resolved, bool stateless) {
+    const config::Config& config = *state_.config;
+    if (stateless || !request_.accepts_event_stream || config.limits.replay_events == 0 ||
+        !request_.protocol_version || *request_.protocol_version < kFirstResumableRevision)
+      return;
+    resumable_ = state_.resumable.open(
+        stream_owner(resolved),
+        ResumableStream::Limits{
+            .replay_events = static_cast<std::size_t>(config.limits.replay_events),
+            .resume_window = std::chrono::seconds(config.timeouts.resume_secs),
+            .poll_after = std::chrono::seconds(config.timeouts.poll_secs)},
+        respond_, send_event_);
+    respond_ = resumable_->responses();
+    send_event_ = resumable_->events();
+  }
+
+  // The call's hang-up, through its stream when it has one.
+  OnHangUp held(OnHangUp abandon) {
+    return resumable_ ? resumable_->hold(std::move(abandon)) : std::move(abandon);
   }
 
   // Open until the caller hangs up: the response's head at once, then a subscribed
@@ -214,11 +261,13 @@ class Routes {
     auto ended = open_notification_stream(
         state_.services, std::chrono::seconds(state_.config->timeouts.control_secs),
         StreamKey{resolved.computer, resolved.caller->name, mcp_session()},
-        [send = send_event_](std::string message) { send(std::string(), std::move(message)); });
+        [send = send_event_](std::string message) {
+          send(std::string(), std::move(message), std::string());
+        });
     if (!ended) {
       return reply(text_response(409, "an event stream is open for this MCP session already"));
     }
-    send_event_(std::string(), std::string());
+    send_event_(std::string(), std::string(), std::string());
     return std::move(*ended);
   }
 
@@ -238,8 +287,7 @@ class Routes {
                     .carried = request_.carried,
                     .forwarded = request_.forwarded},
         .services = state_.services,
-        .config = state_.config,
-        .on_message = on_message()};
+        .config = state_.config};
     // Larger than a frame to the worker carries, it would end the worker's channel, and its
     // computer's session with it, for every caller.
     if (request_.body.size() > ipc::kMaxMessageSize) {
@@ -255,8 +303,10 @@ class Routes {
       auto verdict =
           check_revision(request_, facts_of_tools_call(json::parse(call->id), call->tool));
       if (verdict.refusal) return reply(std::move(*verdict.refusal));
+      make_resumable(resolved, verdict.stateless);
       mcp.done = done(false, verdict.stateless);
-      return handle_tools_call(*call, std::move(mcp));
+      mcp.on_message = on_message();
+      return held(handle_tools_call(*call, std::move(mcp)));
     }
     if (!jsonrpc::nesting_within(request_.body, jsonrpc::kMaxNesting)) return reply(parse_error());
     // JSON text holds no NUL byte, but nlohmann's parser stops at one and would read the
@@ -278,15 +328,39 @@ class Routes {
     }
     auto verdict = check_revision(request_, facts_of(message));
     if (verdict.refusal) return reply(std::move(*verdict.refusal));
+    if (verdict.stateless) {
+      if (auto refusal = param_header_refusal(resolved, message)) return reply(std::move(*refusal));
+    }
     const bool initialize = message.is_object() && message.value("method", json()) == "initialize";
+    if (message.is_object() && message.contains("method") && message.contains("id"))
+      make_resumable(resolved, verdict.stateless);
     mcp.done = done(initialize, verdict.stateless);
-    return handle_mcp(message, std::move(mcp));
+    mcp.on_message = on_message();
+    return held(handle_mcp(message, std::move(mcp)));
+  }
+
+  // The Mcp-Param headers of a tools/call whose tool's schema the switchboard has seen.
+  // A tool the caller may not call is not looked at: it is answered as an unknown one.
+  std::optional<HttpResponse> param_header_refusal(const Resolved& resolved,
+                                                   const json& message) const {
+    if (!message.is_object() || message.value("method", json()) != "tools/call")
+      return std::nullopt;
+    const auto params = message.find("params");
+    if (params == message.end() || !params->is_object()) return std::nullopt;
+    const auto tool = params->find("name");
+    if (tool == params->end() || !tool->is_string()) return std::nullopt;
+    const auto& name = tool->get_ref<const std::string&>();
+    if (!resolved.tools->allows(name)) return std::nullopt;
+    const auto* headers = state_.services.param_headers.of(resolved.computer, name);
+    if (!headers) return std::nullopt;
+    return check_param_headers(request_, message, *headers);
   }
 
   McpMessage on_message() const {
     if (!request_.accepts_event_stream) return {};
-    return
-        [send = send_event_](ReplyText text) { send(std::move(text.head), std::move(text.body)); };
+    return [send = send_event_](ReplyText text) {
+      send(std::move(text.head), std::move(text.body), std::string());
+    };
   }
 
   // Whether a scanned tools/call may be of the 2026-07-28 revision: its header says so, or
@@ -335,6 +409,7 @@ class Routes {
   const HttpRequest& request_;
   Respond respond_;
   SendEvent send_event_;
+  std::shared_ptr<ResumableStream> resumable_;  // when the request's stream is resumable
 };
 
 }  // namespace

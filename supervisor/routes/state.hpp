@@ -7,6 +7,7 @@
 
 #include "supervisor/callers/client_table.hpp"
 #include "supervisor/config/config.hpp"
+#include "supervisor/http/resumable_streams.hpp"
 #include "supervisor/mcp/request.hpp"
 
 namespace sb::supervisor {
@@ -15,6 +16,7 @@ struct SupervisorState {
   std::shared_ptr<const config::Config> config;
   std::shared_ptr<const ClientTable> clients;
   McpServices services;
+  ResumableStreams& resumable;
 };
 
 }  // namespace sb::supervisor

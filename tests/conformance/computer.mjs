@@ -403,11 +403,13 @@ const tools = [
     // stream at once (the caller resumes it with Last-Event-ID), then answers.
     name: 'test_reconnection',
     revisions: ['2025'],
-    description: 'Closes its event stream, then answers after a short pause',
+    description: 'Closes its event stream, then answers after a pause',
     inputSchema: noArguments,
+    // Through a switchboard, which cannot be asked to close its caller's stream, the pause
+    // outlasts the poll_secs after which the switchboard ends a quiet call's stream itself.
     run: async (_arguments, call) => {
       call.closeStream?.();
-      await sleep(100);
+      await sleep(1500);
       return { content: [text('Reconnection test completed successfully.')] };
     }
   },
@@ -1147,9 +1149,13 @@ function watch(watcher, on) {
 // ---- subscriptions/listen streams (2026-07-28): each with what it asked for ----
 
 const listens = new Set();
+// The stateful sessions' servers, which announce list changes as the older revisions do
+// (on the session's GET stream; a switchboard in front relays them to its listeners).
+const statefulServers = new Set();
 
 function announce(filterKey, method) {
   for (const listen of listens) if (listen.filter[filterKey]) listen.send(method);
+  for (const server of statefulServers) server.notification({ method }).catch(() => {});
 }
 
 // ---- prompts, with the names, arguments and messages the suite's scenarios expect ----
@@ -1488,10 +1494,10 @@ const METHODS = {
 function newServer() {
   const server = new Server(SERVER_INFO, {
     capabilities: {
-      tools: { listChanged: false },
+      tools: { listChanged: true },
       logging: {},
       resources: { subscribe: true, listChanged: false },
-      prompts: { listChanged: false },
+      prompts: { listChanged: true },
       completions: {},
       // What server/discover offers 2026-07-28 callers, announced here too, so that a
       // switchboard in front knows it.
@@ -1540,7 +1546,9 @@ function newServer() {
       })
     );
   server.onerror = (error) => console.error(`computer: ${error.message ?? error}`);
+  statefulServers.add(server);
   server.onclose = () => {
+    statefulServers.delete(server);
     subscribed.clear();
     watch(watcher, false);
   };

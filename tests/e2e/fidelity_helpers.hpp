@@ -190,6 +190,13 @@ class OpenCall {
     events_.push_back(*event);
     return event->json();
   }
+  // The next event of the event stream, as sent; none once the stream has ended.
+  std::optional<SseEvent> next_event() {
+    head();
+    auto event = connection_.next_event(kDefaultWait);
+    if (event) events_.push_back(*event);
+    return event;
+  }
   // The whole answer, reading what is left of it.
   HttpResponse rest() {
     head();

@@ -375,5 +375,55 @@ TEST_F(Fidelity, TheSwitchboardsOwnStatelessResultsCarryWhatTheRevisionRequires)
   EXPECT_EQ(offline["isError"], true);
 }
 
+TEST_F(Fidelity, McpParamHeadersAreCheckedAgainstTheArgumentsTheToolListNamed) {
+  SwitchboardProcess sb(config());
+  const json region{{"type", "string"}, {"x-mcp-header", "Region"}};
+  const json count{{"type", "integer"}, {"x-mcp-header", "Count"}};
+  FakeComputerOptions options;
+  options.tools = json::array(
+      {json{{"name", "echo"},
+            {"inputSchema",
+             {{"type", "object"}, {"properties", {{"region", region}, {"n", count}}}}}},
+       json{{"name", "secret_tool"},
+            {"inputSchema", {{"type", "object"}, {"properties", {{"region", region}}}}}}});
+  auto fake = attach_alpha(sb, options);
+  ASSERT_TRUE(fake);
+  const json arguments{{"region", "Zürich"}, {"n", 3}};
+  const auto call = [&](const json& id, const Headers& params, const std::string& tool = "echo") {
+    HttpRequest request = stateless(alice_.secret, id, "tools/call",
+                                    json{{"name", tool}, {"arguments", arguments}}, tool);
+    for (const auto& header : params) request.headers.push_back(header);
+    return http(sb.port(), request);
+  };
+  const Headers good{{"Mcp-Param-Region", "=?base64?WsO8cmljaA==?="}, {"mcp-param-count", "3"}};
+
+  // Before any list has shown the schema, nothing is known to check.
+  EXPECT_EQ(call(1, {}).status, 200);
+  ASSERT_EQ(http(sb.port(), stateless(owner_.secret, 2, "tools/list")).status, 200);
+
+  const auto served = call(3, good);
+  EXPECT_EQ(served.status, 200) << served.body;
+  EXPECT_EQ(echoed(served.json()), arguments);
+  expect_refused(call(4, {good[1]}), 400, -32020, 4);  // Region missing
+  expect_refused(call(5, {{"Mcp-Param-Region", "=?base64?WsO8cmljaA=?="}, good[1]}), 400, -32020,
+                 5);  // not Base64
+  expect_refused(call(6, {{"Mcp-Param-Region", "Zurich"}, good[1]}), 400, -32020, 6);
+  expect_refused(call(7, {good[0], {"Mcp-Param-Count", "4"}}), 400, -32020, 7);
+  const auto refused_count = fake->calls().size();
+  HttpRequest without_region = stateless(alice_.secret, 8, "tools/call",
+                                         json{{"name", "echo"}, {"arguments", {{"n", 3}}}}, "echo");
+  without_region.headers.push_back(good[0]);
+  expect_refused(http(sb.port(), without_region), 400, -32020, 8);  // no such argument
+  EXPECT_EQ(fake->calls().size(), refused_count) << "a refused call reached the computer";
+
+  // alice may not call secret_tool: it is answered as an unknown tool, headers unread.
+  // The answer names the tool it was asked for, and is otherwise byte for byte alike.
+  const auto unknown = call(9, {}, "secret_tool");
+  std::string nonexistent = call(9, {}, "tool_secret").body;
+  nonexistent.replace(nonexistent.find("tool_secret"), 11, "secret_tool");
+  EXPECT_EQ(unknown.status, 200);
+  EXPECT_EQ(unknown.body, nonexistent);
+}
+
 }  // namespace
 }  // namespace sbtest

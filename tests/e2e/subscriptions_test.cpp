@@ -2,7 +2,8 @@
 // A fake computer offers resources with subscriptions; alice is granted file:///srv/*.md,
 // root every resource. Each caller's updates reach it on the event stream it opened with
 // GET, the computer is subscribed once per URI, a stream that ends ends its subscriptions,
-// and they cross a switch in place.
+// and they cross a switch in place. A 2026-07-28 listener gets the list changes and
+// updates it asked for and may have, tagged with its subscription id.
 #include <gtest/gtest.h>
 
 #include <csignal>
@@ -18,7 +19,9 @@ const std::string kReport = "file:///srv/report.md";
 
 FakeComputerOptions subscribable_computer() {
   FakeComputerOptions options;
-  options.more_capabilities = json{{"resources", {{"subscribe", true}}}};
+  options.more_capabilities = json{{"resources", {{"subscribe", true}}},
+                                   {"tools", {{"listChanged", true}}},
+                                   {"prompts", {{"listChanged", true}}}};
   options.replies["resources/subscribe"] = json{{"result", json::object()}};
   options.replies["resources/unsubscribe"] = json{{"result", json::object()}};
   return options;
@@ -76,15 +79,14 @@ TEST_F(Subscriptions, EverySubscriberGetsItsUpdatesOnItsStreamAndTheComputerIsSu
   EXPECT_EQ(ask(sb, alice_, "a",
                 initialize_request(1))["result"]["capabilities"]["resources"]["subscribe"],
             true);
-  // 2026-07-28 subscribes through subscriptions/listen, which the switchboard does not
-  // serve: offered nothing to subscribe with.
+  // 2026-07-28 subscribes through subscriptions/listen: offered too.
   const json meta{{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
                   {"io.modelcontextprotocol/clientCapabilities", json::object()}};
   const auto discovered =
       http(sb.port(), post(kPath, alice_.secret, rpc(2, "server/discover", json{{"_meta", meta}}),
                            with(with(kAcceptBoth, "MCP-Protocol-Version", "2026-07-28"),
                                 "Mcp-Method", "server/discover")));
-  EXPECT_EQ(discovered.json()["result"]["capabilities"]["resources"]["subscribe"], false)
+  EXPECT_EQ(discovered.json()["result"]["capabilities"]["resources"]["subscribe"], true)
       << discovered.body;
   auto alices = open_stream(sb, alice_, "a");
   auto roots = open_stream(sb, root_, "r");
@@ -178,6 +180,55 @@ TEST_F(Subscriptions, SubscriptionsCrossASwitchInPlaceAndTheCallerOpensItsStream
   EXPECT_EQ(stream->next(), updated(kReport));
   EXPECT_EQ(fake->requests("resources/subscribe").size(), 1u) << "subscribed once, still";
   EXPECT_TRUE(fake->requests("resources/unsubscribe").empty());
+}
+
+json list_changed(const std::string& list) {
+  return json{{"jsonrpc", "2.0"}, {"method", "notifications/" + list + "/list_changed"}};
+}
+
+// `message` as a listen stream carries it: tagged with its subscription id.
+json tagged(json message, const std::string& subscription_id) {
+  message["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] = subscription_id;
+  return message;
+}
+
+TEST_F(Subscriptions, AStatelessListenerGetsWhatItAskedForAndItsGrantAllowsTagged) {
+  SwitchboardProcess sb(config());
+  auto fake = attach_alpha(sb, subscribable_computer());
+  ASSERT_TRUE(fake);
+  const json meta{{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+                  {"io.modelcontextprotocol/clientCapabilities", json::object()}};
+  const json filter{{"toolsListChanged", true},
+                    {"promptsListChanged", true},  // alice is granted no prompts
+                    {"resourcesListChanged", true},
+                    {"resourceSubscriptions", {kReport, "file:///etc/passwd"}}};
+  auto listen = std::make_unique<OpenCall>(
+      sb.port(),
+      post(kPath, alice_.secret,
+           rpc("L1", "subscriptions/listen", json{{"notifications", filter}, {"_meta", meta}}),
+           with(with(kAcceptBoth, "MCP-Protocol-Version", "2026-07-28"), "Mcp-Method",
+                "subscriptions/listen")));
+  expect_event_stream_head(listen->head());
+  EXPECT_EQ(
+      listen->next(),
+      (json{{"jsonrpc", "2.0"},
+            {"method", "notifications/subscriptions/acknowledged"},
+            {"params",
+             {{"notifications", {{"toolsListChanged", true}, {"resourceSubscriptions", {kReport}}}},
+              {"_meta", {{"io.modelcontextprotocol/subscriptionId", "L1"}}}}}}));
+  ASSERT_TRUE(fake->wait_for_requests("resources/subscribe", 1));
+  EXPECT_EQ(fake->requests("resources/subscribe")[0]["params"]["uri"], kReport);
+
+  fake->send_text(list_changed("prompts").dump());  // not honoured: not passed on
+  fake->send_text(list_changed("tools").dump());
+  EXPECT_EQ(listen->next(), tagged(list_changed("tools"), "L1"));
+  fake->send_text(updated(kReport).dump());
+  EXPECT_EQ(listen->next(), tagged(updated(kReport), "L1"));
+
+  // Its end ends its subscriptions.
+  listen.reset();
+  ASSERT_TRUE(fake->wait_for_requests("resources/unsubscribe", 1));
+  EXPECT_EQ(fake->requests("resources/unsubscribe")[0]["params"]["uri"], kReport);
 }
 
 }  // namespace

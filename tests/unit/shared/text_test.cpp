@@ -1,5 +1,6 @@
 // The text helpers every part shares: here, `*` patterns (glob_matches), which grant
-// resources by URI (docs/configuration.md, "Clients").
+// resources by URI (docs/configuration.md, "Clients"), and strict Base64, which an
+// Mcp-Param header may carry (docs/protocol.md, "Revisions").
 #include "shared/text.hpp"
 
 #include <gtest/gtest.h>
@@ -39,4 +40,14 @@ TEST(GlobMatches, ManyStarsAgainstALongMissFinish) {
 }
 
 }  // namespace
+TEST(DecodeBase64, ReadsStandardBase64Strictly) {
+  EXPECT_EQ(decode_base64("SGVsbG8="), "Hello");
+  EXPECT_EQ(decode_base64("WsO8cmljaA=="), "Z\xc3\xbcrich");
+  EXPECT_EQ(decode_base64(""), "");
+  EXPECT_EQ(decode_base64("AAAA"), std::string(3, '\0'));
+  for (const char* bad : {"SGVsbG8", "SGVs!!!bG8=", "SGVsbG9=", "S=VsbG8=", "SGVsbG8==", "SG-_",
+                          "SGVsbG8=\n", "===="})
+    EXPECT_FALSE(decode_base64(bad)) << bad;
+}
+
 }  // namespace sb

@@ -63,7 +63,7 @@ class ServerTest : public ::testing::Test {
       return [this] { ++hang_ups_; };
     }
     if (request.target == "/stream") {
-      send_event("{", R"("method":"notifications/progress"})");
+      send_event("{", R"("method":"notifications/progress"})", "");
       boost::asio::post(io_, [respond] { respond(json_response(200, R"({"id":1})")); });
       return [] {};
     }

@@ -20,6 +20,11 @@ TEST(Sse, ACrlfSplitBetweenTwoPartsIsOneLineBreak) {
   EXPECT_EQ(event, "{\ndata: }");
 }
 
+TEST(Sse, AnEventMayCarryAnIdAndAPrimingEventHasNoData) {
+  EXPECT_EQ(sse_event("{", "}", "s1-2"), "id: s1-2\nevent: message\ndata: {}\n\n");
+  EXPECT_EQ(priming_event("s1-0"), "id: s1-0\nretry: 1000\ndata: \n\n");
+}
+
 TEST(Sse, ChunksAreFramedInHex) {
   EXPECT_EQ(chunk(std::string(26, 'x')), "1a\r\n" + std::string(26, 'x') + "\r\n");
   EXPECT_EQ(chunk(""), "0\r\n\r\n");

@@ -1,0 +1,62 @@
+#include "supervisor/mcp/param_header_book.hpp"
+
+#include <algorithm>
+
+namespace sb::supervisor {
+namespace {
+
+using json = nlohmann::json;
+
+// A header name's characters (RFC 9110 token), so that a schema cannot name a header no
+// caller could send.
+bool header_name(std::string_view name) {
+  constexpr std::string_view kPunctuation = "!#$%&'*+-.^_`|~";
+  return !name.empty() && name.size() <= 64 && std::all_of(name.begin(), name.end(), [&](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           kPunctuation.find(c) != std::string_view::npos;
+  });
+}
+
+std::vector<ParamHeader> headers_of(const json& tool) {
+  std::vector<ParamHeader> headers;
+  const auto schema = tool.find("inputSchema");
+  if (schema == tool.end() || !schema->is_object()) return headers;
+  const auto properties = schema->find("properties");
+  if (properties == schema->end() || !properties->is_object()) return headers;
+  for (const auto& [argument, property] : properties->items()) {
+    if (headers.size() == ParamHeaderBook::kMaxHeadersPerTool) break;
+    const auto header = property.is_object() ? property.find("x-mcp-header") : property.end();
+    if (header == property.end() || !header->is_string()) continue;
+    const auto& name = header->get_ref<const std::string&>();
+    if (header_name(name)) headers.push_back(ParamHeader{argument, name});
+  }
+  return headers;
+}
+
+}  // namespace
+
+void ParamHeaderBook::learn(const std::string& computer, const json& tools) {
+  if (!tools.is_array()) return;
+  for (const auto& tool : tools) {
+    const auto name = tool.is_object() ? tool.find("name") : tool.end();
+    if (!tool.is_object() || name == tool.end() || !name->is_string()) continue;
+    auto headers = headers_of(tool);
+    auto& known = computers_[computer];
+    const auto& tool_name = name->get_ref<const std::string&>();
+    if (headers.empty()) {
+      known.erase(tool_name);
+    } else if (known.contains(tool_name) || known.size() < kMaxTools) {
+      known[tool_name] = std::move(headers);
+    }
+  }
+}
+
+const std::vector<ParamHeader>* ParamHeaderBook::of(std::string_view computer,
+                                                    std::string_view tool) const {
+  const auto tools = computers_.find(computer);
+  if (tools == computers_.end()) return nullptr;
+  const auto found = tools->second.find(tool);
+  return found == tools->second.end() ? nullptr : &found->second;
+}
+
+}  // namespace sb::supervisor

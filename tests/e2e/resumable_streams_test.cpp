@@ -1,0 +1,207 @@
+// End to end: resumable event streams (docs/protocol.md, "Resumable streams"). A
+// 2025-11-25 caller's call stream starts with a priming event and gives every event an
+// id; a caller that hangs up comes back with GET and Last-Event-ID for what it missed and
+// the rest of the call, which went on meanwhile; one that never comes back has its call
+// cancelled when the resume window ends; a quiet call is paused for its caller to poll;
+// nobody else can take a stream up, and older revisions are answered as before.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tests/e2e/fidelity_helpers.hpp"
+
+namespace sbtest {
+namespace {
+
+const std::string kSession = "s1";
+const Headers kResumable =
+    with(with(kAcceptBoth, "MCP-Protocol-Version", "2025-11-25"), "Mcp-Session-Id", kSession);
+
+// The stream part of an event id ("<stream>-<event>").
+std::string stream_of(const std::string& event_id) {
+  return event_id.substr(0, event_id.rfind('-'));
+}
+
+class ResumableStreams : public Fidelity {
+ protected:
+  // A GET taking up the stream after `last_event_id`, as `who`.
+  static std::unique_ptr<OpenCall> resume(const SwitchboardProcess& sb, const Secret& who,
+                                          const std::string& last_event_id,
+                                          const std::string& session = kSession) {
+    return std::make_unique<OpenCall>(
+        sb.port(), HttpRequest{.method = "GET",
+                               .target = kPath,
+                               .token = who.secret,
+                               .headers = {{"Accept", "text/event-stream"},
+                                           {"MCP-Protocol-Version", "2025-11-25"},
+                                           {"Mcp-Session-Id", session},
+                                           {"Last-Event-ID", last_event_id}}});
+  }
+
+  // The priming event that opens a resumable stream: an id, a retry time and no data.
+  static std::string expect_priming(OpenCall& call) {
+    const auto priming = call.next_event();
+    if (!priming) {
+      ADD_FAILURE() << "the stream ended before its priming event";
+      return {};
+    }
+    EXPECT_EQ(priming->data, "") << priming->raw;
+    EXPECT_EQ(priming->retry, "1000") << priming->raw;
+    EXPECT_TRUE(priming->id.ends_with("-0")) << priming->raw;
+    return priming->id;
+  }
+
+  static bool cancelled(const FakeComputer& fake) { return !cancels(fake).empty(); }
+};
+
+TEST_F(ResumableStreams, ACallerThatComesBackGetsWhatItMissedAndTheCallWentOn) {
+  SwitchboardProcess sb(config());
+  auto fake = attach_alpha(sb);
+  ASSERT_TRUE(fake);
+  auto call = std::make_unique<OpenCall>(
+      sb.port(), post(kPath, alice_.secret, call_with_token(1, "echo", hold(1), "t"), kResumable));
+  const json seen = computer_call(*fake, hold(1));
+  ASSERT_FALSE(seen.is_null());
+  fake->send_text(progress_notification(token_of(seen), 1, "one").dump());
+  expect_event_stream_head(call->head());
+  const std::string priming = expect_priming(*call);
+  const std::string stream = stream_of(priming);
+  const auto first = call->next_event();
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->id, stream + "-1");
+  EXPECT_EQ(first->json(), progress_notification("t", 1, "one"));
+
+  call.reset();  // the caller's connection breaks
+  fake->send_text(progress_notification(token_of(seen), 2, "two").dump());
+  fake->answer_echo(seen);
+
+  auto resumed = resume(sb, alice_, first->id);
+  expect_event_stream_head(resumed->head());
+  const auto second = resumed->next_event();
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->id, stream + "-2");
+  EXPECT_EQ(second->json(), progress_notification("t", 2, "two"));
+  const auto answer = resumed->next_event();
+  ASSERT_TRUE(answer);
+  EXPECT_EQ(answer->id, stream + "-3");
+  EXPECT_EQ(answer->json()["id"], 1);
+  EXPECT_EQ(echoed(answer->json()), hold(1)) << answer->raw;
+  EXPECT_FALSE(resumed->next_event()) << "the stream ends with the response";
+
+  const auto line = sb.audit().wait_for("call", fields_equal({{"principal", "alice"}}));
+  ASSERT_TRUE(line);
+  EXPECT_EQ((*line)["outcome"], "ok");
+  EXPECT_FALSE(cancelled(*fake)) << "the hang-up cancelled the call";
+}
+
+TEST_F(ResumableStreams, ResumingFromThePrimingEventReplaysEverythingAndAnotherCallerGetsNothing) {
+  SwitchboardProcess sb(config());
+  auto fake = attach_alpha(sb);
+  ASSERT_TRUE(fake);
+  auto call = std::make_unique<OpenCall>(
+      sb.port(), post(kPath, alice_.secret, call_with_token(1, "echo", hold(1), "t"), kResumable));
+  const json seen = computer_call(*fake, hold(1));
+  ASSERT_FALSE(seen.is_null());
+  fake->send_text(progress_notification(token_of(seen), 1, "one").dump());
+  const std::string priming = expect_priming(*call);
+  ASSERT_TRUE(call->next_event());
+
+  // Owner may call alpha too, but the stream is alice's: owner's GET with alice's id is
+  // the stream of messages that belong to no call, as it would be for an unknown id, and
+  // alice's own GET in another MCP session is too.
+  std::vector<std::unique_ptr<OpenCall>> others;
+  others.push_back(resume(sb, owner_, priming));
+  others.push_back(resume(sb, alice_, priming, "elsewhere"));
+  others.push_back(resume(sb, alice_, stream_of(priming) + "x-1"));
+  for (const auto& other : others) expect_event_stream_head(other->head());
+  // None of them took the stream: the call's own connection still has it.
+  fake->send_text(progress_notification(token_of(seen), 2, "two").dump());
+  const auto second = call->next_event();
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->json(), progress_notification("t", 2, "two"));
+
+  // alice's second connection takes the stream over from the first, which ends.
+  auto resumed = resume(sb, alice_, priming);
+  expect_event_stream_head(resumed->head());
+  for (int progress : {1, 2}) {
+    const auto replayed = resumed->next_event();
+    ASSERT_TRUE(replayed);
+    EXPECT_EQ(replayed->json(),
+              progress_notification("t", progress, progress == 1 ? "one" : "two"));
+  }
+  EXPECT_FALSE(call->next_event()) << "the earlier connection still holds the stream";
+  fake->answer_echo(seen);
+  const auto answer = resumed->next_event();
+  ASSERT_TRUE(answer);
+  EXPECT_EQ(echoed(answer->json()), hold(1)) << answer->raw;
+}
+
+TEST_F(ResumableStreams, ACallerThatNeverComesBackHasItsCallCancelledWhenTheWindowEnds) {
+  SwitchboardProcess sb(config(/*alpha_max=*/1).timeout_setting("resume_secs", 1));
+  auto fake = attach_alpha(sb);
+  ASSERT_TRUE(fake);
+  auto call = std::make_unique<OpenCall>(
+      sb.port(), post(kPath, alice_.secret, call_with_token(1, "echo", hold(1), "t"), kResumable));
+  const json seen = computer_call(*fake, hold(1));
+  ASSERT_FALSE(seen.is_null());
+  fake->send_text(progress_notification(token_of(seen), 1, "one").dump());
+  expect_priming(*call);
+  call.reset();
+  EXPECT_EQ(wait_cancel(*fake, seen["id"]), expected_cancel(seen["id"], "caller disconnected"));
+  const auto line = sb.audit().wait_for("call", fields_equal({{"principal", "alice"}}));
+  ASSERT_TRUE(line);
+  EXPECT_EQ((*line)["outcome"], "abandoned");
+  expect_shares_free(sb, *fake);
+}
+
+TEST_F(ResumableStreams, AQuietCallIsPausedAndItsCallerPollsForTheResponse) {
+  SwitchboardProcess sb(config().timeout_setting("poll_secs", 1));
+  auto fake = attach_alpha(sb);
+  ASSERT_TRUE(fake);
+  OpenCall call(sb.port(), post(kPath, alice_.secret, tool_call(7, "echo", hold(1)), kResumable));
+  const json seen = computer_call(*fake, hold(1));
+  ASSERT_FALSE(seen.is_null());
+  // Nothing to say for a second: the stream is its priming event alone, then its end.
+  expect_event_stream_head(call.head());
+  const std::string priming = expect_priming(call);
+  EXPECT_FALSE(call.next_event());
+
+  auto resumed = resume(sb, alice_, priming);
+  fake->answer_echo(seen);
+  const auto answer = resumed->next_event();
+  ASSERT_TRUE(answer);
+  EXPECT_EQ(answer->id, stream_of(priming) + "-1");
+  EXPECT_EQ(answer->json()["id"], 7);
+  EXPECT_EQ(echoed(answer->json()), hold(1)) << answer->raw;
+  EXPECT_FALSE(cancelled(*fake));
+}
+
+TEST_F(ResumableStreams, OlderRevisionsAndPlainJsonRepliesAreAsBefore) {
+  SwitchboardProcess sb(config());
+  auto fake = attach_alpha(sb);
+  ASSERT_TRUE(fake);
+  // A reply with nothing before it is plain JSON, even for a caller that could resume.
+  const auto plain =
+      http(sb.port(), post(kPath, alice_.secret, tool_call(1, "echo", json{{"n", 1}}), kResumable));
+  expect_plain_json(plain);
+
+  // 2025-06-18 takes no priming event: its events carry no id, and its hang-up cancels.
+  auto call = std::make_unique<OpenCall>(
+      sb.port(), post(kPath, alice_.secret, call_with_token(2, "echo", hold(2), "t"),
+                      with(kAcceptBoth, "MCP-Protocol-Version", "2025-06-18")));
+  const json seen = computer_call(*fake, hold(2));
+  ASSERT_FALSE(seen.is_null());
+  fake->send_text(progress_notification(token_of(seen), 1, "one").dump());
+  const auto event = call->next_event();
+  ASSERT_TRUE(event);
+  EXPECT_EQ(event->id, "");
+  EXPECT_EQ(event->json(), progress_notification("t", 1, "one"));
+  call.reset();
+  EXPECT_EQ(wait_cancel(*fake, seen["id"]), expected_cancel(seen["id"], "caller disconnected"));
+}
+
+}  // namespace
+}  // namespace sbtest

@@ -1,0 +1,141 @@
+// Resumable streams (docs/protocol.md, "Resumable streams"): event ids read back, a stream
+// taken up only by its owner with the events after the caller's last, the kept events
+// bounded, a response kept for a caller that comes back, and a call cancelled once its
+// caller has been gone for the resume window.
+#include "supervisor/http/resumable_streams.hpp"
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/io_context.hpp>
+#include <string>
+#include <vector>
+
+namespace sb::supervisor {
+namespace {
+
+TEST(EventIds, AreReadBackAsStreamAndNumber) {
+  const auto position = parse_event_id("0a1bs7-12");
+  ASSERT_TRUE(position);
+  EXPECT_EQ(position->stream, "0a1bs7");
+  EXPECT_EQ(position->event, 12u);
+  for (const char* bad : {"", "-1", "s7-", "s7", "s7-x", "s7-1x", "s7-99999999999999999999"})
+    EXPECT_FALSE(parse_event_id(bad)) << bad;
+}
+
+// What one connection was given: its events (id and text) and its response.
+struct Seen {
+  std::vector<std::pair<std::string, std::string>> events;
+  std::vector<HttpResponse> responses;
+  bool opened = false;
+  Respond respond() {
+    return [this](HttpResponse response) { responses.push_back(std::move(response)); };
+  }
+  SendEvent send() {
+    return [this](std::string head, std::string body, std::string id) {
+      if (head.empty() && body.empty() && id.empty()) {
+        opened = true;
+        return;
+      }
+      events.emplace_back(std::move(id), head + body);
+    };
+  }
+};
+
+class ResumableStreamsTest : public ::testing::Test {
+ protected:
+  boost::asio::io_context io;
+  ReplyBudget budget{1 << 20};
+  ResumableStreams streams{io.get_executor(), budget};
+  ResumableStream::Limits limits{.replay_events = 2,
+                                 .resume_window = std::chrono::seconds(30),
+                                 .poll_after = std::chrono::seconds(0)};
+  bool abandoned = false;
+
+  HttpResponse reply(std::string body) {
+    HttpResponse response;
+    response.body = std::move(body);
+    return response;
+  }
+};
+
+TEST_F(ResumableStreamsTest, OnlyItsOwnerTakesAStreamUpAndGetsTheKeptEventsAfterItsLast) {
+  Seen first;
+  auto stream = streams.open("alice", limits, first.respond(), first.send());
+  const OnHangUp hang_up = stream->hold([this] { abandoned = true; });
+  const SendEvent events = stream->events();
+  for (const char* text : {"{1}", "{2}", "{3}"}) events("", text, "");
+  ASSERT_EQ(first.events.size(), 4u);  // the priming event, then each with its id
+  const std::string id = first.events[0].first;
+  EXPECT_EQ(first.events[0].second, "");
+  const auto position = parse_event_id(id);
+  ASSERT_TRUE(position);
+  EXPECT_EQ(first.events[3].first, position->stream + "-3");
+
+  hang_up();
+  EXPECT_FALSE(abandoned) << "a caller given an id may come back";
+  Seen other;
+  EXPECT_FALSE(streams.resume("bob", *position, other.respond(), other.send()));
+  Seen again;
+  EXPECT_TRUE(streams.resume("alice", *position, again.respond(), again.send()));
+  EXPECT_TRUE(again.opened);
+  // Two events are kept: the first is lost to a caller that comes back from the start.
+  ASSERT_EQ(again.events.size(), 2u);
+  EXPECT_EQ(again.events[0], std::make_pair(position->stream + "-2", std::string("{2}")));
+  EXPECT_EQ(again.events[1], std::make_pair(position->stream + "-3", std::string("{3}")));
+
+  stream->responses()(reply("{4}"));
+  ASSERT_EQ(again.responses.size(), 1u);
+  EXPECT_EQ(again.responses[0].event_id, position->stream + "-4");
+  EXPECT_EQ(again.responses[0].body, "{4}");
+  EXPECT_TRUE(first.responses.empty());
+  EXPECT_FALSE(abandoned);
+}
+
+TEST_F(ResumableStreamsTest, AResponseNobodyWasThereForWaitsForTheCallersReturn) {
+  Seen first;
+  auto stream = streams.open("alice", limits, first.respond(), first.send());
+  const OnHangUp hang_up = stream->hold([this] { abandoned = true; });
+  stream->events()("", "{1}", "");
+  hang_up();
+  stream->responses()(reply("{2}"));
+  Seen again;
+  ASSERT_TRUE(streams.resume("alice",
+                             EventPosition{parse_event_id(first.events[1].first)->stream, 1},
+                             again.respond(), again.send()));
+  EXPECT_TRUE(again.events.empty());
+  ASSERT_EQ(again.responses.size(), 1u);
+  EXPECT_EQ(again.responses[0].body, "{2}");
+  EXPECT_FALSE(abandoned);
+}
+
+TEST_F(ResumableStreamsTest, APlainReplyEndsTheStreamAndAnUnprimedHangUpCancelsAtOnce) {
+  Seen plain;
+  auto answered = streams.open("alice", limits, plain.respond(), plain.send());
+  answered->hold([] {});
+  answered->responses()(reply("{}"));
+  ASSERT_EQ(plain.responses.size(), 1u);
+  EXPECT_EQ(plain.responses[0].event_id, "");
+  EXPECT_TRUE(plain.events.empty());
+
+  Seen quiet;
+  auto stream = streams.open("alice", limits, quiet.respond(), quiet.send());
+  stream->hold([this] { abandoned = true; })();
+  EXPECT_TRUE(abandoned);
+  EXPECT_EQ(streams.size(), 0u);
+}
+
+TEST_F(ResumableStreamsTest, ACallerGoneForTheWholeWindowHasItsCallCancelled) {
+  limits.resume_window = std::chrono::seconds(1);
+  Seen first;
+  auto stream = streams.open("alice", limits, first.respond(), first.send());
+  const OnHangUp hang_up = stream->hold([this] { abandoned = true; });
+  stream->events()("", "{1}", "");
+  hang_up();
+  stream.reset();
+  io.run();  // until the window ends: nothing else is waiting
+  EXPECT_TRUE(abandoned);
+  EXPECT_EQ(streams.size(), 0u);
+}
+
+}  // namespace
+}  // namespace sb::supervisor
