@@ -33,7 +33,7 @@ void WorkerApp::start() {
   beat();
   heap_trimmer_.start();
   channel_->start([this](ipc::Frame&& frame) { on_frame(std::move(frame)); },
-                  [this](const std::string&) { on_supervisor_gone(); });
+                  [this](const std::string& violation) { on_channel_closed(violation); });
   channel_->send(ipc::encode(ipc::Hello{
       .pid = pid_, .protocol = ipc::kProtocolVersion, .build = std::string(ipc::build_id())}));
   ignore_service_signals();
@@ -158,6 +158,16 @@ void WorkerApp::on(ipc::Park&& park) {
                           [this](ipc::ResumeRecord record) { on_parked(std::move(record)); });
   }
   stop_when_idle();
+}
+
+// A channel that broke on what the supervisor sent is said before the worker goes: a
+// supervisor that merely exited (or crashed) leaves no violation.
+void WorkerApp::on_channel_closed(const std::string& violation) {
+  if (!violation.empty()) {
+    log_error("the supervisor broke the IPC contract; leaving", {{"reason", violation}});
+    return leave(close_code::kGoingAway);
+  }
+  on_supervisor_gone();
 }
 
 // The supervisor died. Where a service manager keeps the computer's socket for the next

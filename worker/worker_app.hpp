@@ -47,6 +47,7 @@ class WorkerApp {
   void on_installed(const std::shared_ptr<ComputerSession>& session);
   void on_resumed(const std::shared_ptr<ComputerSession>& session);
   void on_parked(ipc::ResumeRecord record);
+  void on_channel_closed(const std::string& violation);
   void on_supervisor_gone();
   void write_record(const ipc::ResumeRecord& record);
   void on_session_ended(const ComputerSession* session);
