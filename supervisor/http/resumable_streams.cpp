@@ -18,16 +18,8 @@ std::optional<EventPosition> parse_event_id(std::string_view id) {
   return position;
 }
 
-ResumableStream::ResumableStream(const boost::asio::any_io_executor& executor, std::string id,
-                                 std::string owner, Limits limits, ReplyBudget& budget,
-                                 std::function<void()> forget)
-    : id_(std::move(id)),
-      owner_(std::move(owner)),
-      limits_(limits),
-      budget_(budget),
-      forget_(std::move(forget)),
-      resume_timer_(executor),
-      poll_timer_(executor) {}
+ResumableStream::ResumableStream(ResumableStreams& streams, std::string owner, Limits limits)
+    : streams_(streams), owner_(std::move(owner)), limits_(limits) {}
 
 SendEvent ResumableStream::events() {
   return [weak = weak_from_this()](std::string head, std::string body, std::string) {
@@ -57,6 +49,7 @@ OnHangUp ResumableStream::hold(OnHangUp abandon) {
 OnHangUp ResumableStream::resume(Respond respond, SendEvent send, std::uint64_t after) {
   // An earlier connection the caller has not hung up yet (as far as is known) gives way.
   if (connection_) pause_connection();
+  if (resume_timer_) resume_timer_->cancel();
   send(std::string(), std::string(), std::string());
   for (const Kept& kept : kept_) {
     if (kept.number > after) send(std::string(), kept.text, event_id(kept.number));
@@ -65,9 +58,12 @@ OnHangUp ResumableStream::resume(Respond respond, SendEvent send, std::uint64_t 
     respond(response_copy());
     return {};
   }
-  resume_timer_.cancel();
   connection_ = Connection{std::move(respond), std::move(send), ++generations_, true};
   return hang_up_for(connection_->generation);
+}
+
+void ResumableStream::prime() {
+  if (connection_ && !connection_->streaming) prime_connection();
 }
 
 HttpResponse ResumableStream::copy_of(const HttpResponse& response) {
@@ -87,10 +83,10 @@ std::string ResumableStream::event_id(std::uint64_t number) const {
   return id;
 }
 
+// The connection's hang-up holds the stream: until the caller is given an id, nothing else
+// does (docs/protocol.md, "Resumable streams").
 OnHangUp ResumableStream::hang_up_for(std::uint64_t generation) {
-  return [weak = weak_from_this(), generation] {
-    if (const auto self = weak.lock()) self->hung_up(generation);
-  };
+  return [self = shared_from_this(), generation] { self->hung_up(generation); };
 }
 
 void ResumableStream::on_event(std::string head, std::string body) {
@@ -103,7 +99,7 @@ void ResumableStream::on_event(std::string head, std::string body) {
 void ResumableStream::on_response(HttpResponse response) {
   if (over_ || response_) return;
   abandon_ = nullptr;  // the call is over: nothing left to cancel
-  poll_timer_.cancel();
+  if (poll_timer_) poll_timer_->cancel();
   if (connection_ && !connection_->streaming) {
     // Plain JSON: the caller was given no id, so it cannot come back for it.
     Connection connection = std::move(*connection_);
@@ -131,7 +127,7 @@ void ResumableStream::on_response(HttpResponse response) {
 
 void ResumableStream::keep_response(const HttpResponse& response) {
   if (response.arriving) return;  // written as it arrives: never whole here to copy
-  auto lease = budget_.reserve(response.body_head.size() + response.body.size());
+  auto lease = streams_.budget().reserve(response.body_head.size() + response.body.size());
   if (!lease) return;
   HttpResponse copy = copy_of(response);
   copy.lease = std::move(*lease);
@@ -152,7 +148,7 @@ HttpResponse ResumableStream::response_copy() {
 void ResumableStream::keep(std::uint64_t number, std::string text) {
   if (limits_.replay_events == 0) return;
   if (kept_.size() >= limits_.replay_events) kept_.pop_front();
-  auto lease = budget_.reserve(text.size());
+  auto lease = streams_.budget().reserve(text.size());
   if (!lease) return;
   kept_.push_back(Kept{number, std::move(text), std::move(*lease)});
 }
@@ -164,9 +160,11 @@ void ResumableStream::send_to_connection(std::string_view head, std::string_view
 }
 
 // The first event a connection sends makes its response an event stream, whose first
-// event is the priming one.
+// event is the priming one: from then on the caller can name the stream, so the process's
+// table holds it.
 void ResumableStream::prime_connection() {
   connection_->streaming = true;
+  if (!primed_) id_ = streams_.enlist(shared_from_this());
   primed_ = true;
   connection_->send(std::string(), std::string(), event_id(0));
 }
@@ -182,8 +180,8 @@ void ResumableStream::hung_up(std::uint64_t generation) {
 // A call with nothing to say yet ends its stream with the priming event alone, so that the
 // caller frees its connection and polls (docs/protocol.md, "Resumable streams").
 void ResumableStream::poll() {
-  poll_timer_.expires_after(limits_.poll_after);
-  poll_timer_.async_wait([weak = weak_from_this()](const boost::system::error_code& error) {
+  poll_timer_.emplace(streams_.executor(), limits_.poll_after);
+  poll_timer_->async_wait([weak = weak_from_this()](const boost::system::error_code& error) {
     const auto self = weak.lock();
     if (error || !self || self->over_ || !self->connection_ || self->connection_->streaming) return;
     self->prime_connection();
@@ -201,8 +199,9 @@ void ResumableStream::pause_connection() {
 }
 
 void ResumableStream::await_resume() {
-  resume_timer_.expires_after(limits_.resume_window);
-  resume_timer_.async_wait([weak = weak_from_this()](const boost::system::error_code& error) {
+  if (!resume_timer_) resume_timer_.emplace(streams_.executor());
+  resume_timer_->expires_after(limits_.resume_window);
+  resume_timer_->async_wait([weak = weak_from_this()](const boost::system::error_code& error) {
     const auto self = weak.lock();
     if (error || !self || self->over_ || self->connection_) return;
     self->cancel_call();
@@ -217,13 +216,13 @@ void ResumableStream::cancel_call() {
 
 void ResumableStream::end() {
   over_ = true;
-  resume_timer_.cancel();
-  poll_timer_.cancel();
+  if (resume_timer_) resume_timer_->cancel();
+  if (poll_timer_) poll_timer_->cancel();
   kept_.clear();
   connection_.reset();
   response_.reset();
   abandon_ = nullptr;
-  if (auto forget = std::move(forget_)) forget();
+  if (primed_) streams_.forget(*this, id_);
 }
 
 ResumableStreams::ResumableStreams(boost::asio::any_io_executor executor, ReplyBudget& budget)
@@ -243,12 +242,35 @@ ResumableStreams::ResumableStreams(boost::asio::any_io_executor executor, ReplyB
 std::shared_ptr<ResumableStream> ResumableStreams::open(std::string owner,
                                                         ResumableStream::Limits limits,
                                                         Respond respond, SendEvent send) {
-  std::string id = prefix_ + std::to_string(++opened_);
-  auto stream = std::make_shared<ResumableStream>(executor_, id, std::move(owner), limits, budget_,
-                                                  [this, id] { streams_.erase(id); });
-  streams_.emplace(std::move(id), stream);
+  auto stream = std::make_shared<ResumableStream>(*this, std::move(owner), limits);
   stream->attach_first(std::move(respond), std::move(send));
   return stream;
+}
+
+std::string ResumableStreams::enlist(std::shared_ptr<ResumableStream> stream) {
+  std::string id = prefix_ + std::to_string(++enlisted_);
+  streams_.emplace(id, std::move(stream));
+  return id;
+}
+
+void ResumableStreams::forget(const ResumableStream& stream, const std::string& id) {
+  streams_.erase(id);
+  const auto notifications = notifications_.find(stream.owner());
+  if (notifications != notifications_.end() && notifications->second.get() == &stream)
+    notifications_.erase(notifications);
+}
+
+void ResumableStreams::prime_for_notifications(const std::shared_ptr<ResumableStream>& stream) {
+  stream->prime();
+  notifications_[stream->owner()] = stream;
+}
+
+std::optional<OnHangUp> ResumableStreams::take_up_notifications(const std::string& owner,
+                                                                Respond respond, SendEvent send) {
+  const auto found = notifications_.find(owner);
+  if (found == notifications_.end() || !found->second->detached()) return std::nullopt;
+  const std::shared_ptr<ResumableStream> stream = found->second;
+  return stream->take_up(std::move(respond), std::move(send));
 }
 
 std::optional<OnHangUp> ResumableStreams::resume(const std::string& owner,

@@ -34,6 +34,8 @@ struct EventPosition {
 // An event id as the switchboard writes them ("<stream>-<event>"); none for anything else.
 std::optional<EventPosition> parse_event_id(std::string_view id);
 
+class ResumableStreams;
+
 class ResumableStream : public std::enable_shared_from_this<ResumableStream> {
  public:
   struct Limits {
@@ -42,8 +44,7 @@ class ResumableStream : public std::enable_shared_from_this<ResumableStream> {
     std::chrono::seconds poll_after;     // a call quiet this long is paused; 0: never
   };
 
-  ResumableStream(const boost::asio::any_io_executor& executor, std::string id, std::string owner,
-                  Limits limits, ReplyBudget& budget, std::function<void()> forget);
+  ResumableStream(ResumableStreams& streams, std::string owner, Limits limits);
 
   const std::string& owner() const { return owner_; }
 
@@ -57,6 +58,15 @@ class ResumableStream : public std::enable_shared_from_this<ResumableStream> {
   OnHangUp hold(OnHangUp abandon);
   // A resuming caller's connection takes the stream over after event `after`.
   OnHangUp resume(Respond respond, SendEvent send, std::uint64_t after);
+  // A stream that opens at once (a GET's, which has no response to wait for): its caller
+  // is given an id before any event.
+  void prime();
+  // Waiting for its caller: no connection has it.
+  bool detached() const { return !over_ && !connection_; }
+  // A connection that takes a detached stream up where it stands, replaying nothing.
+  OnHangUp take_up(Respond respond, SendEvent send) {
+    return resume(std::move(respond), std::move(send), last_event_);
+  }
 
  private:
   struct Connection {
@@ -88,13 +98,13 @@ class ResumableStream : public std::enable_shared_from_this<ResumableStream> {
   void cancel_call();
   void end();
 
-  std::string id_;
+  ResumableStreams& streams_;
+  std::string id_;  // drawn when the caller is first given an id
   std::string owner_;
   Limits limits_;
-  ReplyBudget& budget_;
-  std::function<void()> forget_;
-  boost::asio::steady_timer resume_timer_;
-  boost::asio::steady_timer poll_timer_;
+  // Made when first needed: most answers are plain JSON, and need neither.
+  std::optional<boost::asio::steady_timer> resume_timer_;
+  std::optional<boost::asio::steady_timer> poll_timer_;
   std::optional<Connection> connection_;
   std::uint64_t generations_ = 0;
   std::deque<Kept> kept_;
@@ -114,18 +124,34 @@ class ResumableStreams {
   // is who may resume it, compared whole.
   std::shared_ptr<ResumableStream> open(std::string owner, ResumableStream::Limits limits,
                                         Respond respond, SendEvent send);
+  // Gives a stream opened for the messages that belong to no call (a GET's: it opens at
+  // once) its caller's first id; it is its owner's notification stream from then on.
+  void prime_for_notifications(const std::shared_ptr<ResumableStream>& stream);
   // Gives the stream to a resuming caller's connection; none when `owner` has no such
   // stream (unknown, over, or another's: alike).
   std::optional<OnHangUp> resume(const std::string& owner, const EventPosition& from,
                                  Respond respond, SendEvent send);
+  // Gives `owner`'s notification stream, when it waits for its caller, to a connection that
+  // named no event.
+  std::optional<OnHangUp> take_up_notifications(const std::string& owner, Respond respond,
+                                                SendEvent send);
+  // Streams whose caller has been given an id, which it may name.
   std::size_t size() const { return streams_.size(); }
+
+  // For its streams.
+  const boost::asio::any_io_executor& executor() const { return executor_; }
+  ReplyBudget& budget() { return budget_; }
+  std::string enlist(std::shared_ptr<ResumableStream> stream);
+  void forget(const ResumableStream& stream, const std::string& id);
 
  private:
   boost::asio::any_io_executor executor_;
   ReplyBudget& budget_;
   std::string prefix_;  // random per process, so that no id names another process's stream
-  std::uint64_t opened_ = 0;
+  std::uint64_t enlisted_ = 0;
   std::unordered_map<std::string, std::shared_ptr<ResumableStream>> streams_;
+  // Each owner's notification stream, by owner: one of `streams_`.
+  std::unordered_map<std::string, std::shared_ptr<ResumableStream>> notifications_;
 };
 
 }  // namespace sb::supervisor

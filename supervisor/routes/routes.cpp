@@ -235,19 +235,24 @@ class Routes {
   // A request of a revision that resumes streams, from a caller that takes one: its events
   // and its response go through a stream that outlives this connection for a while.
   void make_resumable(const Resolved& resolved, bool stateless) {
-    const config::Config& config = *state_.config;
-    if (stateless || !request_.accepts_event_stream || config.limits.replay_events == 0 ||
-        !request_.protocol_version || *request_.protocol_version < kFirstResumableRevision)
-      return;
-    resumable_ = state_.resumable.open(
-        stream_owner(resolved),
-        ResumableStream::Limits{
-            .replay_events = static_cast<std::size_t>(config.limits.replay_events),
-            .resume_window = std::chrono::seconds(config.timeouts.resume_secs),
-            .poll_after = std::chrono::seconds(config.timeouts.poll_secs)},
-        respond_, send_event_);
+    if (stateless || !request_.accepts_event_stream || !resumes_streams()) return;
+    resumable_ =
+        state_.resumable.open(stream_owner(resolved), stream_limits(), respond_, send_event_);
     respond_ = resumable_->responses();
     send_event_ = resumable_->events();
+  }
+
+  bool resumes_streams() const {
+    return state_.config->limits.replay_events > 0 && request_.protocol_version &&
+           *request_.protocol_version >= kFirstResumableRevision;
+  }
+
+  ResumableStream::Limits stream_limits() const {
+    const config::Config& config = *state_.config;
+    return ResumableStream::Limits{
+        .replay_events = static_cast<std::size_t>(config.limits.replay_events),
+        .resume_window = std::chrono::seconds(config.timeouts.resume_secs),
+        .poll_after = std::chrono::seconds(config.timeouts.poll_secs)};
   }
 
   // The call's hang-up, through its stream when it has one.
@@ -256,19 +261,35 @@ class Routes {
   }
 
   // Open until the caller hangs up: the response's head at once, then a subscribed
-  // resource's updates as they come (docs/protocol.md, "Subscriptions").
+  // resource's updates and list changes as they come (docs/protocol.md, "Subscriptions").
+  // For a caller that resumes streams it outlives a lost connection as a call's does; a
+  // GET that names no event takes a stream that waits for its caller up where it stands.
   OnHangUp notification_stream(const Resolved& resolved) {
+    const std::string owner = stream_owner(resolved);
+    std::shared_ptr<ResumableStream> stream;
+    if (resumes_streams()) {
+      if (auto taken = state_.resumable.take_up_notifications(owner, respond_, send_event_))
+        return std::move(*taken);
+      ResumableStream::Limits limits = stream_limits();
+      limits.poll_after = std::chrono::seconds(0);  // it has no call to poll for
+      stream = state_.resumable.open(owner, limits, respond_, send_event_);
+    }
     auto ended = open_notification_stream(
         state_.services, std::chrono::seconds(state_.config->timeouts.control_secs),
         StreamKey{resolved.computer, resolved.caller->name, mcp_session()},
-        [send = send_event_](std::string message) {
+        [send = stream ? stream->events() : send_event_](std::string message) {
           send(std::string(), std::move(message), std::string());
         });
     if (!ended) {
       return reply(text_response(409, "an event stream is open for this MCP session already"));
     }
-    send_event_(std::string(), std::string(), std::string());
-    return std::move(*ended);
+    if (!stream) {
+      send_event_(std::string(), std::string(), std::string());
+      return std::move(*ended);
+    }
+    OnHangUp hang_up = stream->hold(std::move(*ended));
+    state_.resumable.prime_for_notifications(stream);
+    return hang_up;
   }
 
   OnHangUp post_mcp(const Resolved& resolved) {

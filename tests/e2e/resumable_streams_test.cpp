@@ -3,7 +3,8 @@
 // id; a caller that hangs up comes back with GET and Last-Event-ID for what it missed and
 // the rest of the call, which went on meanwhile; one that never comes back has its call
 // cancelled when the resume window ends; a quiet call is paused for its caller to poll;
-// nobody else can take a stream up, and older revisions are answered as before.
+// nobody else can take a stream up, and older revisions are answered as before. A GET's
+// stream of the messages that belong to no call is resumed alike.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -55,7 +56,22 @@ class ResumableStreams : public Fidelity {
   }
 
   static bool cancelled(const FakeComputer& fake) { return !cancels(fake).empty(); }
+
+  // A GET for the messages that belong to no call, naming no event.
+  static std::unique_ptr<OpenCall> open_get(const SwitchboardProcess& sb, const Secret& who) {
+    return std::make_unique<OpenCall>(
+        sb.port(), HttpRequest{.method = "GET",
+                               .target = kPath,
+                               .token = who.secret,
+                               .headers = {{"Accept", "text/event-stream"},
+                                           {"MCP-Protocol-Version", "2025-11-25"},
+                                           {"Mcp-Session-Id", kSession}}});
+  }
 };
+
+json list_changed(const std::string& list) {
+  return json{{"jsonrpc", "2.0"}, {"method", "notifications/" + list + "/list_changed"}};
+}
 
 TEST_F(ResumableStreams, ACallerThatComesBackGetsWhatItMissedAndTheCallWentOn) {
   SwitchboardProcess sb(config());
@@ -177,6 +193,49 @@ TEST_F(ResumableStreams, AQuietCallIsPausedAndItsCallerPollsForTheResponse) {
   EXPECT_EQ(answer->json()["id"], 7);
   EXPECT_EQ(echoed(answer->json()), hold(1)) << answer->raw;
   EXPECT_FALSE(cancelled(*fake));
+}
+
+TEST_F(ResumableStreams, TheStreamOfAGetIsResumedLikeACallsAndTakenUpByTheNextGet) {
+  SwitchboardProcess sb(config());
+  auto fake = attach_alpha(sb);
+  ASSERT_TRUE(fake);
+  auto stream = open_get(sb, alice_);
+  expect_event_stream_head(stream->head());
+  const std::string priming = expect_priming(*stream);
+  const std::string id = stream_of(priming);
+  fake->send_text(list_changed("tools").dump());
+  const auto first = stream->next_event();
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->id, id + "-1");
+  EXPECT_EQ(first->json(), list_changed("tools"));
+
+  // Lost, and what came meanwhile is replayed to the caller that names its last event.
+  stream.reset();
+  fake->send_text(list_changed("prompts").dump());
+  auto resumed = resume(sb, alice_, first->id);
+  expect_event_stream_head(resumed->head());
+  const auto missed = resumed->next_event();
+  ASSERT_TRUE(missed);
+  EXPECT_EQ(missed->id, id + "-2");
+  EXPECT_EQ(missed->json(), list_changed("prompts"));
+
+  // Lost again: a GET naming no event takes the stream up where it stands, rather than
+  // being told a stream is open (which it is, until the switchboard sees the loss).
+  resumed.reset();
+  std::unique_ptr<OpenCall> again;
+  EXPECT_TRUE(eventually([&] {
+    again = open_get(sb, alice_);
+    return again->head().status == 200;
+  }));
+  ASSERT_TRUE(again);
+  expect_event_stream_head(again->head());
+  fake->send_text(list_changed("tools").dump());
+  const auto next = again->next_event();
+  ASSERT_TRUE(next);
+  EXPECT_EQ(stream_of(next->id), id) << "the same stream, taken up";
+  EXPECT_EQ(next->json(), list_changed("tools"));
+  // While a connection holds it, another GET naming no event is refused, as before.
+  EXPECT_EQ(open_get(sb, alice_)->head().status, 409);
 }
 
 TEST_F(ResumableStreams, OlderRevisionsAndPlainJsonRepliesAreAsBefore) {

@@ -1,7 +1,8 @@
 // Resumable streams (docs/protocol.md, "Resumable streams"): event ids read back, a stream
 // taken up only by its owner with the events after the caller's last, the kept events
 // bounded, a response kept for a caller that comes back, and a call cancelled once its
-// caller has been gone for the resume window.
+// caller has been gone for the resume window; a notification stream (a GET's) primed at
+// once and taken up by the next GET while it waits.
 #include "supervisor/http/resumable_streams.hpp"
 
 #include <gtest/gtest.h>
@@ -135,6 +136,39 @@ TEST_F(ResumableStreamsTest, ACallerGoneForTheWholeWindowHasItsCallCancelled) {
   io.run();  // until the window ends: nothing else is waiting
   EXPECT_TRUE(abandoned);
   EXPECT_EQ(streams.size(), 0u);
+}
+
+TEST_F(ResumableStreamsTest, ANotificationStreamIsPrimedAtOnceAndTakenUpOnlyWhileItWaits) {
+  limits.resume_window = std::chrono::seconds(1);
+  Seen first;
+  auto stream = streams.open("alice", limits, first.respond(), first.send());
+  const OnHangUp hang_up = stream->hold([this] { abandoned = true; });
+  streams.prime_for_notifications(stream);
+  ASSERT_EQ(first.events.size(), 1u);
+  EXPECT_TRUE(first.events[0].first.ends_with("-0")) << "the priming event";
+  EXPECT_EQ(streams.size(), 1u);
+  Seen second;
+  EXPECT_FALSE(streams.take_up_notifications("alice", second.respond(), second.send()))
+      << "its connection still holds it";
+
+  hang_up();
+  stream->events()("", "{1}", "");
+  EXPECT_FALSE(streams.take_up_notifications("bob", second.respond(), second.send()));
+  const auto taken = streams.take_up_notifications("alice", second.respond(), second.send());
+  ASSERT_TRUE(taken);
+  EXPECT_TRUE(second.opened);
+  EXPECT_TRUE(second.events.empty()) << "taken up where it stands, nothing replayed";
+  stream->events()("", "{2}", "");
+  ASSERT_EQ(second.events.size(), 1u);
+  EXPECT_EQ(second.events[0].second, "{2}");
+
+  (*taken)();
+  stream.reset();
+  io.run();  // until the window ends: nothing else is waiting
+  EXPECT_TRUE(abandoned);
+  EXPECT_EQ(streams.size(), 0u);
+  Seen third;
+  EXPECT_FALSE(streams.take_up_notifications("alice", third.respond(), third.send()));
 }
 
 }  // namespace
