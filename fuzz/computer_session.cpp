@@ -105,9 +105,13 @@ struct Supervisor {
     const json message = json::parse(body, nullptr, /*allow_exceptions=*/false);
     FUZZ_CHECK(message.is_object() && !message.contains("id"));
     FUZZ_CHECK(message.contains("method"));
-    if (call_id == 0) {  // a task's status, for whichever client owns the task
+    if (call_id == 0) {  // for whoever the supervisor knows wants it: no call's
       FUZZ_CHECK(meta.kind == MessageKind::kNotification);
-      FUZZ_CHECK(message.at("method") == "notifications/tasks/status");
+      const json& method = message.at("method");
+      FUZZ_CHECK(method == "notifications/tasks/status" ||
+                 method == "notifications/resources/updated" ||
+                 method == "notifications/tools/list_changed" ||
+                 method == "notifications/prompts/list_changed");
       return;
     }
     FUZZ_CHECK(in_flight(call_id));
