@@ -163,10 +163,7 @@ void WorkerApp::on(ipc::Park&& park) {
 // A channel that broke on what the supervisor sent is said before the worker goes: a
 // supervisor that merely exited (or crashed) leaves no violation.
 void WorkerApp::on_channel_closed(const std::string& violation) {
-  if (!violation.empty()) {
-    log_error("the supervisor broke the IPC contract; leaving", {{"reason", violation}});
-    return leave(close_code::kGoingAway);
-  }
+  if (!violation.empty()) return on(ipc::Malformed{violation});
   on_supervisor_gone();
 }
 

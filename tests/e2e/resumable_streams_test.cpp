@@ -28,18 +28,25 @@ std::string stream_of(const std::string& event_id) {
 
 class ResumableStreams : public Fidelity {
  protected:
-  // A GET taking up the stream after `last_event_id`, as `who`.
+  // A 2025-11-25 GET on alpha as `who`: naming no event, it asks for the messages that
+  // belong to no call; naming one, it takes up the stream after it.
+  static std::unique_ptr<OpenCall> get(const SwitchboardProcess& sb, const Secret& who,
+                                       const std::string& session = kSession,
+                                       const std::string& last_event_id = {}) {
+    HttpRequest request{.method = "GET",
+                        .target = kPath,
+                        .token = who.secret,
+                        .headers = {{"Accept", "text/event-stream"},
+                                    {"MCP-Protocol-Version", "2025-11-25"},
+                                    {"Mcp-Session-Id", session}}};
+    if (!last_event_id.empty()) request.headers.emplace_back("Last-Event-ID", last_event_id);
+    return std::make_unique<OpenCall>(sb.port(), std::move(request));
+  }
+
   static std::unique_ptr<OpenCall> resume(const SwitchboardProcess& sb, const Secret& who,
                                           const std::string& last_event_id,
                                           const std::string& session = kSession) {
-    return std::make_unique<OpenCall>(
-        sb.port(), HttpRequest{.method = "GET",
-                               .target = kPath,
-                               .token = who.secret,
-                               .headers = {{"Accept", "text/event-stream"},
-                                           {"MCP-Protocol-Version", "2025-11-25"},
-                                           {"Mcp-Session-Id", session},
-                                           {"Last-Event-ID", last_event_id}}});
+    return get(sb, who, session, last_event_id);
   }
 
   // The priming event that opens a resumable stream: an id, a retry time and no data.
@@ -56,17 +63,6 @@ class ResumableStreams : public Fidelity {
   }
 
   static bool cancelled(const FakeComputer& fake) { return !cancels(fake).empty(); }
-
-  // A GET for the messages that belong to no call, naming no event.
-  static std::unique_ptr<OpenCall> open_get(const SwitchboardProcess& sb, const Secret& who) {
-    return std::make_unique<OpenCall>(
-        sb.port(), HttpRequest{.method = "GET",
-                               .target = kPath,
-                               .token = who.secret,
-                               .headers = {{"Accept", "text/event-stream"},
-                                           {"MCP-Protocol-Version", "2025-11-25"},
-                                           {"Mcp-Session-Id", kSession}}});
-  }
 };
 
 json list_changed(const std::string& list) {
@@ -199,7 +195,7 @@ TEST_F(ResumableStreams, TheStreamOfAGetIsResumedLikeACallsAndTakenUpByTheNextGe
   SwitchboardProcess sb(config());
   auto fake = attach_alpha(sb);
   ASSERT_TRUE(fake);
-  auto stream = open_get(sb, alice_);
+  auto stream = get(sb, alice_);
   expect_event_stream_head(stream->head());
   const std::string priming = expect_priming(*stream);
   const std::string id = stream_of(priming);
@@ -224,7 +220,7 @@ TEST_F(ResumableStreams, TheStreamOfAGetIsResumedLikeACallsAndTakenUpByTheNextGe
   resumed.reset();
   std::unique_ptr<OpenCall> again;
   EXPECT_TRUE(eventually([&] {
-    again = open_get(sb, alice_);
+    again = get(sb, alice_);
     return again->head().status == 200;
   }));
   ASSERT_TRUE(again);
@@ -235,7 +231,7 @@ TEST_F(ResumableStreams, TheStreamOfAGetIsResumedLikeACallsAndTakenUpByTheNextGe
   EXPECT_EQ(stream_of(next->id), id) << "the same stream, taken up";
   EXPECT_EQ(next->json(), list_changed("tools"));
   // While a connection holds it, another GET naming no event is refused, as before.
-  EXPECT_EQ(open_get(sb, alice_)->head().status, 409);
+  EXPECT_EQ(get(sb, alice_)->head().status, 409);
 }
 
 TEST_F(ResumableStreams, OlderRevisionsAndPlainJsonRepliesAreAsBefore) {
