@@ -36,20 +36,40 @@ std::string close_text(const LinkEnd& end) {
 }  // namespace
 
 Connector::Connector(net::io_context& io, Options options, std::shared_ptr<ssl::context> tls,
-                     Timings timings)
+                     Timings timings, std::function<void()> on_attached)
     : io_(io),
       options_(std::move(options)),
       tls_(std::move(tls)),
       timings_(timings),
+      on_attached_(std::move(on_attached)),
       server_done_(io),
       server_turn_(io.get_executor()),
-      link_turn_(io.get_executor()),
-      sleep_timer_(io) {}
+      server_start_turn_(io.get_executor()),
+      links_done_(io, net::steady_timer::time_point::max()) {
+  for (const SwitchboardUrl& url : options_.urls)
+    links_.push_back(std::make_unique<LinkSlot>(io.get_executor(), url));
+}
 
+// Every link on its own until each has stopped; the exit status is the last one's that
+// stopped for good (0 when stopped by a signal).
 net::awaitable<int> Connector::run() {
+  links_running_ = links_.size();
+  for (LinkId id = 0; id < links_.size(); ++id) net::co_spawn(io_, run_link(id), net::detached);
+  if (links_running_ > 0) co_await links_done_.async_wait(kAwait);
+  co_await end_server();
+  int exit_code = kExitStopped;
+  if (!stopping_) {
+    for (const auto& slot : links_)
+      if (slot->exit_code != kExitStopped) exit_code = slot->exit_code;
+  }
+  co_return exit_code;
+}
+
+net::awaitable<void> Connector::run_link(LinkId id) {
+  LinkSlot& slot = *links_[id];
+  const std::string& url = slot.url.url;
   Backoff backoff(timings_.dial_backoff, timings_.dial_backoff * 60, kStableAttempt);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
-  int exit_code = kExitStopped;
   while (!stopping_) {
     const auto started = Clock::now();
     std::string why_redial;
@@ -59,37 +79,36 @@ net::awaitable<int> Connector::run() {
     } else if (std::string problem = read_secret(secret); !problem.empty()) {
       why_redial = std::move(problem);
     } else {
-      log_info("dialling the switchboard", {{"computer", options_.name}, {"url", options_.url}});
-      link_ = make_link(io_.get_executor(), options_.target, tls_,
-                        LinkTimings{timings_.dial_ping, timings_.dial_silence},
-                        std::string("switchboard-connect/") + SWITCHBOARD_VERSION);
-      const DialResult dial = co_await link_->dial(secret);
+      log_info("dialling the switchboard", {{"computer", options_.name}, {"url", url}});
+      slot.link = make_link(io_.get_executor(), slot.url.target, tls_,
+                            LinkTimings{timings_.dial_ping, timings_.dial_silence},
+                            std::string("switchboard-connect/") + SWITCHBOARD_VERSION);
+      const DialResult dial = co_await slot.link->dial(secret);
       if (stopping_) break;
       if (dial.outcome == DialOutcome::kUnauthorized) {
         // Only an operator can fix a refused secret: ask again rarely, backoff untouched.
-        link_.reset();
-        log_warn(
-            "the switchboard refused the secret (401); asking again later",
-            {{"computer", options_.name}, {"retry_in", seconds_text(timings_.dial_unauthorized)}});
-        co_await sleep(timings_.dial_unauthorized);
+        slot.link.reset();
+        log_warn("the switchboard refused the secret (401); asking again later",
+                 {{"computer", options_.name},
+                  {"url", url},
+                  {"retry_in", seconds_text(timings_.dial_unauthorized)}});
+        co_await sleep(slot, timings_.dial_unauthorized);
         continue;
       }
       if (dial.outcome == DialOutcome::kFailed) {
         why_redial = "dial failed: " + dial.detail;
       } else {
-        log_info("attached", {{"computer", options_.name},
-                              {"url", options_.url},
-                              {"session", session_.initialized() ? "kept" : "new"}});
-        const LinkEnd end = co_await relay(link_);
-        link_.reset();
+        const LinkEnd end = co_await relay(id, slot.link);
+        slot.link.reset();
         if (stopping_) break;
         if (end.code == kCloseReplaced || end.code == kCloseRevoked) {
           log_error(end.code == kCloseReplaced
-                        ? "a newer attach with this secret replaced this one; stopping"
-                        : "the switchboard no longer accepts this secret; stopping until "
-                          "an operator updates it",
-                    {{"computer", options_.name}, {"close", close_text(end)}});
-          exit_code = end.code == kCloseReplaced ? kExitReplaced : kExitRevoked;
+                        ? "a newer attach with this secret replaced this one; stopping this "
+                          "link"
+                        : "the switchboard no longer accepts this secret; stopping this link "
+                          "until an operator updates it",
+                    {{"computer", options_.name}, {"url", url}, {"close", close_text(end)}});
+          slot.exit_code = end.code == kCloseReplaced ? kExitReplaced : kExitRevoked;
           break;
         }
         why_redial = "detached, " + close_text(end);
@@ -97,22 +116,31 @@ net::awaitable<int> Connector::run() {
     }
     const auto lasted = std::chrono::duration_cast<milliseconds>(Clock::now() - started);
     const milliseconds delay = jittered(backoff.next(lasted), unit(random_));
-    log_info(why_redial, {{"computer", options_.name}, {"retry_in", seconds_text(delay)}});
-    co_await sleep(delay);
+    log_info(why_redial,
+             {{"computer", options_.name}, {"url", url}, {"retry_in", seconds_text(delay)}});
+    co_await sleep(slot, delay);
   }
-  co_await end_server();
-  co_return exit_code;
+  if (--links_running_ == 0) links_done_.cancel();
 }
 
 void Connector::stop() {
   stopping_ = true;
-  sleep_timer_.cancel();
-  if (link_) link_->close(1000, "switchboard-connect stopping");
+  for (const auto& slot : links_) {
+    slot->sleep_timer.cancel();
+    if (slot->link) slot->link->close(1000, "switchboard-connect stopping");
+  }
 }
 
 // The server of the next attach: the running one, else a new one with a new session.
 // What failed, or "".
 net::awaitable<std::string> Connector::running_server() {
+  co_await server_start_turn_.take();
+  std::string problem = co_await start_server_unless_running();
+  server_start_turn_.give_back();
+  co_return problem;
+}
+
+net::awaitable<std::string> Connector::start_server_unless_running() {
   if (server_ && !server_->ended() && server_reading_) co_return "";
   co_await end_server();
   if (options_.upstream) {
@@ -152,49 +180,73 @@ std::string Connector::read_secret(std::string& secret) const {
 // Relays until the attach ends: the switchboard's messages to the server, or answered
 // here; the server's go to it from relay_server(). Then the server hears what it must of
 // the lost attach, and goes on.
-net::awaitable<LinkEnd> Connector::relay(std::shared_ptr<Link> link) {
-  session_.attach();
+net::awaitable<LinkEnd> Connector::relay(LinkId id, std::shared_ptr<Link> link) {
+  session_.attach(id);
+  log_links_up(id, "attached");
+  if (on_attached_) on_attached_();
   while (const auto message = co_await link->read()) {
-    const Routed routed = session_.from_link(*message);
+    Routed routed = session_.from_link(id, *message);
     log_dropped(routed, "the switchboard");
-    if (routed.to_link) co_await write_link(link, *routed.to_link);
+    co_await write_links(std::move(routed.to_links));
     if (routed.to_server && !co_await write_server(*routed.to_server))
       link->close(kCloseServerGone, "the MCP server stopped reading");
   }
-  for (const std::string& message : session_.detach()) {
-    if (!co_await write_server(message)) break;
+  // A new server may have come meanwhile (the old one exited): it never knew this link.
+  if (session_.attached(id)) {
+    for (const std::string& message : session_.detach(id)) {
+      if (!co_await write_server(message)) break;
+    }
   }
+  log_links_up(id, "detached");
   co_return link->end();
 }
 
-// For the server's life: each of its messages to the attach of the moment, or answered
-// here while there is none. Its output ending (it exited, or we stopped it) ends the
+// For the server's life: each of its messages to the links it belongs to, or answered
+// here while there is none. Its output ending (it exited, or we stopped it) ends every
 // attach.
 net::awaitable<void> Connector::relay_server() {
   while (const auto message = co_await server_->read()) {
-    const Routed routed = session_.from_server(*message);
+    Routed routed = session_.from_server(*message);
     log_dropped(routed, "the MCP server");
-    // Routed to the link only while one is attached, which is then link_.
-    if (routed.to_link) co_await write_link(link_, *routed.to_link);
+    co_await write_links(std::move(routed.to_links));
     if (routed.to_server) co_await write_server(*routed.to_server);
   }
-  if (session_.attached()) link_->close(kCloseServerGone, "the MCP server exited");
+  for (const LinkId id : session_.attached_links()) {
+    if (const auto& link = links_[id]->link) link->close(kCloseServerGone, "the MCP server exited");
+  }
+  session_ = KeptSession();  // no link is attached to a server that has gone
   server_reading_ = false;
   server_done_.cancel();
 }
 
 net::awaitable<bool> Connector::write_server(const std::string& message) {
   co_await server_turn_.take();
-  const bool written = co_await server_->write(message);
+  const bool written = server_ && co_await server_->write(message);
   server_turn_.give_back();
   co_return written;
 }
 
-// A write that fails is the link failing: its reader ends the attach.
-net::awaitable<void> Connector::write_link(std::shared_ptr<Link> link, const std::string& message) {
-  co_await link_turn_.take();
-  co_await link->write(message);
-  link_turn_.give_back();
+// Each message to its link as attached now: one that detaches meanwhile (and perhaps
+// attaches again, to a new MCP session) must not get a lost attach's messages. A write that
+// fails is the link failing: its reader ends the attach.
+net::awaitable<void> Connector::write_links(std::vector<std::pair<LinkId, std::string>> messages) {
+  for (const auto& [id, message] : messages) {
+    LinkSlot& slot = *links_[id];
+    const std::shared_ptr<Link> link = slot.link;
+    if (!link || !session_.attached(id)) continue;
+    co_await slot.turn.take();
+    co_await link->write(message);
+    slot.turn.give_back();
+  }
+}
+
+// What the log says of every change: which link, and how many of them are up.
+void Connector::log_links_up(LinkId id, const char* what) {
+  log_info(what, {{"computer", options_.name},
+                  {"url", links_[id]->url.url},
+                  {"session", session_.initialized() ? "kept" : "new"},
+                  {"links_up", std::to_string(session_.attached_links().size()) + " of " +
+                                   std::to_string(links_.size())}});
 }
 
 // Once a minute per cause at most, with how many it stands for: a peer that keeps sending
@@ -208,9 +260,9 @@ void Connector::log_dropped(const Routed& routed, const char* from) {
     log_warn(cause, {{"computer", options_.name}, {"count", std::to_string(*count)}});
 }
 
-net::awaitable<void> Connector::sleep(milliseconds duration) {
-  sleep_timer_.expires_after(duration);
-  co_await sleep_timer_.async_wait(kAwait);  // cancelled by stop()
+net::awaitable<void> Connector::sleep(LinkSlot& slot, milliseconds duration) {
+  slot.sleep_timer.expires_after(duration);
+  co_await slot.sleep_timer.async_wait(kAwait);  // cancelled by stop()
 }
 
 }  // namespace sb::connect

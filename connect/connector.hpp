@@ -1,20 +1,24 @@
-// switchboard-connect's loop (docs/connect.md): the MCP server (the running one, or a new
-// one if it has exited), the secret read again, a dial; while attached, every message
-// relayed both ways through the kept session; then the decision. Close 4002 and 4003 stop
-// for good (two daemons must never fight over one computer, and a revoked secret needs an
-// operator); a 401 waits `dial_unauthorized`; anything else redials with the project's
-// backoff. The server lives across attaches; one that exits while attached ends the attach
-// (close 1011), and the next attach gets a new one.
+// switchboard-connect's loops (docs/connect.md), one per switchboard URL, all sharing one
+// MCP server: the server (the running one, or a new one if it has exited), the secret read
+// again, a dial; while attached, every message relayed both ways through the kept session;
+// then the decision. Close 4002 and 4003 stop that link for good (two daemons must never
+// fight over one computer, and a revoked secret needs an operator); a 401 waits
+// `dial_unauthorized`; anything else redials with the project's backoff, each link its
+// own. The server lives across attaches; one that exits ends every attach (close 1011),
+// and the next attach gets a new one. run() ends when every link has stopped.
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <functional>
 #include <map>
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "connect/kept_session.hpp"
 #include "connect/link.hpp"
@@ -37,36 +41,54 @@ enum ExitCode : int {
 
 class Connector {
  public:
+  // `on_attached`: called when a link attaches (readiness: docs/connect.md, "Twins").
   Connector(boost::asio::io_context& io, Options options,
-            std::shared_ptr<boost::asio::ssl::context> tls, Timings timings);
+            std::shared_ptr<boost::asio::ssl::context> tls, Timings timings,
+            std::function<void()> on_attached = {});
 
   boost::asio::awaitable<int> run();
-  // SIGTERM/SIGINT: close the attach with 1000, stop the server, and run() returns 0.
+  // SIGTERM/SIGINT: close every attach with 1000, stop the server, and run() returns 0.
   void stop();
 
  private:
+  // One switchboard URL and its dial or attach of the moment.
+  struct LinkSlot {
+    LinkSlot(boost::asio::any_io_executor executor, SwitchboardUrl where)
+        : url(std::move(where)), turn(executor), sleep_timer(executor) {}
+    SwitchboardUrl url;
+    std::shared_ptr<Link> link;  // the current dial or attach, if any
+    WriteTurn turn;
+    boost::asio::steady_timer sleep_timer;
+    int exit_code = kExitStopped;  // why it stopped for good
+  };
+
+  boost::asio::awaitable<void> run_link(LinkId id);
   boost::asio::awaitable<std::string> running_server();
+  boost::asio::awaitable<std::string> start_server_unless_running();
   boost::asio::awaitable<void> end_server();
   std::string read_secret(std::string& secret) const;
-  boost::asio::awaitable<LinkEnd> relay(std::shared_ptr<Link> link);
+  boost::asio::awaitable<LinkEnd> relay(LinkId id, std::shared_ptr<Link> link);
   boost::asio::awaitable<void> relay_server();
   boost::asio::awaitable<bool> write_server(const std::string& message);
-  boost::asio::awaitable<void> write_link(std::shared_ptr<Link> link, const std::string& message);
+  boost::asio::awaitable<void> write_links(std::vector<std::pair<LinkId, std::string>> messages);
+  void log_links_up(LinkId id, const char* what);
   void log_dropped(const Routed& routed, const char* from);
-  boost::asio::awaitable<void> sleep(std::chrono::milliseconds duration);
+  boost::asio::awaitable<void> sleep(LinkSlot& slot, std::chrono::milliseconds duration);
 
   boost::asio::io_context& io_;
   Options options_;
   std::shared_ptr<boost::asio::ssl::context> tls_;
   Timings timings_;
+  std::function<void()> on_attached_;
   std::unique_ptr<McpServer> server_;
   KeptSession session_;  // the server's, as long as it runs
   bool server_reading_ = false;
   boost::asio::steady_timer server_done_;  // cancelled when relay_server() has ended
   WriteTurn server_turn_;
-  std::shared_ptr<Link> link_;  // the current dial or attach, if any
-  WriteTurn link_turn_;
-  boost::asio::steady_timer sleep_timer_;
+  WriteTurn server_start_turn_;                   // one link at a time makes sure the server runs
+  std::vector<std::unique_ptr<LinkSlot>> links_;  // by LinkId
+  std::size_t links_running_ = 0;
+  boost::asio::steady_timer links_done_;        // cancelled when every link has stopped
   std::map<std::string, LogThrottle> dropped_;  // by cause (log_dropped)
   std::mt19937 random_{std::random_device{}()};
   bool stopping_ = false;

@@ -124,119 +124,191 @@ std::optional<MessageShape> scan_shape(std::string_view message) {
   return ShapeScanner(message).scan();
 }
 
-std::vector<std::string> KeptSession::detach() {
-  attached_ = false;
+std::vector<std::string> KeptSession::detach(LinkId link) {
+  attached_.erase(link);
   std::vector<std::string> to_server;
-  for (const auto& entry : in_flight_) {
-    if (entry.first != initialize_id_)
-      to_server.push_back(cancellation(entry.first, "the switchboard link was lost"));
+  for (auto it = in_flight_.begin(); it != in_flight_.end();) {
+    if (it->second.link != link) {
+      ++it;
+      continue;
+    }
+    if (it->first != initialize_id_)
+      to_server.push_back(cancellation(it->first, "the switchboard link was lost"));
+    ours_by_link_request_.erase({link, it->second.id});
+    it = in_flight_.erase(it);
   }
-  for (const auto& id : server_asks_)
-    to_server.push_back(error_answer(id, "the switchboard link was lost before an answer came"));
-  in_flight_.clear();
-  ours_by_link_id_.clear();
-  server_asks_.clear();
+  std::erase_if(initialize_waiting_, [&](const LinkRequestKey& key) { return key.first == link; });
+  for (auto it = server_asks_.begin(); it != server_asks_.end();) {
+    if (it->second != link) {
+      ++it;
+      continue;
+    }
+    to_server.push_back(
+        error_answer(it->first, "the switchboard link was lost before an answer came"));
+    it = server_asks_.erase(it);
+  }
   return to_server;
 }
 
-Routed KeptSession::from_link(std::string_view message) {
+Routed KeptSession::from_link(LinkId link, std::string_view message) {
+  if (!attached(link)) return dropped("the link is not attached");
   const auto shape = scan_shape(message);
   if (!shape) return dropped("not one JSON-RPC object");
-  if (shape->method && shape->id) return request_from_link(message, *shape);
+  if (shape->method && shape->id) return request_from_link(link, message, *shape);
   if (shape->method == "notifications/initialized") {
     if (std::exchange(initialized_sent_, true)) return {};  // the server has had it
     return Routed{.to_server = std::string(message)};
   }
-  if (shape->method == "notifications/cancelled") return cancel_from_link(message, *shape);
-  if (!shape->method && shape->id) {
-    // Heterogeneous erase is C++23: find, then erase.
-    if (const auto asked = server_asks_.find(text_of(message, *shape->id));
-        asked != server_asks_.end())
-      server_asks_.erase(asked);
-  }
+  if (shape->method == "notifications/cancelled") return cancel_from_link(link, message, *shape);
+  if (!shape->method && shape->id) return response_from_link(link, message, *shape);
   return Routed{.to_server = std::string(message)};
 }
 
-Routed KeptSession::request_from_link(std::string_view message, const MessageShape& shape) {
+Routed KeptSession::request_from_link(LinkId link, std::string_view message,
+                                      const MessageShape& shape) {
   const std::string_view id = text_of(message, *shape.id);
-  if (shape.method == "initialize" && initialize_result_) {
-    return Routed{.to_link = answer(id, *initialize_result_)};
+  if (in_flight_.size() + initialize_waiting_.size() >= kMaxInFlight) {
+    return Routed{
+        .to_links = {{link, error_answer(id, "too many requests in flight at the MCP server")}}};
   }
-  if (in_flight_.size() >= kMaxInFlight) {
-    return Routed{.to_link = error_answer(id, "too many requests in flight at the MCP server")};
+  if (shape.method == "initialize") {
+    if (initialize_result_) return Routed{.to_links = {{link, answer(id, *initialize_result_)}}};
+    if (initialize_id_) {
+      // Another link's initialize is out: this one is answered with its answer.
+      initialize_waiting_.emplace_back(link, std::string(id));
+      return {};
+    }
   }
   const std::int64_t ours = next_id_++;
   std::vector<std::pair<TextSpan, std::string>> edits{{*shape.id, std::to_string(ours)}};
-  LinkRequest request{.id = std::string(id)};
+  LinkRequest request{.link = link, .id = std::string(id)};
   if (shape.request_token) {
     // Our id is unique for the server's life, so it serves as the token too.
     edits.emplace_back(*shape.request_token, std::to_string(ours));
     request.progress_token = std::string(text_of(message, *shape.request_token));
   }
   if (shape.method == "initialize") initialize_id_ = ours;
-  ours_by_link_id_[request.id] = ours;
+  ours_by_link_request_[{link, request.id}] = ours;
   in_flight_.emplace(ours, std::move(request));
   return Routed{.to_server = spliced(message, std::move(edits))};
 }
 
-Routed KeptSession::cancel_from_link(std::string_view message, const MessageShape& shape) {
+Routed KeptSession::cancel_from_link(LinkId link, std::string_view message,
+                                     const MessageShape& shape) {
   if (!shape.request_id) return dropped("a cancellation that names no request");
-  const auto found = ours_by_link_id_.find(text_of(message, *shape.request_id));
-  if (found == ours_by_link_id_.end()) return {};  // answered already: nothing to cancel
+  const auto found =
+      ours_by_link_request_.find({link, std::string(text_of(message, *shape.request_id))});
+  if (found == ours_by_link_request_.end()) return {};  // answered already: nothing to cancel
   return Routed{.to_server =
                     spliced(message, {{*shape.request_id, std::to_string(found->second)}})};
+}
+
+// Only the link the server asked answers it, and only once.
+Routed KeptSession::response_from_link(LinkId link, std::string_view message,
+                                       const MessageShape& shape) {
+  const auto asked = server_asks_.find(text_of(message, *shape.id));
+  if (asked == server_asks_.end() || asked->second != link)
+    return dropped("an answer to no request of the server's");
+  server_asks_.erase(asked);
+  return Routed{.to_server = std::string(message)};
 }
 
 Routed KeptSession::from_server(std::string_view message) {
   const auto shape = scan_shape(message);
   if (!shape) {
     // A batch, or nesting too deep to read here: the switchboard judges it.
-    if (!attached_) return dropped("not attached");
-    return Routed{.to_link = std::string(message)};
+    if (attached_.empty()) return dropped("not attached");
+    return to_every_link(message);
   }
   if (!shape->method && shape->id) return response_from_server(message, *shape);
   if (shape->method && shape->id) return request_from_server(message, *shape);
-  if (!attached_) return {};  // a notification while detached: no one to hear it
   if (shape->method == "notifications/progress") return progress_from_server(message, *shape);
-  return Routed{.to_link = std::string(message)};
+  if (shape->method == "notifications/cancelled") return cancel_from_server(message, *shape);
+  return to_every_link(message);  // none while detached: no one to hear it
 }
 
 Routed KeptSession::request_from_server(std::string_view message, const MessageShape& shape) {
   const std::string_view id = text_of(message, *shape.id);
-  if (!attached_) {
-    return Routed{.to_server =
-                      error_answer(id, "switchboard-connect is not attached to the switchboard")};
+  const auto link = link_for_server_request();
+  if (!link) {
+    return Routed{.to_server = error_answer(
+                      id, attached_.empty()
+                              ? "switchboard-connect is not attached to the switchboard"
+                              : "calls are in flight from several switchboards: no one caller "
+                                "can answer this request")};
   }
   if (server_asks_.size() >= kMaxInFlight) {
     return Routed{.to_server = error_answer(id, "too many requests awaiting the switchboard")};
   }
-  server_asks_.emplace(id);
-  return Routed{.to_link = std::string(message)};
+  server_asks_.emplace(id, *link);
+  return Routed{.to_links = {{*link, std::string(message)}}};
+}
+
+// A server asks while it serves a call (docs/connect.md, "Twins"): the link whose calls
+// are in flight, when only one link has any; with none in flight, any attached link (its
+// switchboard answers `ping` and refuses the rest alike); with several, no one.
+std::optional<LinkId> KeptSession::link_for_server_request() const {
+  std::optional<LinkId> calling;
+  for (const auto& [ours, request] : in_flight_) {
+    if (ours == initialize_id_) continue;
+    if (calling && *calling != request.link) return std::nullopt;
+    calling = request.link;
+  }
+  if (calling) return calling;
+  if (attached_.empty()) return std::nullopt;
+  return *attached_.begin();
 }
 
 Routed KeptSession::response_from_server(std::string_view message, const MessageShape& shape) {
   const auto ours = integer_token<std::int64_t>(text_of(message, *shape.id));
   if (!ours) return dropped("a reply to no request of ours");
-  if (ours == initialize_id_) {
-    initialize_id_.reset();
-    if (shape.result && !shape.error)
-      initialize_result_ = std::string(text_of(message, *shape.result));
-  }
+  Routed routed;
+  if (ours == initialize_id_) routed = initialize_answered(message, shape);
   const auto found = in_flight_.find(*ours);
-  if (found == in_flight_.end()) return {};  // a lost attach's call: no one to hear it
-  const std::string link_id = std::move(found->second.id);
+  if (found == in_flight_.end()) return routed;  // a lost attach's call: no one to hear it
+  LinkRequest request = std::move(found->second);
   in_flight_.erase(found);
-  ours_by_link_id_.erase(link_id);
-  return Routed{.to_link = spliced(message, {{*shape.id, link_id}})};
+  ours_by_link_request_.erase({request.link, request.id});
+  routed.to_links.emplace_back(request.link, spliced(message, {{*shape.id, request.id}}));
+  return routed;
+}
+
+// The server's answer to the first initialize, kept when it succeeded, and given to every
+// initialize that waited for it.
+Routed KeptSession::initialize_answered(std::string_view message, const MessageShape& shape) {
+  initialize_id_.reset();
+  if (shape.result && !shape.error)
+    initialize_result_ = std::string(text_of(message, *shape.result));
+  Routed routed;
+  for (const auto& [link, id] : std::exchange(initialize_waiting_, {}))
+    routed.to_links.emplace_back(link, spliced(message, {{*shape.id, id}}));
+  return routed;
 }
 
 Routed KeptSession::progress_from_server(std::string_view message, const MessageShape& shape) {
-  if (!shape.progress_token) return Routed{.to_link = std::string(message)};
+  if (!shape.progress_token) return dropped("progress that names no token");
   const auto ours = integer_token<std::int64_t>(text_of(message, *shape.progress_token));
   const auto found = ours ? in_flight_.find(*ours) : in_flight_.end();
   if (found == in_flight_.end() || !found->second.progress_token) return {};  // a lost call's
-  return Routed{.to_link =
-                    spliced(message, {{*shape.progress_token, *found->second.progress_token}})};
+  return Routed{
+      .to_links = {{found->second.link,
+                    spliced(message, {{*shape.progress_token, *found->second.progress_token}})}}};
+}
+
+// The server gave up one of its own requests: only the link it asked hears of it.
+Routed KeptSession::cancel_from_server(std::string_view message, const MessageShape& shape) {
+  if (!shape.request_id) return dropped("a cancellation that names no request");
+  const auto asked = server_asks_.find(text_of(message, *shape.request_id));
+  if (asked == server_asks_.end()) return {};  // answered already
+  const LinkId link = asked->second;
+  server_asks_.erase(asked);
+  return Routed{.to_links = {{link, std::string(message)}}};
+}
+
+Routed KeptSession::to_every_link(std::string_view message) const {
+  Routed routed;
+  for (const LinkId link : attached_) routed.to_links.emplace_back(link, std::string(message));
+  return routed;
 }
 
 }  // namespace sb::connect

@@ -1,12 +1,16 @@
-// The one MCP session with the server, kept across attaches (docs/connect.md, "One server,
-// many attaches"). The switchboard makes a new MCP session after every attach; the server
-// keeps the one it made first. In between sits this: the first `initialize` goes to the
-// server and its result is kept, a later one is answered from it; `notifications/
-// initialized` reaches the server once. The ids of the switchboard's requests are replaced
-// by ids of our own, unique for the server's life, because a new attach counts its ids
-// afresh while the server may still be working on a lost attach's; so are their progress
-// tokens. A lost attach's calls get `notifications/cancelled`, its late replies and
-// progress reach no one, and the server's own requests it left unanswered get an error.
+// The one MCP session with the server, kept across attaches and shared by the links to
+// every switchboard (docs/connect.md, "One server, many attaches", "Twins"). Each
+// switchboard makes a new MCP session after every attach; the server keeps the one it
+// made first. In between sits this: the first `initialize` goes to the server and its
+// result is kept, a later one (from any link) is answered from it; `notifications/
+// initialized` reaches the server once. The ids of the switchboards' requests are
+// replaced by ids of our own, unique for the server's life, because each link counts its
+// ids on its own and afresh on each attach while the server may still be working on a
+// lost attach's; so are their progress tokens. Answers, progress and the server's requests
+// go back to the link they belong to; a notification that belongs to no request goes to
+// every attached link. A lost attach's calls get `notifications/cancelled`, its late
+// replies and progress reach no one, and the server's own requests it left unanswered get
+// an error.
 //
 // Plain data in, plain data out: the connector does the reading and writing.
 #pragma once
@@ -40,11 +44,14 @@ struct MessageShape {
 // whose members of interest each appear at most once.
 std::optional<MessageShape> scan_shape(std::string_view message);
 
-// Where one message goes: to the server, straight back to the switchboard, both or
+// Which switchboard link: its URL's place in the options.
+using LinkId = std::size_t;
+
+// Where one message goes: to the server, to links (each message with its own), both or
 // neither (`dropped` says why when that is worth a log line).
 struct Routed {
   std::optional<std::string> to_server;
-  std::optional<std::string> to_link;
+  std::vector<std::pair<LinkId, std::string>> to_links;
   std::string dropped;
 };
 
@@ -54,14 +61,16 @@ class KeptSession {
   // most: beyond them a request is answered with an error at once.
   static constexpr std::size_t kMaxInFlight = 65536;
 
-  // A link is attached: the server's messages go to it from now on.
-  void attach() { attached_ = true; }
-  bool attached() const { return attached_; }
+  // A link is attached: the server's messages may go to it from now on.
+  void attach(LinkId link) { attached_.insert(link); }
+  bool attached(LinkId link) const { return attached_.contains(link); }
+  const std::set<LinkId>& attached_links() const { return attached_; }
   // The link is lost: what the server must be told now (cancellations of the link's calls,
   // errors for the server's requests the link had not answered).
-  std::vector<std::string> detach();
+  std::vector<std::string> detach(LinkId link);
 
-  Routed from_link(std::string_view message);
+  // A message from a link that is not attached is dropped.
+  Routed from_link(LinkId link, std::string_view message);
   Routed from_server(std::string_view message);
 
   // Whether the server's session has been initialized, so that an attach is answered
@@ -70,24 +79,32 @@ class KeptSession {
 
  private:
   struct LinkRequest {
+    LinkId link;
     std::string id;  // the switchboard's id, as it was written
     std::optional<std::string> progress_token;
   };
+  using LinkRequestKey = std::pair<LinkId, std::string>;  // a link and its request's id
 
-  Routed request_from_link(std::string_view message, const MessageShape& shape);
-  Routed cancel_from_link(std::string_view message, const MessageShape& shape);
+  Routed request_from_link(LinkId link, std::string_view message, const MessageShape& shape);
+  Routed cancel_from_link(LinkId link, std::string_view message, const MessageShape& shape);
+  Routed response_from_link(LinkId link, std::string_view message, const MessageShape& shape);
   Routed request_from_server(std::string_view message, const MessageShape& shape);
   Routed response_from_server(std::string_view message, const MessageShape& shape);
+  Routed initialize_answered(std::string_view message, const MessageShape& shape);
   Routed progress_from_server(std::string_view message, const MessageShape& shape);
+  Routed cancel_from_server(std::string_view message, const MessageShape& shape);
+  std::optional<LinkId> link_for_server_request() const;
+  Routed to_every_link(std::string_view message) const;
 
-  bool attached_ = false;
+  std::set<LinkId> attached_;
   std::int64_t next_id_ = 1;
   std::map<std::int64_t, LinkRequest> in_flight_;  // by our id
-  std::map<std::string, std::int64_t, std::less<>> ours_by_link_id_;
-  std::optional<std::int64_t> initialize_id_;  // ours, while the first initialize is out
+  std::map<LinkRequestKey, std::int64_t> ours_by_link_request_;
+  std::optional<std::int64_t> initialize_id_;       // ours, while the first initialize is out
+  std::vector<LinkRequestKey> initialize_waiting_;  // other links' initializes meanwhile
   std::optional<std::string> initialize_result_;
   bool initialized_sent_ = false;
-  std::set<std::string, std::less<>> server_asks_;  // the server's request ids, as written
+  std::map<std::string, LinkId, std::less<>> server_asks_;  // by the server's id, as written
 };
 
 }  // namespace sb::connect

@@ -1,4 +1,5 @@
 // switchboard-connect: makes an MCP server a computer (docs/connect.md).
+#include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -7,6 +8,7 @@
 #include <cstdlib>
 #include <exception>
 #include <iostream>
+#include <utility>
 
 #include "base/asio_names.hpp"
 #include "connect/connector.hpp"
@@ -49,7 +51,9 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   std::shared_ptr<ssl::context> tls;
-  if (options.target.tls) {
+  const bool any_tls = std::any_of(options.urls.begin(), options.urls.end(),
+                                   [](const SwitchboardUrl& url) { return url.target.tls; });
+  if (any_tls) {
     try {
       tls = sb::make_tls_context();
     } catch (const std::exception& error) {
@@ -60,14 +64,19 @@ int main(int argc, char** argv) {
 
   net::io_context io;
   const sb::ServiceNotifier notifier(environment("NOTIFY_SOCKET"));
-  Connector connector(io, options, tls, timings);
+  // Ready once a caller can reach the computer: when the first link attaches
+  // (docs/connect.md, "Twins").
+  bool ready = false;
+  Connector connector(io, options, tls, timings, [&] {
+    if (!std::exchange(ready, true)) notifier.ready();
+  });
   int exit_code = kExitFatal;
 
   net::signal_set signals(io, SIGINT, SIGTERM);
   net::steady_timer give_up(io);
   signals.async_wait([&](const boost::system::error_code& error, int) {
     if (error) return;
-    sb::log_info("stopping: closing the attach with 1000 and stopping the MCP server",
+    sb::log_info("stopping: closing every attach with 1000 and stopping the MCP server",
                  {{"computer", options.name}});
     notifier.stopping();
     connector.stop();
@@ -89,7 +98,6 @@ int main(int argc, char** argv) {
     }
     io.stop();
   });
-  notifier.ready();
   io.run();
   return exit_code;
 }

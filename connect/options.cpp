@@ -18,10 +18,12 @@ local Streamable HTTP MCP server at --upstream, and attaches it to a switchboard
 computer: dials URL (wss://host/vm/attach) with the secret in FILE and relays every
 message both ways until stopped.
 
-  -c FILE                     settings from a TOML file: url, secret_file, name, command
-                              (an array: program and arguments) or upstream,
-                              allow_insecure_transport; the command line wins over it
-  --url URL                   the switchboard's attach URL, ws:// or wss://
+  -c FILE                     settings from a TOML file: url (or urls, an array),
+                              secret_file, name, command (an array: program and
+                              arguments) or upstream, allow_insecure_transport; the
+                              command line wins over it
+  --url URL                   the switchboard's attach URL, ws:// or wss://; repeated,
+                              one attach to each switchboard at once, one MCP server
   --secret-file FILE          the computer's secret, read again before every dial
                               (default under systemd: $CREDENTIALS_DIRECTORY/secret)
   --name NAME                 the computer's name in log lines (default: the program's)
@@ -32,14 +34,15 @@ message both ways until stopped.
 
 Exit status: 0 when stopped (SIGTERM, SIGINT), 2 on a usage error, 3 when a newer attach
 with the same secret replaced this one (close 4002), 4 when the switchboard no longer
-accepts the secret (close 4003); 1 on any other fatal error.
+accepts the secret (close 4003), once every link has stopped (the last one's); 1 on any
+other fatal error.
 )";
 
 namespace {
 
 // What the TOML file says; each key optional.
 struct FileSettings {
-  std::optional<std::string> url;
+  std::optional<std::vector<std::string>> urls;
   std::optional<std::string> secret_file;
   std::optional<std::string> name;
   std::optional<std::vector<std::string>> command;
@@ -61,8 +64,20 @@ FileSettings read_file(const std::string& path) {
       if (!node.is_string()) throw UsageError(path + ": " + name + " must be a string");
       return *node.value<std::string>();
     };
-    if (name == "url") {
-      settings.url = text();
+    auto texts = [&]() -> std::vector<std::string> {
+      const toml::array* items = node.as_array();
+      if (!items) throw UsageError(path + ": " + name + " must be an array of strings");
+      std::vector<std::string> values;
+      for (const auto& item : *items) {
+        if (!item.is_string())
+          throw UsageError(path + ": " + name + " must be an array of strings");
+        values.push_back(*item.value<std::string>());
+      }
+      return values;
+    };
+    if (name == "url" || name == "urls") {
+      if (settings.urls) throw UsageError(path + ": give url or urls, not both");
+      settings.urls = name == "url" ? std::vector<std::string>{text()} : texts();
     } else if (name == "secret_file") {
       settings.secret_file = text();
     } else if (name == "name") {
@@ -73,14 +88,7 @@ FileSettings read_file(const std::string& path) {
       if (!node.is_boolean()) throw UsageError(path + ": " + name + " must be true or false");
       settings.allow_insecure_transport = *node.value<bool>();
     } else if (name == "command") {
-      const toml::array* items = node.as_array();
-      if (!items) throw UsageError(path + ": command must be an array of strings");
-      std::vector<std::string> command;
-      for (const auto& item : *items) {
-        if (!item.is_string()) throw UsageError(path + ": command must be an array of strings");
-        command.push_back(*item.value<std::string>());
-      }
-      settings.command = std::move(command);
+      settings.command = texts();
     } else {
       throw UsageError(path + ": unknown key `" + name + "`");
     }
@@ -88,12 +96,27 @@ FileSettings read_file(const std::string& path) {
   return settings;
 }
 
+SwitchboardUrl switchboard_url(const std::string& url, const Options& options) {
+  auto parsed = parse_dial_target(url);
+  if (auto* problem = std::get_if<std::string>(&parsed)) throw UsageError("url " + *problem);
+  SwitchboardUrl where{.url = url, .target = std::get<DialTarget>(parsed)};
+  if (!where.target.tls && !where.target.loopback && !options.allow_insecure_transport)
+    throw UsageError("url " + url +
+                     ": ws:// sends the secret in clear; use wss://, or a loopback host, or "
+                     "--allow-insecure-transport");
+  for (const SwitchboardUrl& earlier : options.urls) {
+    if (earlier.url == url) throw UsageError("url " + url + " is given twice");
+  }
+  return where;
+}
+
 }  // namespace
 
 Options parse_options(const std::vector<std::string>& words, const std::string& home,
                       const std::string& credentials_directory) {
   Options options;
-  std::optional<std::string> config_file, url, secret_file, name, upstream;
+  std::optional<std::string> config_file, secret_file, name, upstream;
+  std::vector<std::string> urls;
   std::optional<std::vector<std::string>> command;
   bool allow_insecure = false;
   for (std::size_t i = 0; i < words.size(); ++i) {
@@ -113,7 +136,7 @@ Options parse_options(const std::vector<std::string>& words, const std::string& 
     } else if (word == "-c" || word == "--config") {
       config_file = value();
     } else if (word == "--url") {
-      url = value();
+      urls.push_back(value());
     } else if (word == "--secret-file") {
       secret_file = value();
     } else if (word == "--name") {
@@ -129,7 +152,7 @@ Options parse_options(const std::vector<std::string>& words, const std::string& 
   if (options.help || options.version) return options;
 
   const FileSettings file = config_file ? read_file(*config_file) : FileSettings{};
-  options.url = url.value_or(file.url.value_or(""));
+  if (urls.empty()) urls = file.urls.value_or(std::vector<std::string>{});
   std::string secret = secret_file.value_or(file.secret_file.value_or(""));
   // Under systemd the unit hands the secret over as a credential (LoadCredential=secret:…).
   if (secret.empty() && !credentials_directory.empty()) secret = credentials_directory + "/secret";
@@ -137,7 +160,7 @@ Options parse_options(const std::vector<std::string>& words, const std::string& 
       command && !command->empty() ? *command : file.command.value_or(std::vector<std::string>{});
   options.allow_insecure_transport =
       allow_insecure || file.allow_insecure_transport.value_or(false);
-  if (options.url.empty()) throw UsageError("--url (or url in the file) is required");
+  if (urls.empty()) throw UsageError("--url (or url in the file) is required");
   if (secret.empty()) throw UsageError("--secret-file (or secret_file in the file) is required");
   const std::string upstream_url = upstream.value_or(file.upstream.value_or(""));
   if (!upstream_url.empty() && !options.command.empty())
@@ -154,13 +177,7 @@ Options parse_options(const std::vector<std::string>& words, const std::string& 
         "the MCP server's command is required: -- COMMAND [ARGS...] (or --upstream URL)");
   }
 
-  auto parsed = parse_dial_target(options.url);
-  if (auto* problem = std::get_if<std::string>(&parsed)) throw UsageError("url " + *problem);
-  options.target = std::get<DialTarget>(parsed);
-  if (!options.target.tls && !options.target.loopback && !options.allow_insecure_transport)
-    throw UsageError("url " + options.url +
-                     ": ws:// sends the secret in clear; use wss://, or a loopback host, or "
-                     "--allow-insecure-transport");
+  for (const std::string& url : urls) options.urls.push_back(switchboard_url(url, options));
   options.secret_file = expand_home(secret, home);
   const std::string program =
       options.upstream ? std::string("upstream")

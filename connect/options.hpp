@@ -17,9 +17,14 @@ struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// One switchboard to attach to.
+struct SwitchboardUrl {
+  std::string url;    // as written, for log lines
+  DialTarget target;  // parsed once, checked against the transport rule
+};
+
 struct Options {
-  std::string url;                     // as written, for log lines
-  DialTarget target;                   // parsed once, checked against the transport rule
+  std::vector<SwitchboardUrl> urls;    // one link each (docs/connect.md, "Twins")
   std::filesystem::path secret_file;   // read again before every dial
   std::vector<std::string> command;    // the MCP server: program and arguments, or
   std::optional<DialTarget> upstream;  // a Streamable HTTP MCP endpoint on this machine
