@@ -36,12 +36,12 @@ std::string close_text(const LinkEnd& end) {
 }  // namespace
 
 Connector::Connector(net::io_context& io, Options options, std::shared_ptr<ssl::context> tls,
-                     Timings timings, std::function<void()> on_attached)
+                     Timings timings, LinksChanged on_links_changed)
     : io_(io),
       options_(std::move(options)),
       tls_(std::move(tls)),
       timings_(timings),
-      on_attached_(std::move(on_attached)),
+      on_links_changed_(std::move(on_links_changed)),
       server_done_(io),
       server_turn_(io.get_executor()),
       server_start_turn_(io.get_executor()),
@@ -182,8 +182,7 @@ std::string Connector::read_secret(std::string& secret) const {
 // the lost attach, and goes on.
 net::awaitable<LinkEnd> Connector::relay(LinkId id, std::shared_ptr<Link> link) {
   session_.attach(id);
-  log_links_up(id, "attached");
-  if (on_attached_) on_attached_();
+  links_changed(id, "attached");
   while (const auto message = co_await link->read()) {
     Routed routed = session_.from_link(id, *message);
     log_dropped(routed, "the switchboard");
@@ -197,7 +196,7 @@ net::awaitable<LinkEnd> Connector::relay(LinkId id, std::shared_ptr<Link> link) 
       if (!co_await write_server(message)) break;
     }
   }
-  log_links_up(id, "detached");
+  links_changed(id, "detached");
   co_return link->end();
 }
 
@@ -240,13 +239,14 @@ net::awaitable<void> Connector::write_links(std::vector<std::pair<LinkId, std::s
   }
 }
 
-// What the log says of every change: which link, and how many of them are up.
-void Connector::log_links_up(LinkId id, const char* what) {
+// Every change is logged (which link, and how many are up) and told to main.
+void Connector::links_changed(LinkId id, const char* what) {
+  const std::size_t up = session_.attached_links().size();
   log_info(what, {{"computer", options_.name},
                   {"url", links_[id]->url.url},
                   {"session", session_.initialized() ? "kept" : "new"},
-                  {"links_up", std::to_string(session_.attached_links().size()) + " of " +
-                                   std::to_string(links_.size())}});
+                  {"links_up", std::to_string(up) + " of " + std::to_string(links_.size())}});
+  if (on_links_changed_) on_links_changed_(up, links_.size());
 }
 
 // Once a minute per cause at most, with how many it stands for: a peer that keeps sending

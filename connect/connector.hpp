@@ -41,10 +41,13 @@ enum ExitCode : int {
 
 class Connector {
  public:
-  // `on_attached`: called when a link attaches (readiness: docs/connect.md, "Twins").
+  // Called with how many links are attached, of how many, whenever that changes
+  // (readiness: docs/connect.md, "As a service").
+  using LinksChanged = std::function<void(std::size_t up, std::size_t of)>;
+
   Connector(boost::asio::io_context& io, Options options,
             std::shared_ptr<boost::asio::ssl::context> tls, Timings timings,
-            std::function<void()> on_attached = {});
+            LinksChanged on_links_changed = {});
 
   boost::asio::awaitable<int> run();
   // SIGTERM/SIGINT: close every attach with 1000, stop the server, and run() returns 0.
@@ -71,7 +74,7 @@ class Connector {
   boost::asio::awaitable<void> relay_server();
   boost::asio::awaitable<bool> write_server(const std::string& message);
   boost::asio::awaitable<void> write_links(std::vector<std::pair<LinkId, std::string>> messages);
-  void log_links_up(LinkId id, const char* what);
+  void links_changed(LinkId id, const char* what);
   void log_dropped(const Routed& routed, const char* from);
   boost::asio::awaitable<void> sleep(LinkSlot& slot, std::chrono::milliseconds duration);
 
@@ -79,7 +82,7 @@ class Connector {
   Options options_;
   std::shared_ptr<boost::asio::ssl::context> tls_;
   Timings timings_;
-  std::function<void()> on_attached_;
+  LinksChanged on_links_changed_;
   std::unique_ptr<McpServer> server_;
   KeptSession session_;  // the server's, as long as it runs
   bool server_reading_ = false;

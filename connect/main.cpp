@@ -65,10 +65,12 @@ int main(int argc, char** argv) {
   net::io_context io;
   const sb::ServiceNotifier notifier(environment("NOTIFY_SOCKET"));
   // Ready once a caller can reach the computer: when the first link attaches
-  // (docs/connect.md, "Twins").
+  // (docs/connect.md, "As a service").
   bool ready = false;
-  Connector connector(io, options, tls, timings, [&] {
-    if (!std::exchange(ready, true)) notifier.ready();
+  Connector connector(io, options, tls, timings, [&](std::size_t up, std::size_t of) {
+    notifier.status("attached to " + std::to_string(up) + " of " + std::to_string(of) +
+                    " switchboards");
+    if (up > 0 && !std::exchange(ready, true)) notifier.ready();
   });
   int exit_code = kExitFatal;
 

@@ -19,7 +19,8 @@
 //
 // Layout: (1) the MCP server — pure functions from a request to its reply (demo_mcp.*); (2)
 // the command line and the secret (demo_options.*); (3) Session — one attached WebSocket
-// (demo_session.*); (4) Daemon — the dial loop, here.
+// (demo_session.*); (4) Daemon — the dial loop, here; (5) the same server on stdio, for
+// switchboard-connect (demo_stdio.*).
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -43,6 +44,7 @@
 #include "examples/demo_mcp.hpp"
 #include "examples/demo_options.hpp"
 #include "examples/demo_session.hpp"
+#include "examples/demo_stdio.hpp"
 #include "shared/backoff.hpp"
 
 namespace demo {
@@ -65,12 +67,15 @@ constexpr std::string_view kUsage =
 
 Usage:
   switchboard-demo-computer --url ws://HOST:PORT/vm/attach --secret-file FILE
+  switchboard-demo-computer --stdio
   switchboard-demo-computer --help | --version
 
   --url URL           the switchboard's attach URL (plain ws:// only)      env SB_URL
   --secret-file FILE  file holding this computer's secret (from            env SB_SECRET_FILE
                       `switchboard gen-secret`); re-read before every dial
   The secret may instead be given in env SB_SECRET (used only when no secret file is set).
+  --stdio             no dial: serve MCP on stdin and stdout, one message per line, for
+                      switchboard-connect to run
 
 Tools offered: sys_info, echo, clock. Exits on close 4002 (replaced by a newer attach)
 or 4003 (secret rotated or revoked); redials with backoff on anything else.
@@ -195,6 +200,7 @@ int main(int argc, char** argv) {
     std::cout << kProgram << ' ' << kVersion << '\n';
     return 0;
   }
+  if (options.stdio) return serve_stdio();
 
   net::io_context io;
   Daemon daemon(io, std::move(options));

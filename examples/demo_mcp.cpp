@@ -163,6 +163,13 @@ std::string tool_names() {
   return names;
 }
 
+bool is_request(const json& message) {
+  if (!message.is_object()) return false;
+  const auto method = message.find("method");
+  const auto id = message.find("id");
+  return method != message.end() && method->is_string() && id != message.end() && !id->is_null();
+}
+
 json reply_to(const json& request) {
   const json& id = request.at("id");  // echoed exactly as received
   const std::string method = request.at("method").get<std::string>();

@@ -8,7 +8,10 @@
 
 namespace demo {
 
-// The reply to one request (a message with a string `method` and a non-null `id`).
+// Whether a message is a request to answer: an object with a string `method` and a
+// non-null `id` (not a notification, a response or junk).
+bool is_request(const json& message);
+// The reply to one request.
 json reply_to(const json& request);
 json rpc_error(const json& id, int code, const std::string& message);
 // The tools offered, for the log: "sys_info, echo, clock".

@@ -52,11 +52,13 @@ Options parse_options(int argc, char** argv) {
       options.url = value();
     } else if (word == "--secret-file") {
       options.secret_file = value();
+    } else if (word == "--stdio") {
+      options.stdio = true;
     } else {
       throw UsageError("unexpected argument `" + word + "`");
     }
   }
-  if (options.help || options.version) return options;
+  if (options.help || options.version || options.stdio) return options;
 
   if (options.url.empty()) throw UsageError("--url (or env SB_URL) is required");
   options.endpoint = parse_ws_url(options.url);

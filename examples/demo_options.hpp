@@ -17,6 +17,7 @@ struct Options {
   std::string url;
   sb::DialTarget endpoint;
   std::optional<std::string> secret_file;  // else the secret comes from SB_SECRET
+  bool stdio = false;                      // serve on stdin/stdout instead of dialling
   bool help = false;
   bool version = false;
 };

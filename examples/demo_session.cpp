@@ -97,15 +97,11 @@ void Session::close_normally() {
 
 void Session::on_message(const std::string& text) {
   json message = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (message.is_discarded() || !message.is_object()) return;  // not JSON-RPC: ignore
-  const auto method = message.find("method");
-  if (method == message.end() || !method->is_string()) return;  // a response or junk
-  const auto id = message.find("id");
-  if (id == message.end() || id->is_null()) return;  // a notification: nothing to answer
+  if (message.is_discarded() || !is_request(message)) return;  // nothing to answer
 
   // `initialize` is answered before the next frame is even read, so it always comes
   // first; everything else goes to the tool pool.
-  if (*method == "initialize") {
+  if (message["method"] == "initialize") {
     send(reply_to(message));
     return;
   }

@@ -21,6 +21,8 @@ class ServiceNotifier {
   void ready() const { send("READY=1"); }
   void reloading() const;
   void stopping() const { send("STOPPING=1"); }
+  // One line for `systemctl status` (no newline in it).
+  void status(std::string_view text) const { send("STATUS=" + std::string(text)); }
 
   bool has_store() const { return !socket_path_.empty() && store_size_ > 0; }
   // Puts a copy of `fd` in the store under `name` (a descriptor name: printable, no colon).
