@@ -28,8 +28,10 @@ int Bench::run() {
   }
   if (wants("storm")) guarded("storm", [&] { run_storm(); });
   if (wants("switch")) run_switch();
+  // Twins need HAProxy and wait out the computers' redial: asked for by name, or --full.
+  if (phases_.count("twins") || plan_.mode == Mode::kFull) run_twins();
   if (!memory_.empty()) print_memory();
-  std::cout << storm_table_ << stream_table_ << switch_table_;
+  std::cout << storm_table_ << stream_table_ << switch_table_ << twins_table_;
   print_footer();
   return failures_.count == 0 ? 0 : 1;
 }

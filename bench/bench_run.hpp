@@ -126,6 +126,9 @@ class Bench {
   // 8. Switching in place (switch_phase.cpp).
   void run_switch();
   void switch_under_load(int computers, std::ostringstream& table);
+  // 9. Twins behind HAProxy: a lost box (twins_phase.cpp).
+  void run_twins();
+  void twins_kill_and_return(const std::filesystem::path& haproxy, std::ostringstream& table);
 
   Plan plan_;
   std::set<std::string> phases_;
@@ -138,6 +141,7 @@ class Bench {
   std::string storm_table_;   // printed after the memory table, whose last row it measures
   std::string stream_table_;  // section 7, measured with the main instance
   std::string switch_table_;  // section 8
+  std::string twins_table_;   // section 9
 };
 
 }  // namespace sbbench

@@ -36,6 +36,10 @@ struct Plan {
   int switches = 5;
   int switches_under_load = 5;
   std::chrono::milliseconds switch_window = 1500ms;
+  // Twins: computers attached to both boxes, a caller each; each stage (before the kill,
+  // after it, after the box is back) lasts `twins_window`.
+  int twins_computers = 10;
+  std::chrono::milliseconds twins_window = 2s;
 };
 
 Plan plan_for(Mode mode);

@@ -287,6 +287,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
         .last_event_id = optional_string(header(request, "Last-Event-ID")),
         .mcp_params = mcp_params(request),
         .accepts_event_stream = accepts_event_stream(header(request, "Accept").value_or("")),
+        .twin_front = header(request, "Switchboard-Twin").has_value(),
         .carried = std::exchange(carried_, std::nullopt),
         .forwarded = &forwarded_,
     };

@@ -30,6 +30,9 @@ struct HttpRequest {
   // Each Mcp-Param-<Name> header (2026-07-28): <Name> as sent, and the value.
   std::vector<std::pair<std::string, std::string>> mcp_params;
   bool accepts_event_stream = false;  // Accept lists text/event-stream
+  // Switchboard-Twin: a front that tries the other box with what is not attached here
+  // (docs/twins.md, "Not attached here").
+  bool twin_front = false;
   // Switching (docs/architecture.md, "Switching"): the call this request already is when it
   // crossed a switch in flight, to be taken up rather than sent again; and where the
   // request's forwarding notes its call, for a switch to carry.

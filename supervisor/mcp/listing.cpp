@@ -20,7 +20,7 @@ json empty_list_reply(const json& id, std::string_view member) {
 
 ReplyText narrowed(const json& id, const ListFilter& filter, CallResult result) {
   if (result.status == ipc::CallStatus::kNotAttached)
-    return ReplyText{.body = dump(empty_list_reply(id, filter.member))};
+    return ReplyText{.body = dump(empty_list_reply(id, filter.member)), .not_attached = true};
   if (result.status != ipc::CallStatus::kReplied) return relayed(id, std::move(result));
   json reply = json::parse(result.reply_without_id, nullptr, false);
   if (reply.is_object() && reply.contains("error")) return relayed(id, std::move(result));

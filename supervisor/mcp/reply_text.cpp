@@ -56,7 +56,9 @@ ReplyText relayed(const json& id, CallResult result) {
           ? jsonrpc::error_response(id, jsonrpc::kNotAttached,
                                     jsonrpc::relay_error_message(jsonrpc::kNotAttached))
           : relay_error(id, result.status);
-  return ReplyText{.body = dump(error), .error_code = error_code_of(error)};
+  return ReplyText{.body = dump(error),
+                   .error_code = error_code_of(error),
+                   .not_attached = result.status == ipc::CallStatus::kNotAttached};
 }
 
 }  // namespace sb::supervisor

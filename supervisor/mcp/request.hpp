@@ -77,6 +77,9 @@ struct ReplyText {
   // The code when the reply is a JSON-RPC error, the switchboard's or the computer's: a
   // 2026-07-28 caller's HTTP status follows it.
   std::optional<std::int64_t> error_code;
+  // The switchboard's answer for a computer that is not attached: nothing reached it, so a
+  // twin front may send the request to the other box (docs/twins.md, "Not attached here").
+  bool not_attached = false;
 };
 
 // The reply, or nothing for a notification or a response (HTTP 202).

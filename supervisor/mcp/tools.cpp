@@ -65,7 +65,8 @@ ReplyText call_reply(const json& id, CallResult result,
   audit->write("not_attached", jsonrpc::kNotAttached, 0);
   return ReplyText{.body = dump(jsonrpc::result_response(
                        id, complete(jsonrpc::text_tool_result(
-                               jsonrpc::relay_error_message(jsonrpc::kNotAttached), true))))};
+                               jsonrpc::relay_error_message(jsonrpc::kNotAttached), true)))),
+                   .not_attached = true};
 }
 
 Abandon call_tool(const Exchange& exchange, const ToolCallParts& parts) {
@@ -123,7 +124,8 @@ Abandon tools_list(const Exchange& exchange) {
                   &errors_logged = exchange.services().tools_list_errors,
                   &param_headers = exchange.services().param_headers](CallResult result) {
                    return ReplyText{.body = dump(filter_tool_list(id, context, result,
-                                                                  errors_logged, &param_headers))};
+                                                                  errors_logged, &param_headers)),
+                                    .not_attached = result.status == ipc::CallStatus::kNotAttached};
                  });
 }
 

@@ -393,13 +393,18 @@ class Routes {
 
   // The answer, as HTTP. A 2026-07-28 caller's error carries its status (404 for a method
   // not served, 400 for what the revision requires of the request) even when the computer
-  // answered it.
+  // answered it. A twin front is told with 503 that the computer is not attached here, so
+  // that it tries the other box (docs/twins.md, "Not attached here").
   McpDone done(bool initialize, bool stateless) const {
-    return [respond = respond_, initialize, stateless](std::optional<ReplyText> text) {
+    return [respond = respond_, initialize, stateless,
+            twin_front = request_.twin_front](std::optional<ReplyText> text) {
       if (!text) return respond(empty_response(202));
-      const int status =
-          stateless && text->error_code ? stateless_error_status(*text->error_code) : 200;
+      const bool try_twin = twin_front && text->not_attached;
+      const int status = try_twin                        ? 503
+                         : stateless && text->error_code ? stateless_error_status(*text->error_code)
+                                                         : 200;
       auto response = json_response(status, std::move(text->body));
+      if (try_twin) response.headers.emplace_back("Switchboard-Not-Attached", "1");
       response.body_head = std::move(text->head);
       response.lease = std::move(text->lease);
       response.arriving = std::move(text->arriving);

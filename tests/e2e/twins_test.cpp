@@ -27,8 +27,11 @@ class Twins : public AlphaTest {
  protected:
   // Redials in a tenth of a second, a 2 s grace for the server.
   TestTimings timings_{"dial_backoff=100,server_grace=2000"};
-  std::unique_ptr<SwitchboardProcess> one_ = std::make_unique<SwitchboardProcess>(config());
-  std::unique_ptr<SwitchboardProcess> two_ = std::make_unique<SwitchboardProcess>(config());
+  Secret beta_ = new_secret();  // a second computer, for a box that must have one attached
+  std::unique_ptr<SwitchboardProcess> one_ = std::make_unique<SwitchboardProcess>(twins_config());
+  std::unique_ptr<SwitchboardProcess> two_ = std::make_unique<SwitchboardProcess>(twins_config());
+
+  ConfigBuilder twins_config() const { return config().computer("beta", beta_); }
 
   static std::string attach_url(const SwitchboardProcess& sb) {
     return "ws://127.0.0.1:" + std::to_string(sb.port()) + "/vm/attach";
@@ -233,6 +236,79 @@ TEST_F(Twins, BothBoxesAnswerACallerByteForByteAlikeAndTakeEachOthersSessions) {
   EXPECT_EQ(echoed(called.final_message()), (json{{"s", 1}})) << called.body;
 }
 
+// A POST to a box, with the header a twin front adds or without it.
+HttpResponse post_to(const SwitchboardProcess& box, const std::string& token, const json& body,
+                     bool twin_front) {
+  HttpRequest request = mcp_request("/mcp/alpha", token, body);
+  if (twin_front) request.headers.emplace_back("Switchboard-Twin", "1");
+  return http(box.port(), request);
+}
+
+TEST_F(Twins, ATwinFrontIsToldWith503ThatTheComputerIsNotAttachedHereAndNoOneElseIs) {
+  const auto connector = connect({two_.get()});
+  ASSERT_TRUE(wait_ready(*two_, owner_.secret, "alpha")) << connector->log();
+  for (const json& body : {tool_call(1, "echo", json{{"x", 1}}), rpc(2, "tools/list")}) {
+    const HttpResponse plain = post_to(*one_, owner_.secret, body, false);
+    const HttpResponse fronted = post_to(*one_, owner_.secret, body, true);
+    EXPECT_EQ(plain.status, 200) << body;
+    EXPECT_FALSE(plain.has_header("Switchboard-Not-Attached")) << body;
+    EXPECT_EQ(fronted.status, 503) << body;
+    EXPECT_EQ(fronted.header("Switchboard-Not-Attached"), "1") << body;
+    EXPECT_EQ(fronted.body, plain.body) << body;
+  }
+  // Where the computer is attached the header changes nothing.
+  const HttpResponse attached =
+      post_to(*two_, owner_.secret, tool_call(1, "echo", json{{"x", 1}}), true);
+  EXPECT_EQ(attached.status, 200);
+  EXPECT_FALSE(attached.has_header("Switchboard-Not-Attached"));
+  EXPECT_EQ(echoed(attached.final_message()), (json{{"x", 1}}));
+}
+
+// The haproxy program, or nullopt for the test to skip; a failure as well when it is
+// missing under SWITCHBOARD_REQUIRE_HAPROXY (CI), where skipping would hide the tests.
+std::optional<fs::path> haproxy_program() {
+  auto program = HaproxyFront::find();
+  if (!program && std::getenv("SWITCHBOARD_REQUIRE_HAPROXY"))
+    ADD_FAILURE() << "haproxy is not installed (Debian: haproxy) and SWITCHBOARD_REQUIRE_HAPROXY "
+                     "is set";
+  return program;
+}
+
+fs::path shipped_twins_config() {
+  return fs::path(SWITCHBOARD_SOURCE_DIR) / "packaging/haproxy/switchboard-twins.cfg";
+}
+
+TEST_F(Twins, BehindHaproxyAComputerAttachedToOneBoxIsServedThroughItAlone) {
+  const auto program = haproxy_program();
+  if (!program) GTEST_SKIP() << "haproxy is not installed (Debian: haproxy)";
+  auto connector = connect({two_.get()});
+  ASSERT_TRUE(wait_ready(*two_, owner_.secret, "alpha")) << connector->log();
+  // With beta attached box one is ready for the front (/readyz names no computer), so it
+  // gets its share of alpha's calls too.
+  const auto beta = attach_ready(*one_, beta_, "beta", owner_.secret);
+  ASSERT_TRUE(beta);
+  HaproxyFront front(*program, shipped_twins_config(), one_->port(), two_->port());
+  for (int n = 0; n < 40; ++n) {
+    const HttpResponse response =
+        post_mcp(front.port(), "/mcp/alpha", owner_.secret, tool_call(n, "echo", json{{"n", n}}));
+    ASSERT_EQ(response.status, 200) << response.body << front.log();
+    ASSERT_EQ(echoed(response.final_message()), (json{{"n", n}})) << response.body;
+  }
+  EXPECT_TRUE(one_->audit().wait_for("call", fields_equal({{"outcome", "not_attached"}})))
+      << front.log();
+
+  // Attached nowhere: the caller gets the switchboard's usual answer, 200 and all.
+  connector.reset();
+  ASSERT_TRUE(eventually(
+      [&] { return http_get(two_->port(), "/readyz/alpha", owner_.secret).status == 503; }));
+  const HttpResponse offline =
+      post_mcp(front.port(), "/mcp/alpha", owner_.secret, tool_call(99, "echo", json{{"n", 99}}));
+  EXPECT_EQ(offline.status, 200) << offline.body;
+  EXPECT_FALSE(offline.has_header("Switchboard-Not-Attached"));
+  EXPECT_EQ(offline.body,
+            post_to(*two_, owner_.secret, tool_call(99, "echo", json{{"n", 99}}), false).body);
+}
+
 // One call as a caller loops them: when it started, and whether it was answered.
 struct LoopedCall {
   Clock::time_point started;
@@ -292,17 +368,11 @@ std::size_t calls_audited(const SwitchboardProcess& box) {
 }
 
 TEST_F(Twins, BehindHaproxyAKilledBoxCostsOnlyItsCallsInFlightAndItsReturnNone) {
-  const auto program = HaproxyFront::find();
-  if (!program) {
-    if (std::getenv("SWITCHBOARD_REQUIRE_HAPROXY"))
-      FAIL() << "haproxy is not installed (Debian: haproxy) and SWITCHBOARD_REQUIRE_HAPROXY is set";
-    GTEST_SKIP() << "haproxy is not installed (Debian: haproxy)";
-  }
+  const auto program = haproxy_program();
+  if (!program) GTEST_SKIP() << "haproxy is not installed (Debian: haproxy)";
   const auto connector = connect_both();
   ASSERT_TRUE(connector);
-  HaproxyFront front(*program,
-                     fs::path(SWITCHBOARD_SOURCE_DIR) / "packaging/haproxy/switchboard-twins.cfg",
-                     one_->port(), two_->port());
+  HaproxyFront front(*program, shipped_twins_config(), one_->port(), two_->port());
   const auto began = Clock::now();
   CallerLoop callers(front.port(), owner_.secret, 4);
   // Both boxes serve callers through the front.
