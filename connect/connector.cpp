@@ -50,19 +50,24 @@ Connector::Connector(net::io_context& io, Options options, std::shared_ptr<ssl::
     links_.push_back(std::make_unique<LinkSlot>(io.get_executor(), url));
 }
 
-// Every link on its own until each has stopped; the exit status is the last one's that
-// stopped for good (0 when stopped by a signal).
+// Every link on its own until each has stopped; the exit status is that of the last link
+// to stop for good (0 when stopped by a signal). A link that fails stops them all, and
+// run() throws what it threw.
 net::awaitable<int> Connector::run() {
   links_running_ = links_.size();
-  for (LinkId id = 0; id < links_.size(); ++id) net::co_spawn(io_, run_link(id), net::detached);
+  for (LinkId id = 0; id < links_.size(); ++id) {
+    net::co_spawn(io_, run_link(id), [this](std::exception_ptr failure) {
+      if (failure && !failure_) {
+        failure_ = failure;
+        stop();
+      }
+      if (--links_running_ == 0) links_done_.cancel();
+    });
+  }
   if (links_running_ > 0) co_await links_done_.async_wait(kAwait);
   co_await end_server();
-  int exit_code = kExitStopped;
-  if (!stopping_) {
-    for (const auto& slot : links_)
-      if (slot->exit_code != kExitStopped) exit_code = slot->exit_code;
-  }
-  co_return exit_code;
+  if (failure_) std::rethrow_exception(failure_);
+  co_return stopping_ ? kExitStopped : exit_code_;
 }
 
 net::awaitable<void> Connector::run_link(LinkId id) {
@@ -108,7 +113,7 @@ net::awaitable<void> Connector::run_link(LinkId id) {
                         : "the switchboard no longer accepts this secret; stopping this link "
                           "until an operator updates it",
                     {{"computer", options_.name}, {"url", url}, {"close", close_text(end)}});
-          slot.exit_code = end.code == kCloseReplaced ? kExitReplaced : kExitRevoked;
+          exit_code_ = end.code == kCloseReplaced ? kExitReplaced : kExitRevoked;
           break;
         }
         why_redial = "detached, " + close_text(end);
@@ -120,7 +125,6 @@ net::awaitable<void> Connector::run_link(LinkId id) {
              {{"computer", options_.name}, {"url", url}, {"retry_in", seconds_text(delay)}});
     co_await sleep(slot, delay);
   }
-  if (--links_running_ == 0) links_done_.cancel();
 }
 
 void Connector::stop() {
@@ -135,7 +139,13 @@ void Connector::stop() {
 // What failed, or "".
 net::awaitable<std::string> Connector::running_server() {
   co_await server_start_turn_.take();
-  std::string problem = co_await start_server_unless_running();
+  std::string problem;
+  try {
+    problem = co_await start_server_unless_running();
+  } catch (...) {
+    server_start_turn_.give_back();  // the other links are not left waiting
+    throw;
+  }
   server_start_turn_.give_back();
   co_return problem;
 }

@@ -12,6 +12,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
@@ -62,7 +63,6 @@ class Connector {
     std::shared_ptr<Link> link;  // the current dial or attach, if any
     WriteTurn turn;
     boost::asio::steady_timer sleep_timer;
-    int exit_code = kExitStopped;  // why it stopped for good
   };
 
   boost::asio::awaitable<void> run_link(LinkId id);
@@ -91,6 +91,8 @@ class Connector {
   WriteTurn server_start_turn_;                   // one link at a time makes sure the server runs
   std::vector<std::unique_ptr<LinkSlot>> links_;  // by LinkId
   std::size_t links_running_ = 0;
+  int exit_code_ = kExitStopped;                // of the last link to stop for good
+  std::exception_ptr failure_;                  // the first link's that threw
   boost::asio::steady_timer links_done_;        // cancelled when every link has stopped
   std::map<std::string, LogThrottle> dropped_;  // by cause (log_dropped)
   std::mt19937 random_{std::random_device{}()};
