@@ -172,6 +172,24 @@ TEST_F(Twins, ReplacedOnOneBoxTheOtherLinkStaysAttached) {
   EXPECT_EQ(count(*two_), 1);
 }
 
+TEST_F(Twins, ARevokedSecretStopsThatBoxsLinkAloneAndTheLastLinkToStopSetsTheExitStatus) {
+  const auto connector = connect_both();
+  ASSERT_TRUE(connector);
+  alpha_ = new_secret();
+  two_->reload(twins_config());  // box two no longer accepts the secret connect holds: 4003
+  ASSERT_TRUE(connector->wait_log("no longer accepts this secret; stopping this link"))
+      << connector->log();
+  const std::string log = connector->log();
+  const auto line_start = log.rfind('\n', log.find("no longer accepts this secret"));
+  const std::string line = log.substr(line_start + 1, log.find('\n', line_start + 1) - line_start);
+  EXPECT_NE(line.find("url=" + attach_url(*two_)), std::string::npos) << line;
+  EXPECT_EQ(count(*one_), 1);  // box one still reaches the server
+  EXPECT_EQ(connector->wait_exit(std::chrono::milliseconds(0)), std::nullopt);
+
+  one_->reload(twins_config());
+  EXPECT_EQ(connector->wait_exit(), 4) << connector->log();
+}
+
 TEST_F(Twins, BothBoxesAnswerACallerByteForByteAlikeAndTakeEachOthersSessions) {
   const auto connector = connect_both();
   ASSERT_TRUE(connector);
