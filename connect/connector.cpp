@@ -57,10 +57,7 @@ net::awaitable<int> Connector::run() {
   links_running_ = links_.size();
   for (LinkId id = 0; id < links_.size(); ++id) {
     net::co_spawn(io_, run_link(id), [this](std::exception_ptr failure) {
-      if (failure && !failure_) {
-        failure_ = failure;
-        stop();
-      }
+      if (failure) fail(failure);
       if (--links_running_ == 0) links_done_.cancel();
     });
   }
@@ -79,9 +76,11 @@ net::awaitable<void> Connector::run_link(LinkId id) {
     const auto started = Clock::now();
     std::string why_redial;
     std::string secret;
-    if (std::string problem = co_await running_server(); !problem.empty()) {
+    std::string problem = co_await running_server();
+    if (stopping_) break;  // stop() came while the server started: this link never dials
+    if (!problem.empty()) {
       why_redial = "the MCP server did not start: " + problem;
-    } else if (std::string problem = read_secret(secret); !problem.empty()) {
+    } else if (problem = read_secret(secret); !problem.empty()) {
       why_redial = std::move(problem);
     } else {
       log_info("dialling the switchboard", {{"computer", options_.name}, {"url", url}});
@@ -127,6 +126,12 @@ net::awaitable<void> Connector::run_link(LinkId id) {
   }
 }
 
+// A loop that threw stops everything; run() throws it once every link has stopped.
+void Connector::fail(std::exception_ptr failure) {
+  if (!failure_) failure_ = failure;
+  stop();
+}
+
 void Connector::stop() {
   stopping_ = true;
   for (const auto& slot : links_) {
@@ -162,10 +167,18 @@ net::awaitable<std::string> Connector::start_server_unless_running() {
     server_.reset();
     co_return problem;
   }
+  // A new server, a new MCP session: a link still attached to the old one (it attached
+  // as the old server exited) is closed, not carried over to a session it never made.
+  for (const LinkId id : session_.attached_links()) {
+    if (const auto& link = links_[id]->link) link->close(kCloseServerGone, "the MCP server exited");
+  }
   session_ = KeptSession();
+  ++server_generation_;
   server_done_.expires_at(net::steady_timer::time_point::max());
   server_reading_ = true;  // before it runs: co_spawn starts it later
-  net::co_spawn(io_, relay_server(), net::detached);
+  net::co_spawn(io_, relay_server(), [this](std::exception_ptr failure) {
+    if (failure) server_failed(failure);
+  });
   co_return "";
 }
 
@@ -189,64 +202,114 @@ std::string Connector::read_secret(std::string& secret) const {
 
 // Relays until the attach ends: the switchboard's messages to the server, or answered
 // here; the server's go to it from relay_server(). Then the server hears what it must of
-// the lost attach, and goes on.
+// the lost attach, and goes on. A link that attaches while the server is gone is closed:
+// the next attach gets the next server.
 net::awaitable<LinkEnd> Connector::relay(LinkId id, std::shared_ptr<Link> link) {
-  session_.attach(id);
-  links_changed(id, "attached");
+  const std::uint64_t generation = server_generation_;
+  const bool attached = server_reading_;
+  if (attached) {
+    session_.attach(id);
+    links_changed(id, "attached");
+  } else {
+    link->close(kCloseServerGone, "the MCP server exited");
+  }
   while (const auto message = co_await link->read()) {
     Routed routed = session_.from_link(id, *message);
     log_dropped(routed, "the switchboard");
     co_await write_links(std::move(routed.to_links));
-    if (routed.to_server && !co_await write_server(*routed.to_server))
+    if (routed.to_server && !co_await write_server(*routed.to_server, generation))
       link->close(kCloseServerGone, "the MCP server stopped reading");
   }
-  // A new server may have come meanwhile (the old one exited): it never knew this link.
-  if (session_.attached(id)) {
-    for (const std::string& message : session_.detach(id)) {
-      if (!co_await write_server(message)) break;
+  LinkSlot& slot = *links_[id];
+  slot.outbox.clear();
+  slot.outbox_bytes = 0;
+  slot.room.cancel();
+  if (attached) {
+    // A new server may have come meanwhile: it never knew this link.
+    if (generation == server_generation_ && session_.attached(id)) {
+      for (const std::string& message : session_.detach(id)) {
+        if (!co_await write_server(message, generation)) break;
+      }
     }
+    links_changed(id, "detached");
   }
-  links_changed(id, "detached");
   co_return link->end();
 }
 
 // For the server's life: each of its messages to the links it belongs to, or answered
 // here while there is none. Its output ending (it exited, or we stopped it) ends every
-// attach.
+// attach, since their MCP session has ended with it.
 net::awaitable<void> Connector::relay_server() {
+  const std::uint64_t generation = server_generation_;
   while (const auto message = co_await server_->read()) {
     Routed routed = session_.from_server(*message);
     log_dropped(routed, "the MCP server");
     co_await write_links(std::move(routed.to_links));
-    if (routed.to_server) co_await write_server(*routed.to_server);
+    if (routed.to_server) co_await write_server(*routed.to_server, generation);
   }
   for (const LinkId id : session_.attached_links()) {
     if (const auto& link = links_[id]->link) link->close(kCloseServerGone, "the MCP server exited");
   }
-  session_ = KeptSession();  // no link is attached to a server that has gone
   server_reading_ = false;
   server_done_.cancel();
 }
 
-net::awaitable<bool> Connector::write_server(const std::string& message) {
+// Reading the server threw: nothing reads it any more, and everything stops.
+void Connector::server_failed(std::exception_ptr failure) {
+  server_reading_ = false;
+  server_done_.cancel();
+  fail(failure);
+}
+
+// False when the server did not take it, or is not the one it was composed for.
+net::awaitable<bool> Connector::write_server(const std::string& message, std::uint64_t generation) {
   co_await server_turn_.take();
-  const bool written = server_ && co_await server_->write(message);
+  const bool written =
+      server_ && generation == server_generation_ && co_await server_->write(message);
   server_turn_.give_back();
   co_return written;
 }
 
-// Each message to its link as attached now: one that detaches meanwhile (and perhaps
-// attaches again, to a new MCP session) must not get a lost attach's messages. A write that
-// fails is the link failing: its reader ends the attach.
+// Each message into its link's outbox, as the link is attached now: one that detaches
+// meanwhile (and perhaps attaches again, to a new MCP session) must not get a lost
+// attach's messages. Over its cap an outbox holds the server back only when no other link
+// would be held back with it; otherwise that link is closed.
 net::awaitable<void> Connector::write_links(std::vector<std::pair<LinkId, std::string>> messages) {
-  for (const auto& [id, message] : messages) {
+  for (auto& [id, message] : messages) {
     LinkSlot& slot = *links_[id];
     const std::shared_ptr<Link> link = slot.link;
     if (!link || !session_.attached(id)) continue;
-    co_await slot.turn.take();
-    co_await link->write(message);
-    slot.turn.give_back();
+    while (slot.link == link && slot.outbox_bytes > kMaxOutboxBytes) {
+      if (session_.attached_links().size() > 1) {
+        link->close(kCloseServerGone, "the switchboard does not read fast enough");
+        break;
+      }
+      slot.room.expires_at(net::steady_timer::time_point::max());
+      co_await slot.room.async_wait(kAwait);  // cancelled as the outbox shrinks or ends
+    }
+    if (slot.link != link || !session_.attached(id) || slot.outbox_bytes > kMaxOutboxBytes)
+      continue;
+    slot.outbox_bytes += message.size();
+    slot.outbox.push_back(std::move(message));
+    if (slot.draining != link) {
+      slot.draining = link;
+      net::co_spawn(io_, drain(id, link), net::detached);
+    }
   }
+}
+
+// The one writer of a link's outbox while that link is the slot's. A write that fails is
+// the link failing: its reader ends the attach.
+net::awaitable<void> Connector::drain(LinkId id, std::shared_ptr<Link> link) {
+  LinkSlot& slot = *links_[id];
+  while (slot.link == link && !slot.outbox.empty()) {
+    const std::string message = std::move(slot.outbox.front());
+    slot.outbox.pop_front();
+    slot.outbox_bytes -= message.size();
+    slot.room.cancel();
+    co_await link->write(message);
+  }
+  if (slot.draining == link) slot.draining.reset();
 }
 
 // Every change is logged (which link, and how many are up) and told to main.

@@ -12,6 +12,8 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <cstdint>
+#include <deque>
 #include <exception>
 #include <functional>
 #include <map>
@@ -58,12 +60,23 @@ class Connector {
   // One switchboard URL and its dial or attach of the moment.
   struct LinkSlot {
     LinkSlot(boost::asio::any_io_executor executor, SwitchboardUrl where)
-        : url(std::move(where)), turn(executor), sleep_timer(executor) {}
+        : url(std::move(where)), room(executor), sleep_timer(executor) {}
     SwitchboardUrl url;
     std::shared_ptr<Link> link;  // the current dial or attach, if any
-    WriteTurn turn;
+    // What waits to be written to `link`, in order, drained by one writer (`draining`
+    // names the link it writes to): a link that does not read never holds back the others
+    // (docs/connect.md, "Twins").
+    std::deque<std::string> outbox;
+    std::size_t outbox_bytes = 0;
+    std::shared_ptr<Link> draining;
+    boost::asio::steady_timer room;  // cancelled whenever the outbox shrinks
     boost::asio::steady_timer sleep_timer;
   };
+
+  // The most a link's outbox holds before the server waits for it (the only link
+  // attached) or the link is closed (others would wait with it): two of the largest
+  // messages.
+  static constexpr std::size_t kMaxOutboxBytes = 2 * kMaxMessageBytes;
 
   boost::asio::awaitable<void> run_link(LinkId id);
   boost::asio::awaitable<std::string> running_server();
@@ -72,8 +85,11 @@ class Connector {
   std::string read_secret(std::string& secret) const;
   boost::asio::awaitable<LinkEnd> relay(LinkId id, std::shared_ptr<Link> link);
   boost::asio::awaitable<void> relay_server();
-  boost::asio::awaitable<bool> write_server(const std::string& message);
+  boost::asio::awaitable<bool> write_server(const std::string& message, std::uint64_t generation);
   boost::asio::awaitable<void> write_links(std::vector<std::pair<LinkId, std::string>> messages);
+  boost::asio::awaitable<void> drain(LinkId id, std::shared_ptr<Link> link);
+  void server_failed(std::exception_ptr failure);
+  void fail(std::exception_ptr failure);
   void links_changed(LinkId id, const char* what);
   void log_dropped(const Routed& routed, const char* from);
   boost::asio::awaitable<void> sleep(LinkSlot& slot, std::chrono::milliseconds duration);
@@ -86,13 +102,15 @@ class Connector {
   std::unique_ptr<McpServer> server_;
   KeptSession session_;  // the server's, as long as it runs
   bool server_reading_ = false;
+  // Counts the servers started: what was composed for one is never written to the next.
+  std::uint64_t server_generation_ = 0;
   boost::asio::steady_timer server_done_;  // cancelled when relay_server() has ended
   WriteTurn server_turn_;
   WriteTurn server_start_turn_;                   // one link at a time makes sure the server runs
   std::vector<std::unique_ptr<LinkSlot>> links_;  // by LinkId
   std::size_t links_running_ = 0;
   int exit_code_ = kExitStopped;                // of the last link to stop for good
-  std::exception_ptr failure_;                  // the first link's that threw
+  std::exception_ptr failure_;                  // the first that a loop threw
   boost::asio::steady_timer links_done_;        // cancelled when every link has stopped
   std::map<std::string, LogThrottle> dropped_;  // by cause (log_dropped)
   std::mt19937 random_{std::random_device{}()};

@@ -118,6 +118,13 @@ Routed dropped(std::string why) {
   return Routed{.dropped = std::move(why)};
 }
 
+// An id as one spelling: a switchboard writes the server's ids back as it parsed them
+// ("a\/b" comes back "a/b", 1E2 as 100.0), so they are compared the same way.
+std::string canonical_id(std::string_view id) {
+  const auto parsed = nlohmann::json::parse(id, nullptr, /*allow_exceptions=*/false);
+  return parsed.is_discarded() ? std::string(id) : parsed.dump();
+}
+
 }  // namespace
 
 std::optional<MessageShape> scan_shape(std::string_view message) {
@@ -199,14 +206,18 @@ Routed KeptSession::cancel_from_link(LinkId link, std::string_view message,
   const auto found =
       ours_by_link_request_.find({link, std::string(text_of(message, *shape.request_id))});
   if (found == ours_by_link_request_.end()) return {};  // answered already: nothing to cancel
-  return Routed{.to_server =
-                    spliced(message, {{*shape.request_id, std::to_string(found->second)}})};
+  // A server does not answer a cancelled request: the call is forgotten now, and a late
+  // answer or progress for it reaches no one.
+  const std::int64_t ours = found->second;
+  ours_by_link_request_.erase(found);
+  in_flight_.erase(ours);
+  return Routed{.to_server = spliced(message, {{*shape.request_id, std::to_string(ours)}})};
 }
 
 // Only the link the server asked answers it, and only once.
 Routed KeptSession::response_from_link(LinkId link, std::string_view message,
                                        const MessageShape& shape) {
-  const auto asked = server_asks_.find(text_of(message, *shape.id));
+  const auto asked = server_asks_.find(canonical_id(text_of(message, *shape.id)));
   if (asked == server_asks_.end() || asked->second != link)
     return dropped("an answer to no request of the server's");
   server_asks_.erase(asked);
@@ -240,7 +251,7 @@ Routed KeptSession::request_from_server(std::string_view message, const MessageS
   if (server_asks_.size() >= kMaxInFlight) {
     return Routed{.to_server = error_answer(id, "too many requests awaiting the switchboard")};
   }
-  server_asks_.emplace(id, *link);
+  server_asks_.emplace(canonical_id(id), *link);
   return Routed{.to_links = {{*link, std::string(message)}}};
 }
 
@@ -298,7 +309,7 @@ Routed KeptSession::progress_from_server(std::string_view message, const Message
 // The server gave up one of its own requests: only the link it asked hears of it.
 Routed KeptSession::cancel_from_server(std::string_view message, const MessageShape& shape) {
   if (!shape.request_id) return dropped("a cancellation that names no request");
-  const auto asked = server_asks_.find(text_of(message, *shape.request_id));
+  const auto asked = server_asks_.find(canonical_id(text_of(message, *shape.request_id)));
   if (asked == server_asks_.end()) return {};  // answered already
   const LinkId link = asked->second;
   server_asks_.erase(asked);

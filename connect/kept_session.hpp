@@ -104,7 +104,7 @@ class KeptSession {
   std::vector<LinkRequestKey> initialize_waiting_;  // other links' initializes meanwhile
   std::optional<std::string> initialize_result_;
   bool initialized_sent_ = false;
-  std::map<std::string, LinkId, std::less<>> server_asks_;  // by the server's id, as written
+  std::map<std::string, LinkId, std::less<>> server_asks_;  // by the server's id, canonical
 };
 
 }  // namespace sb::connect

@@ -105,7 +105,8 @@ SwitchboardUrl switchboard_url(const std::string& url, const Options& options) {
                      ": ws:// sends the secret in clear; use wss://, or a loopback host, or "
                      "--allow-insecure-transport");
   for (const SwitchboardUrl& earlier : options.urls) {
-    if (earlier.url == url) throw UsageError("url " + url + " is given twice");
+    if (earlier.target == where.target)
+      throw UsageError("url " + url + " names the same switchboard as " + earlier.url);
   }
   return where;
 }

@@ -172,22 +172,55 @@ TEST_F(Twins, ReplacedOnOneBoxTheOtherLinkStaysAttached) {
   EXPECT_EQ(count(*two_), 1);
 }
 
+// The log line that says `text`.
+std::string line_of(const std::string& log, const std::string& text) {
+  const auto at = log.find(text);
+  if (at == std::string::npos) return "";
+  const auto start = log.rfind('\n', at) + 1;  // npos + 1 is 0: the first line
+  return log.substr(start, log.find('\n', at) - start);
+}
+
 TEST_F(Twins, ARevokedSecretStopsThatBoxsLinkAloneAndTheLastLinkToStopSetsTheExitStatus) {
   const auto connector = connect_both();
   ASSERT_TRUE(connector);
-  alpha_ = new_secret();
-  two_->reload(twins_config());  // box two no longer accepts the secret connect holds: 4003
-  ASSERT_TRUE(connector->wait_log("no longer accepts this secret; stopping this link"))
-      << connector->log();
-  const std::string log = connector->log();
-  const auto line_start = log.rfind('\n', log.find("no longer accepts this secret"));
-  const std::string line = log.substr(line_start + 1, log.find('\n', line_start + 1) - line_start);
-  EXPECT_NE(line.find("url=" + attach_url(*two_)), std::string::npos) << line;
+  // Box two's link is replaced by a newer attach there (4002, exit status 3 if it were the
+  // last), then box one stops accepting the secret (4003, exit status 4).
+  const auto newer = connect({two_.get()}, "newer.log");
+  ASSERT_TRUE(connector->wait_log("replaced this one; stopping this link")) << connector->log();
   EXPECT_EQ(count(*one_), 1);  // box one still reaches the server
   EXPECT_EQ(connector->wait_exit(std::chrono::milliseconds(0)), std::nullopt);
 
+  alpha_ = new_secret();
   one_->reload(twins_config());
   EXPECT_EQ(connector->wait_exit(), 4) << connector->log();
+  const std::string log = connector->log();
+  EXPECT_NE(line_of(log, "replaced this one").find("url=" + attach_url(*two_)), std::string::npos)
+      << log;
+  EXPECT_NE(line_of(log, "no longer accepts this secret").find("url=" + attach_url(*one_)),
+            std::string::npos)
+      << log;
+}
+
+TEST_F(Twins, AServerThatExitsEndsEveryAttachAndOneNewServerServesBoth) {
+  const auto connector = connect_both();
+  ASSERT_TRUE(connector);
+  EXPECT_EQ(count(*two_), 1);
+  const pid_t first = connector->server_pid();
+  EXPECT_EQ(
+      error_code(call_tool(one_->port(), "/mcp/alpha", owner_.secret, "exit", json::object())),
+      kDisconnected);
+  for (const SwitchboardProcess* box : {one_.get(), two_.get()}) {
+    const auto detach = box->audit().wait_for("vm_detach");
+    ASSERT_TRUE(detach) << connector->log();
+    EXPECT_EQ((*detach)["code"], 1011);
+    ASSERT_TRUE(box->audit().wait_for_count("vm_attach", 2)) << connector->log();
+    ASSERT_TRUE(wait_ready(*box, owner_.secret, "alpha"));
+  }
+  EXPECT_FALSE(process_alive(first));
+  EXPECT_EQ(occurrences(connector->log(), "started the MCP server"), 2u) << connector->log();
+  // One new server, one new session, one counter for both boxes.
+  EXPECT_EQ(count(*one_), 1);
+  EXPECT_EQ(count(*two_), 2);
 }
 
 TEST_F(Twins, BothBoxesAnswerACallerByteForByteAlikeAndTakeEachOthersSessions) {

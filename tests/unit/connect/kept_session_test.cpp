@@ -214,9 +214,8 @@ TEST(KeptSession, TwoLinksWithTheSameIdsGetIdsOfTheirOwnAndEachItsOwnAnswer) {
   ASSERT_EQ(answer_1.to_links.size(), 1u);
   EXPECT_EQ(parsed(to_link(answer_1, 1)),
             (json{{"jsonrpc", "2.0"}, {"id", 5}, {"result", {{"n", 1}}}}));
-  const Routed answer_0 = session.from_server(answer_to(from_0));
-  ASSERT_EQ(answer_0.to_links.size(), 1u);
-  EXPECT_TRUE(to_link(answer_0, 0));
+  // Link 0's call was cancelled: an answer the server sends anyway reaches no one.
+  EXPECT_TRUE(session.from_server(answer_to(from_0)).to_links.empty());
 }
 
 TEST(KeptSession, AnInitializeWhileTheFirstIsOutWaitsForItsAnswer) {
@@ -284,6 +283,36 @@ TEST(KeptSession, ALostLinkCancelsOnlyItsOwnCallsAndAsks) {
   EXPECT_TRUE(session.attached(1));
   EXPECT_TRUE(to_link(session.from_server(answer_to(call_1)), 1));
   EXPECT_FALSE(session.from_link(0, R"({"jsonrpc":"2.0","id":2,"method":"tools/call"})").to_server);
+}
+
+TEST(KeptSession, ACancelledCallIsForgottenSoItHoldsNoLinkAsTheOneCalling) {
+  KeptSession session = twin_session();
+  const json call_0 =
+      parsed(session.from_link(0, R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}})")
+                 .to_server);
+  EXPECT_TRUE(
+      session
+          .from_link(
+              0, R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}})")
+          .to_server);
+  // The server never answers a cancelled call; a late answer anyway reaches no one.
+  EXPECT_TRUE(session.from_server(answer_to(call_0)).to_links.empty());
+  // Link 1's call is now the only one in flight: the server's request goes to link 1.
+  EXPECT_TRUE(session.from_link(1, R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}})")
+                  .to_server);
+  const Routed asked =
+      session.from_server(R"({"jsonrpc":"2.0","id":"s","method":"sampling/createMessage"})");
+  ASSERT_EQ(asked.to_links.size(), 1u);
+  EXPECT_TRUE(to_link(asked, 1));
+}
+
+TEST(KeptSession, AnAnswerToTheServerCountsWhateverSpellingOfItsIdTheLinkUses) {
+  KeptSession session = twin_session();
+  EXPECT_TRUE(
+      to_link(session.from_server(R"({"jsonrpc":"2.0","id":"a\/b","method":"roots/list"})"), 0));
+  const Routed answered = session.from_link(0, R"({"jsonrpc":"2.0","id":"a/b","result":{}})");
+  EXPECT_TRUE(answered.to_server);
+  EXPECT_TRUE(session.detach(0).empty());  // nothing left unanswered
 }
 
 TEST(KeptSession, TheShapeIsReadWithEscapesAndSpacesAsTheyCome) {

@@ -40,6 +40,10 @@ TEST(ConnectOptions, EveryUrlKeepsToTheTransportRuleAndNoneIsGivenTwice) {
   EXPECT_THROW(
       parsed({"--url", "wss://one.example/vm/attach", "--url", "wss://one.example/vm/attach"}),
       UsageError);
+  // The same switchboard spelled another way is the same link.
+  EXPECT_THROW(
+      parsed({"--url", "wss://one.example/vm/attach", "--url", "wss://ONE.example:443/vm/attach"}),
+      UsageError);
   EXPECT_THROW(parsed({}), UsageError);
 }
 
