@@ -281,7 +281,7 @@ net::awaitable<void> Connector::write_links(std::vector<std::pair<LinkId, std::s
     if (!link || !session_.attached(id)) continue;
     while (slot.link == link && slot.outbox_bytes > kMaxOutboxBytes) {
       if (session_.attached_links().size() > 1) {
-        link->close(kCloseServerGone, "the switchboard does not read fast enough");
+        link->drop(kCloseServerGone, "the switchboard does not read fast enough");
         break;
       }
       slot.room.expires_at(net::steady_timer::time_point::max());

@@ -124,6 +124,14 @@ class LinkOver : public Link, public std::enable_shared_from_this<LinkOver<Ws>> 
                      [self = this->shared_from_this()](beast::error_code) {});
   }
 
+  void drop(std::uint16_t code, std::string_view reason) override {
+    if (ended_) return;
+    closing_ = true;
+    closed_with_ = LinkEnd{code, std::string(reason)};
+    beast::error_code ignored;
+    beast::get_lowest_layer(*ws_).socket().close(ignored);
+  }
+
   LinkEnd end() const override { return end_; }
 
  private:

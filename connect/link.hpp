@@ -52,6 +52,9 @@ class Link {
   // Starts the closing handshake with `code` (once; later calls do nothing). During a
   // dial, gives the dial up.
   virtual void close(std::uint16_t code, std::string_view reason) = 0;
+  // Drops the socket at once, without the closing handshake: for a switchboard that does
+  // not read, which would never take a close frame either. end() then says `code`.
+  virtual void drop(std::uint16_t code, std::string_view reason) = 0;
   virtual LinkEnd end() const = 0;
 };
 

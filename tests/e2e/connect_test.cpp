@@ -68,7 +68,8 @@ TEST_F(Connect, ACallReachesTheStdioServerAndItsAnswerComesBack) {
   EXPECT_EQ(echoed(reply), (json{{"x", 1}})) << reply;
   // The server's tools, and the switchboard's own vm_status.
   EXPECT_EQ(tool_names(list_tools(sb.port(), "/mcp/alpha", owner_.secret)),
-            (std::vector<std::string>{"echo", "progress", "exit", "wait", "count", "vm_status"}));
+            (std::vector<std::string>{"echo", "progress", "exit", "wait", "count", "flood",
+                                      "vm_status"}));
   const auto attach = sb.audit().wait_for("vm_attach");
   ASSERT_TRUE(attach);
   EXPECT_EQ((*attach)["computer"], "alpha");
@@ -447,7 +448,7 @@ TEST_F(ConnectToFake, OverWssTheCertificateAndItsHostNameAreChecked) {
   EXPECT_EQ(pod.dials().front().authorization, "Bearer " + secret_.secret);
   const json reply = pod.request(rpc(1, "tools/list"));
   ASSERT_TRUE(reply.contains("result")) << reply << trusted->log();
-  EXPECT_EQ(reply["result"]["tools"].size(), 5u);
+  EXPECT_EQ(reply["result"]["tools"].size(), 6u);
 
   // The certificate names localhost; dialled as 127.0.0.1 it is refused.
   const auto wrong_name = connect(pod.url("alpha", "127.0.0.1"), "wrong-name.log");

@@ -223,6 +223,26 @@ TEST_F(Twins, AServerThatExitsEndsEveryAttachAndOneNewServerServesBoth) {
   EXPECT_EQ(count(*two_), 2);
 }
 
+TEST_F(Twins, ALinkWhoseSwitchboardStopsReadingNeverHoldsBackTheOther) {
+  const auto connector = connect_both();
+  ASSERT_TRUE(connector);
+  // Box two's worker for alpha stops: nothing reads that link any more.
+  const pid_t stalled = two_->worker("alpha")["pid"].get<pid_t>();
+  ASSERT_EQ(::kill(stalled, SIGSTOP), 0);
+  // 100 notifications of 1 MiB go to every link: more than a link's queue (32 MiB) and the
+  // sockets between can hold. Box one's caller still gets its answer, and box two's link
+  // is closed rather than queued without end (its closing handshake, which the stalled
+  // switchboard never answers, takes up to 10 s).
+  const json flood{{"count", 100}, {"bytes", 1 << 20}};
+  EXPECT_EQ(echoed(call_tool(one_->port(), "/mcp/alpha", owner_.secret, "flood", flood)), flood);
+  const std::string two_detached = "detached computer=alpha url=" + attach_url(*two_);
+  EXPECT_TRUE(eventually([&] { return connector->log().find(two_detached) != std::string::npos; },
+                         std::chrono::seconds(20)))
+      << connector->log();
+  EXPECT_EQ(count(*one_), 1);
+  ::kill(stalled, SIGCONT);
+}
+
 TEST_F(Twins, BothBoxesAnswerACallerByteForByteAlikeAndTakeEachOthersSessions) {
   const auto connector = connect_both();
   ASSERT_TRUE(connector);

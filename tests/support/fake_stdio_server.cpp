@@ -6,6 +6,7 @@
 //   wait      never answers (a call for the caller to cancel)
 //   count     one text item: how many times count has been called in this process, so that
 //             a restart shows (1, 2, 3 ... and back to 1)
+//   flood     `count` notifications/message of `bytes` bytes of data each, then as echo
 // Like a real server it initializes once: a second initialize is refused. Each call is noted
 // on stderr ("called NAME id=ID"), and so are notifications/initialized ("initialized") and
 // each notifications/cancelled ("cancelled id=ID reason=REASON"), for the tests to read in
@@ -67,7 +68,7 @@ void Server::answer(const json& request) {
           {"id", id},
           {"result",
            {{"tools", json::array({tool("echo"), tool("progress"), tool("exit"), tool("wait"),
-                                   tool("count")})}}}});
+                                   tool("count"), tool("flood")})}}}});
   } else if (method == "ping") {
     send({{"jsonrpc", "2.0"}, {"id", id}, {"result", json::object()}});
   } else if (method == "tools/call") {
@@ -79,6 +80,13 @@ void Server::answer(const json& request) {
     if (name == "count") {
       send({{"jsonrpc", "2.0"}, {"id", id}, {"result", text_result(++counted)}});
       return;
+    }
+    if (name == "flood") {
+      const std::string data(arguments.value("bytes", 0), 'x');
+      for (int n = arguments.value("count", 0); n > 0; --n)
+        send({{"jsonrpc", "2.0"},
+              {"method", "notifications/message"},
+              {"params", {{"level", "info"}, {"data", data}}}});
     }
     if (name == "progress") {
       const json token = params.value("_meta", json::object()).value("progressToken", json());
