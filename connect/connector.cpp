@@ -273,7 +273,7 @@ net::awaitable<bool> Connector::write_server(const std::string& message, std::ui
 // Each message into its link's outbox, as the link is attached now: one that detaches
 // meanwhile (and perhaps attaches again, to a new MCP session) must not get a lost
 // attach's messages. Over its cap an outbox holds the server back only when no other link
-// would be held back with it; otherwise that link is closed.
+// would be held back with it; otherwise that link is dropped.
 net::awaitable<void> Connector::write_links(std::vector<std::pair<LinkId, std::string>> messages) {
   for (auto& [id, message] : messages) {
     LinkSlot& slot = *links_[id];

@@ -174,17 +174,16 @@ Routed KeptSession::from_link(LinkId link, std::string_view message) {
 Routed KeptSession::request_from_link(LinkId link, std::string_view message,
                                       const MessageShape& shape) {
   const std::string_view id = text_of(message, *shape.id);
+  if (shape.method == "initialize" && initialize_result_)
+    return Routed{.to_links = {{link, answer(id, *initialize_result_)}}};
   if (in_flight_.size() + initialize_waiting_.size() >= kMaxInFlight) {
     return Routed{
         .to_links = {{link, error_answer(id, "too many requests in flight at the MCP server")}}};
   }
-  if (shape.method == "initialize") {
-    if (initialize_result_) return Routed{.to_links = {{link, answer(id, *initialize_result_)}}};
-    if (initialize_id_) {
-      // Another link's initialize is out: this one is answered with its answer.
-      initialize_waiting_.emplace_back(link, std::string(id));
-      return {};
-    }
+  if (shape.method == "initialize" && initialize_id_) {
+    // Another link's initialize is out: this one is answered with its answer.
+    initialize_waiting_.emplace_back(link, std::string(id));
+    return {};
   }
   const std::int64_t ours = next_id_++;
   std::vector<std::pair<TextSpan, std::string>> edits{{*shape.id, std::to_string(ours)}};
