@@ -45,7 +45,8 @@ Connector::Connector(net::io_context& io, Options options, std::shared_ptr<ssl::
       server_done_(io),
       server_turn_(io.get_executor()),
       server_start_turn_(io.get_executor()),
-      links_done_(io, net::steady_timer::time_point::max()) {
+      links_done_(io, net::steady_timer::time_point::max()),
+      room_(io, net::steady_timer::time_point::max()) {
   for (const SwitchboardUrl& url : options_.urls)
     links_.push_back(std::make_unique<LinkSlot>(io.get_executor(), url));
 }
@@ -223,7 +224,7 @@ net::awaitable<LinkEnd> Connector::relay(LinkId id, std::shared_ptr<Link> link) 
   LinkSlot& slot = *links_[id];
   slot.outbox.clear();
   slot.outbox_bytes = 0;
-  slot.room.cancel();
+  room_.cancel();
   if (attached) {
     // A new server may have come meanwhile: it never knew this link.
     if (generation == server_generation_ && session_.attached(id)) {
@@ -272,20 +273,20 @@ net::awaitable<bool> Connector::write_server(const std::string& message, std::ui
 
 // Each message into its link's outbox, as the link is attached now: one that detaches
 // meanwhile (and perhaps attaches again, to a new MCP session) must not get a lost
-// attach's messages. Over its cap an outbox holds the server back only when no other link
-// would be held back with it; otherwise that link is dropped.
+// attach's messages. A full outbox holds the server back while every link is behind (the
+// server is the fast one); once another link keeps up, the one that does not is dropped,
+// so that a switchboard that stopped reading never holds back the others.
 net::awaitable<void> Connector::write_links(std::vector<std::pair<LinkId, std::string>> messages) {
   for (auto& [id, message] : messages) {
     LinkSlot& slot = *links_[id];
     const std::shared_ptr<Link> link = slot.link;
     if (!link || !session_.attached(id)) continue;
     while (slot.link == link && slot.outbox_bytes > kMaxOutboxBytes) {
-      if (session_.attached_links().size() > 1) {
+      if (another_link_keeps_up(id)) {
         link->drop(kCloseServerGone, "the switchboard does not read fast enough");
         break;
       }
-      slot.room.expires_at(net::steady_timer::time_point::max());
-      co_await slot.room.async_wait(kAwait);  // cancelled as the outbox shrinks or ends
+      co_await room_.async_wait(kAwait);  // never expires: cancelled to wake every waiter
     }
     if (slot.link != link || !session_.attached(id) || slot.outbox_bytes > kMaxOutboxBytes)
       continue;
@@ -306,10 +307,17 @@ net::awaitable<void> Connector::drain(LinkId id, std::shared_ptr<Link> link) {
     const std::string message = std::move(slot.outbox.front());
     slot.outbox.pop_front();
     slot.outbox_bytes -= message.size();
-    slot.room.cancel();
+    room_.cancel();
     co_await link->write(message);
   }
   if (slot.draining == link) slot.draining.reset();
+}
+
+bool Connector::another_link_keeps_up(LinkId id) const {
+  for (const LinkId other : session_.attached_links()) {
+    if (other != id && links_[other]->outbox_bytes <= kMaxOutboxBytes / 2) return true;
+  }
+  return false;
 }
 
 // Every change is logged (which link, and how many are up) and told to main.

@@ -60,7 +60,7 @@ class Connector {
   // One switchboard URL and its dial or attach of the moment.
   struct LinkSlot {
     LinkSlot(boost::asio::any_io_executor executor, SwitchboardUrl where)
-        : url(std::move(where)), room(executor), sleep_timer(executor) {}
+        : url(std::move(where)), sleep_timer(executor) {}
     SwitchboardUrl url;
     std::shared_ptr<Link> link;  // the current dial or attach, if any
     // What waits to be written to `link`, in order, drained by one writer (`draining`
@@ -69,12 +69,11 @@ class Connector {
     std::deque<std::string> outbox;
     std::size_t outbox_bytes = 0;
     std::shared_ptr<Link> draining;
-    boost::asio::steady_timer room;  // cancelled whenever the outbox shrinks
     boost::asio::steady_timer sleep_timer;
   };
 
-  // The most a link's outbox holds before the server waits for it (the only link
-  // attached) or the link is closed (others would wait with it): two of the largest
+  // The most a link's outbox holds before the server waits for it, or, when another link
+  // keeps up (its outbox at most half as full), the link is dropped: two of the largest
   // messages.
   static constexpr std::size_t kMaxOutboxBytes = 2 * kMaxMessageBytes;
 
@@ -91,6 +90,7 @@ class Connector {
   void server_failed(std::exception_ptr failure);
   void fail(std::exception_ptr failure);
   void links_changed(LinkId id, const char* what);
+  bool another_link_keeps_up(LinkId id) const;
   void log_dropped(const Routed& routed, const char* from);
   boost::asio::awaitable<void> sleep(LinkSlot& slot, std::chrono::milliseconds duration);
 
@@ -109,9 +109,12 @@ class Connector {
   WriteTurn server_start_turn_;                   // one link at a time makes sure the server runs
   std::vector<std::unique_ptr<LinkSlot>> links_;  // by LinkId
   std::size_t links_running_ = 0;
-  int exit_code_ = kExitStopped;                // of the last link to stop for good
-  std::exception_ptr failure_;                  // the first that a loop threw
-  boost::asio::steady_timer links_done_;        // cancelled when every link has stopped
+  int exit_code_ = kExitStopped;          // of the last link to stop for good
+  std::exception_ptr failure_;            // the first that a loop threw
+  boost::asio::steady_timer links_done_;  // cancelled when every link has stopped
+  // Never expires; cancelled whenever an outbox shrinks or a link ends, which wakes every
+  // writer waiting for room (expires_at would cancel the other waiters instead).
+  boost::asio::steady_timer room_;
   std::map<std::string, LogThrottle> dropped_;  // by cause (log_dropped)
   std::mt19937 random_{std::random_device{}()};
   bool stopping_ = false;
