@@ -284,6 +284,8 @@ void report_switch(const SwitchState& state, const std::vector<CarriedOutcome>& 
   log_info("switch complete", {{"resumed", std::to_string(resumed)},
                                {"redialled", std::to_string(redialled)},
                                {"pause_ms", std::to_string(pause_ms)}});
+  // Whoever ran `upgrade` may look for the line as soon as it has the answer.
+  audit.flush();
   answer(std::move(requester), json{{"switched", true},
                                     {"old_build", state.build},
                                     {"new_build", std::string(ipc::build_id())},

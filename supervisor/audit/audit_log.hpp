@@ -68,11 +68,13 @@ class AuditLog {
   // vm_auth_fail / client_auth_fail, at most 20 per window (60 s); the number suppressed
   // is reported when the window ends.
   void auth_failure(std::string_view event, std::string_view peer);
+  // Writes this turn's lines now rather than at the end of the turn: for an answer that
+  // must not reach its reader before the line that records it.
+  void flush();
   void stop();
 
  private:
   void write_line(const std::string& line);
-  void flush();
   void start_window();
   void end_window();
 
