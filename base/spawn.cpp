@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <span>
 
 extern char** environ;
 
@@ -34,8 +35,8 @@ constexpr int kStepCount = 5;
 
 // Runs in the child between fork and exec: async-signal-safe calls only.
 [[noreturn]] void exec_child(const SpawnRequest& request,
-                             const std::vector<std::pair<int, int>>& descriptors, char* const* argv,
-                             int error_pipe, pid_t parent) {
+                             const std::vector<std::pair<int, int>>& descriptors, int executable,
+                             char* const* argv, int error_pipe, pid_t parent) {
   if (request.parent_death_signal != 0) {
     if (::prctl(PR_SET_PDEATHSIG, request.parent_death_signal) != 0) child_fail(error_pipe, 4);
     if (::getppid() != parent) ::_exit(127);  // the parent is already gone
@@ -56,32 +57,47 @@ constexpr int kStepCount = 5;
   for (const auto& [from, to] : descriptors) {
     if (to > 2 && ::fcntl(to, F_SETFD, 0) != 0) child_fail(error_pipe, 1);
   }
-  if (request.executable >= 0) {
-    ::execveat(request.executable, "", argv, environ, AT_EMPTY_PATH);
+  if (executable >= 0) {
+    ::execveat(executable, "", argv, environ, AT_EMPTY_PATH);
   } else {
     ::execve(request.program.c_str(), argv, environ);
   }
   child_fail(error_pipe, 3);
 }
 
+int highest_target(const std::vector<std::pair<int, int>>& pairs) {
+  int highest = 2;
+  for (const auto& pair : pairs) highest = std::max(highest, pair.second);
+  return highest;
+}
+
+bool overwritten_by(int fd, std::span<const std::pair<int, int>> pairs) {
+  return std::any_of(pairs.begin(), pairs.end(), [&](const auto& pair) {
+    return pair.second == fd && pair.first != pair.second;
+  });
+}
+
+// `fd`, or a copy of it above every target when one of `pairs` would overwrite it (the
+// copy lives in `copies` until the fork is done); -1 when no copy can be made.
+int out_of_reach(int fd, std::span<const std::pair<int, int>> pairs, int highest,
+                 std::vector<UniqueFd>& copies) {
+  if (fd < 0 || !overwritten_by(fd, pairs)) return fd;
+  const int copy = ::fcntl(fd, F_DUPFD_CLOEXEC, highest + 1);
+  if (copy >= 0) copies.emplace_back(copy);
+  return copy;
+}
+
 // The child moves descriptors into place in order, so a source that is the target of an
 // earlier pair would be overwritten before its turn: such a source is copied out of the way
-// first (the copies live until the fork is done).
+// first.
 std::variant<std::vector<std::pair<int, int>>, std::string> safe_descriptor_order(
     const std::vector<std::pair<int, int>>& requested, std::vector<UniqueFd>& copies) {
   std::vector<std::pair<int, int>> pairs = requested;
-  int highest_target = 2;
-  for (const auto& pair : pairs) highest_target = std::max(highest_target, pair.second);
+  const int highest = highest_target(pairs);
   for (std::size_t i = 0; i < pairs.size(); ++i) {
-    const bool overwritten =
-        std::any_of(pairs.begin(), pairs.begin() + static_cast<long>(i), [&](const auto& earlier) {
-          return earlier.second == pairs[i].first && earlier.first != earlier.second;
-        });
-    if (!overwritten) continue;
-    const int copy = ::fcntl(pairs[i].first, F_DUPFD_CLOEXEC, highest_target + 1);
-    if (copy < 0) return std::string("fcntl: ") + std::strerror(errno);
-    copies.emplace_back(copy);
-    pairs[i].first = copy;
+    const auto earlier = std::span(pairs).first(i);
+    pairs[i].first = out_of_reach(pairs[i].first, earlier, highest, copies);
+    if (pairs[i].first < 0) return std::string("fcntl: ") + std::strerror(errno);
   }
   return pairs;
 }
@@ -93,6 +109,12 @@ std::variant<Spawned, std::string> spawn(const SpawnRequest& request) {
   auto ordered = safe_descriptor_order(request.descriptors, copies);
   if (auto* failure = std::get_if<std::string>(&ordered)) return *failure;
   const auto& descriptors = std::get<std::vector<std::pair<int, int>>>(ordered);
+  // The program and the error pipe are used after every pair is in place: a pair must not
+  // have overwritten them (a process started with descriptors handed over has low ones free).
+  const int highest = highest_target(descriptors);
+  const int executable = out_of_reach(request.executable, descriptors, highest, copies);
+  if (request.executable >= 0 && executable < 0)
+    return std::string("fcntl: ") + std::strerror(errno);
 
   std::vector<std::string> strings{request.program.filename().string()};
   strings.insert(strings.end(), request.args.begin(), request.args.end());
@@ -104,11 +126,14 @@ std::variant<Spawned, std::string> spawn(const SpawnRequest& request) {
   if (::pipe2(error_pipe, O_CLOEXEC) != 0) return std::string("pipe: ") + std::strerror(errno);
   UniqueFd read_end(error_pipe[0]);
   UniqueFd write_end(error_pipe[1]);
+  const int reporting = out_of_reach(write_end.get(), descriptors, highest, copies);
+  if (reporting < 0) return std::string("fcntl: ") + std::strerror(errno);
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) return std::string("fork: ") + std::strerror(errno);
-  if (pid == 0) exec_child(request, descriptors, argv.data(), write_end.get(), parent);
+  if (pid == 0) exec_child(request, descriptors, executable, argv.data(), reporting, parent);
   write_end.reset();
+  copies.clear();  // the child's write end must be the only one left
 
   // The pipe closes at a successful exec (close-on-exec) and carries the failure otherwise.
   ChildFailure failure{};
