@@ -17,6 +17,7 @@ namespace {
 constexpr std::size_t kStagingSize = 16 * 1024;
 // Room for more than the one a frame carries, so that a sender passing several is seen.
 constexpr std::size_t kMaxFdsPerMessage = 4;
+constexpr const char* kDescriptorMissing = "declared a descriptor it did not pass";
 
 }  // namespace
 
@@ -257,8 +258,13 @@ base::UniqueFd Channel::receive_descriptor() {
   message.msg_iovlen = 1;
   message.msg_control = control;
   message.msg_controllen = sizeof control;
-  if (::recvmsg(descriptor_socket_.native_handle(), &message, MSG_CMSG_CLOEXEC | MSG_DONTWAIT) !=
-      1) {
+  const long got =
+      ::recvmsg(descriptor_socket_.native_handle(), &message, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+  if (got != 1) {
+    // Which way it failed, for the log of a breach that should never happen.
+    violation_ = std::string(kDescriptorMissing) + " (" +
+                 (got == 0 ? std::string("its descriptor socket ended") : std::strerror(errno)) +
+                 ")";
     return {};
   }
   std::vector<base::UniqueFd> received;  // each closed on return unless it is the one
@@ -275,7 +281,11 @@ base::UniqueFd Channel::receive_descriptor() {
     violation_ = "passed more descriptors than a frame carries";
     return {};
   }
-  return received.empty() ? base::UniqueFd() : std::move(received.front());
+  if (received.empty()) {
+    violation_ = std::string(kDescriptorMissing) + " (a byte came without one)";
+    return {};
+  }
+  return std::move(received.front());
 }
 
 // The body's storage is chosen once the meta is in: a large body its owner wants early
@@ -312,7 +322,7 @@ void Channel::finish_frame() {
   }
   if (header_.has_fd) {
     incoming_.fd = receive_descriptor();
-    if (!incoming_.fd.valid()) return violate("declared a descriptor it did not pass");
+    if (!incoming_.fd.valid()) return violate(kDescriptorMissing);
   }
   Frame done = std::move(incoming_);
   incoming_ = Frame{};
