@@ -320,9 +320,14 @@ TEST_F(Limits, UnreadRepliesStayWithinTheBudgetAndAreCutAtTheWriteDeadline) {
 TEST_F(Limits, AWorkerHoldsNoMoreThanItsBudgetForASupervisorThatDoesNotRead) {
   constexpr int kCalls = 16;
   const std::string large(8 * 1024 * 1024, 'x');
+  // 128 MiB cross the relay in 16 MiB steps, and the callers are read one after another:
+  // on a slow machine under AddressSanitizer that takes longer than the harness's 20 s call
+  // timeout. The test is about memory, so no call or write may time out.
   SwitchboardProcess sb(ConfigBuilder()
                             .computer("alpha", alpha_, kCalls)
                             .client("owner", owner_, R"({ "*" = ["*"] })", "alpha", kCalls)
+                            .timeouts(600, 5, {})
+                            .timeout_setting("write_secs", 600)
                             .block("[limits]\nmax_worker_buffer_mib = 16\n"));
   auto alpha = attach_alpha(sb);
   ASSERT_TRUE(alpha);
@@ -350,7 +355,7 @@ TEST_F(Limits, AWorkerHoldsNoMoreThanItsBudgetForASupervisorThatDoesNotRead) {
   sb.send_signal(SIGCONT);
 
   for (auto& caller : callers) {
-    const std::string answer = caller->read_to_end();
+    const std::string answer = caller->read_to_end(120s);
     EXPECT_EQ(final_status(answer), 200);
     EXPECT_GT(answer.size(), large.size());
   }
