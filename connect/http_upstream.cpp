@@ -21,7 +21,7 @@ using json = nlohmann::json;
 
 namespace {
 
-constexpr std::chrono::seconds kConnectTimeout{10};
+constexpr std::chrono::seconds kUpstreamConnectTimeout{10};
 constexpr std::chrono::seconds kSendTimeout{30};
 constexpr std::chrono::seconds kGetRetry{1};
 constexpr std::chrono::seconds kDeleteTimeout{2};
@@ -151,7 +151,7 @@ struct HttpUpstream::State : std::enable_shared_from_this<State> {
     const auto [resolve_error, addresses] =
         co_await resolver.async_resolve(endpoint.host, endpoint.port, kAwait);
     if (resolve_error) co_return resolve_error;
-    stream.expires_after(kConnectTimeout);
+    stream.expires_after(kUpstreamConnectTimeout);
     const auto [connect_error, peer] = co_await stream.async_connect(addresses, kAwait);
     if (connect_error) co_return connect_error;
     stream.expires_after(kSendTimeout);

@@ -58,8 +58,9 @@ FileSettings read_file(const std::string& path) {
     throw UsageError(path + ": " + std::string(error.description()));
   }
   FileSettings settings;
-  for (const auto& [key, node] : table) {
-    const std::string name(key.str());
+  for (const auto& entry : table) {
+    const std::string name(entry.first.str());
+    const toml::node& node = entry.second;
     auto text = [&]() -> std::string {
       if (!node.is_string()) throw UsageError(path + ": " + name + " must be a string");
       return *node.value<std::string>();

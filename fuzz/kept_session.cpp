@@ -56,7 +56,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         break;
       default: {
         if (at == size) return 0;
-        const std::size_t length = std::min<std::size_t>(data[at++], size - at);
+        const std::size_t wanted = data[at++];
+        const std::size_t length = std::min(wanted, size - at);
         const std::string_view message(reinterpret_cast<const char*>(data + at), length);
         at += length;
         all_json = all_json && is_json(message);

@@ -73,7 +73,7 @@ bool contains(const std::vector<std::string>& names, std::string_view name) {
 
 std::string joined(const std::vector<std::string>& names) {
   std::string out;
-  for (const std::string& name : names) out += (out.empty() ? "" : ", ") + quoted(name);
+  for (const std::string& name : names) out += (out.empty() ? "" : ", ") + in_quotes(name);
   return out;
 }
 
@@ -106,8 +106,8 @@ void close_family(Reader& reader) {
   if (!reader.open) return;
   const OpenFamily& open = *reader.open;
   const Family& family = family_of(reader, open);
-  if (!open.has_help) fail(open.first_line, "family " + quoted(family.name) + " has no HELP");
-  if (!open.has_type) fail(open.first_line, "family " + quoted(family.name) + " has no TYPE");
+  if (!open.has_help) fail(open.first_line, "family " + in_quotes(family.name) + " has no HELP");
+  if (!open.has_type) fail(open.first_line, "family " + in_quotes(family.name) + " has no TYPE");
   for (const auto& [labels, series] : open.histograms) {
     check_histogram_complete(family.name, labels, series);
   }
@@ -121,8 +121,8 @@ void close_family(Reader& reader) {
 OpenFamily& family_to_declare(Reader& reader, const std::string& name, int number) {
   if (reader.open && family_of(reader, *reader.open).name == name) return *reader.open;
   if (reader.family_by_name.contains(name)) {
-    fail(number, "family " + quoted(name) + " appears again after family " +
-                     quoted(family_of(reader, *reader.open).name) + " started");
+    fail(number, "family " + in_quotes(name) + " appears again after family " +
+                     in_quotes(family_of(reader, *reader.open).name) + " started");
   }
   close_family(reader);
   reader.family_by_name.emplace(name, reader.exposition.families.size());
@@ -140,15 +140,15 @@ std::string help_text_or_fail(std::string_view text, const std::string& name, in
       out += text[at];
       continue;
     }
-    if (at + 1 == text.size()) fail(number, "HELP of " + quoted(name) + " ends in a backslash");
+    if (at + 1 == text.size()) fail(number, "HELP of " + in_quotes(name) + " ends in a backslash");
     const char escaped = text[++at];
     if (escaped == '\\') {
       out += '\\';
     } else if (escaped == 'n') {
       out += '\n';
     } else {
-      fail(number, "HELP of " + quoted(name) + " has escape " + quoted(text.substr(at - 1, 2)) +
-                       "; only \\\\ and \\n exist");
+      fail(number, "HELP of " + in_quotes(name) + " has escape " +
+                       in_quotes(text.substr(at - 1, 2)) + "; only \\\\ and \\n exist");
     }
   }
   return out;
@@ -156,37 +156,37 @@ std::string help_text_or_fail(std::string_view text, const std::string& name, in
 
 void read_help(Reader& reader, std::string_view body, int number) {
   const std::string name(first_token(body));
-  if (!is_metric_name(name)) fail(number, "invalid metric name " + quoted(name) + " in HELP");
-  if (body.size() == name.size()) fail(number, "HELP of " + quoted(name) + " has no text");
+  if (!is_metric_name(name)) fail(number, "invalid metric name " + in_quotes(name) + " in HELP");
+  if (body.size() == name.size()) fail(number, "HELP of " + in_quotes(name) + " has no text");
   const std::string_view text = body.substr(name.size() + 1);
   if (body[name.size()] != ' ' || is_blank(text.front())) {
-    fail(number, "HELP of " + quoted(name) + ": one space must separate name and text");
+    fail(number, "HELP of " + in_quotes(name) + ": one space must separate name and text");
   }
   OpenFamily& open = family_to_declare(reader, name, number);
   // A HELP after the samples would be a second one: a sample needs the HELP before it.
-  if (open.has_help) fail(number, "second HELP for " + quoted(name));
+  if (open.has_help) fail(number, "second HELP for " + in_quotes(name));
   open.has_help = true;
   family_of(reader, open).help = help_text_or_fail(text, name, number);
 }
 
 void read_type(Reader& reader, std::string_view body, int number) {
   const std::string name(first_token(body));
-  if (!is_metric_name(name)) fail(number, "invalid metric name " + quoted(name) + " in TYPE");
-  if (body.size() == name.size()) fail(number, "TYPE of " + quoted(name) + " names no type");
+  if (!is_metric_name(name)) fail(number, "invalid metric name " + in_quotes(name) + " in TYPE");
+  if (body.size() == name.size()) fail(number, "TYPE of " + in_quotes(name) + " names no type");
   const std::string_view type = body.substr(name.size() + 1);
   static constexpr std::array<std::string_view, 5> kTypes = {"counter", "gauge", "histogram",
                                                              "summary", "untyped"};
   if (body[name.size()] != ' ' || std::ranges::find(kTypes, type) == kTypes.end()) {
-    fail(number, "unknown type " + quoted(type) + " for " + quoted(name) +
+    fail(number, "unknown type " + in_quotes(type) + " for " + in_quotes(name) +
                      "; the types are counter, gauge, histogram, summary and untyped");
   }
   // The project names its counters as Prometheus' naming guide asks, so a rate() over them
   // reads right on every dashboard.
   if (type == "counter" && !name.ends_with("_total")) {
-    fail(number, "counter " + quoted(name) + " is not named `..._total`");
+    fail(number, "counter " + in_quotes(name) + " is not named `..._total`");
   }
   OpenFamily& open = family_to_declare(reader, name, number);
-  if (open.has_type) fail(number, "second TYPE for " + quoted(name));
+  if (open.has_type) fail(number, "second TYPE for " + in_quotes(name));
   open.has_type = true;
   family_of(reader, open).type = type;
 }
@@ -213,20 +213,20 @@ void read_comment(Reader& reader, std::string_view line, int number) {
 
 // The open family that owns a sample of this name; anything else is an error.
 OpenFamily& family_of_sample(Reader& reader, const std::string& name, int number) {
-  if (!reader.open) fail(number, "sample " + quoted(name) + " comes before any HELP and TYPE");
+  if (!reader.open) fail(number, "sample " + in_quotes(name) + " comes before any HELP and TYPE");
   OpenFamily& open = *reader.open;
   const Family& current = family_of(reader, open);
   const std::vector<std::string> names = sample_names(current, open.has_type);
   if (contains(names, name)) return open;
   for (const Family& earlier : reader.exposition.families) {
     if (&earlier != &current && contains(sample_names(earlier, true), name)) {
-      fail(number, "sample " + quoted(name) + " of family " + quoted(earlier.name) +
-                       " comes after family " + quoted(current.name) + " started");
+      fail(number, "sample " + in_quotes(name) + " of family " + in_quotes(earlier.name) +
+                       " comes after family " + in_quotes(current.name) + " started");
     }
   }
-  fail(number, "sample " + quoted(name) + " is none of the samples of " +
-                   (open.has_type ? current.type : "family") + " " + quoted(current.name) + " (" +
-                   joined(names) + "), and no HELP and TYPE of its own precede it");
+  fail(number, "sample " + in_quotes(name) + " is none of the samples of " +
+                   (open.has_type ? current.type : "family") + " " + in_quotes(current.name) +
+                   " (" + joined(names) + "), and no HELP and TYPE of its own precede it");
 }
 
 // `labels` without `special` (le, quantile): the labels that tell a series apart.
@@ -310,12 +310,12 @@ void add_sample(Reader& reader, Sample sample, int number) {
   OpenFamily& open = family_of_sample(reader, sample.name, number);
   Family& family = family_of(reader, open);
   if (!open.has_help) {
-    fail(number,
-         "sample " + quoted(sample.name) + " comes before the HELP of " + quoted(family.name));
+    fail(number, "sample " + in_quotes(sample.name) + " comes before the HELP of " +
+                     in_quotes(family.name));
   }
   if (!open.has_type) {
-    fail(number,
-         "sample " + quoted(sample.name) + " comes before the TYPE of " + quoted(family.name));
+    fail(number, "sample " + in_quotes(sample.name) + " comes before the TYPE of " +
+                     in_quotes(family.name));
   }
   if (!reader.series.emplace(sample.name, sample.labels).second) {
     fail(number, "duplicate series " + series_text(sample.name, sample.labels));

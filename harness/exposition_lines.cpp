@@ -95,11 +95,11 @@ bool is_decimal_float(std::string_view text) {
 std::int64_t timestamp_or_fail(std::string_view token, int line) {
   const std::string_view digits = token.starts_with('-') ? token.substr(1) : token;
   if (digits.empty() || !std::ranges::all_of(digits, is_digit)) {
-    fail(line, "timestamp " + quoted(token) + " is not an integer");
+    fail(line, "timestamp " + in_quotes(token) + " is not an integer");
   }
   std::int64_t value = 0;
   const auto read = std::from_chars(token.data(), token.data() + token.size(), value);
-  if (read.ec != std::errc()) fail(line, "timestamp " + quoted(token) + " does not fit 64 bits");
+  if (read.ec != std::errc()) fail(line, "timestamp " + in_quotes(token) + " does not fit 64 bits");
   return value;
 }
 
@@ -121,22 +121,22 @@ std::size_t read_labels(std::string_view line, std::size_t at, int number, Label
     while (name_end < line.size() && is_label_name_char(line[name_end])) ++name_end;
     const std::string name(line.substr(at, name_end - at));
     if (!is_label_name(name)) {
-      fail(number, "invalid label name at " + quoted(line.substr(at, 16)));
+      fail(number, "invalid label name at " + in_quotes(line.substr(at, 16)));
     }
     // Names starting with "__" are Prometheus' own (__name__, relabelling scratch).
-    if (name.starts_with("__")) fail(number, "label name " + quoted(name) + " is reserved");
+    if (name.starts_with("__")) fail(number, "label name " + in_quotes(name) + " is reserved");
     at = name_end;
     if (at >= line.size() || line[at] != '=') {
-      fail(number, "expected `=` after label name " + quoted(name));
+      fail(number, "expected `=` after label name " + in_quotes(name));
     }
     ++at;
     if (at >= line.size() || line[at] != '"') {
-      fail(number, "value of label " + quoted(name) + " does not start with a double quote");
+      fail(number, "value of label " + in_quotes(name) + " does not start with a double quote");
     }
     std::string value;
     for (++at;; ++at) {
       if (at >= line.size()) {
-        fail(number, "value of label " + quoted(name) + " has no closing double quote");
+        fail(number, "value of label " + in_quotes(name) + " has no closing double quote");
       }
       if (line[at] == '"') break;
       if (line[at] != '\\') {
@@ -149,17 +149,17 @@ std::size_t read_labels(std::string_view line, std::size_t at, int number, Label
       } else if (escaped == 'n') {
         value += '\n';
       } else {
-        fail(number, "value of label " + quoted(name) + " has escape " +
-                         quoted(line.substr(at - 1, 2)) + "; only \\\\, \\\" and \\n exist");
+        fail(number, "value of label " + in_quotes(name) + " has escape " +
+                         in_quotes(line.substr(at - 1, 2)) + "; only \\\\, \\\" and \\n exist");
       }
     }
     ++at;
     if (!labels.emplace(name, std::move(value)).second) {
-      fail(number, "label " + quoted(name) + " given twice");
+      fail(number, "label " + in_quotes(name) + " given twice");
     }
     if (at < line.size() && line[at] == '}') return at + 1;
     if (at >= line.size() || line[at] != ',') {
-      fail(number, "expected `,` or `}` after the value of label " + quoted(name));
+      fail(number, "expected `,` or `}` after the value of label " + in_quotes(name));
     }
     ++at;
     if (at < line.size() && line[at] == '}') fail(number, "trailing comma before `}`");
@@ -173,7 +173,7 @@ std::size_t read_labels(std::string_view line, std::size_t at, int number, Label
 }
 
 // Appended rather than a `+` chain, which g++ 12 at -O3 flags with a false -Wrestrict.
-std::string quoted(std::string_view text) {
+std::string in_quotes(std::string_view text) {
   std::string out = "`";
   out += text;
   out += '`';
@@ -216,12 +216,12 @@ double float_or_fail(std::string_view token, int line, const std::string& what) 
   if (token == "NaN") return std::numeric_limits<double>::quiet_NaN();
   if (token == "+Inf") return kInfinity;
   if (token == "-Inf") return -kInfinity;
-  if (!is_decimal_float(token)) fail(line, what + " " + quoted(token) + " is not a float");
+  if (!is_decimal_float(token)) fail(line, what + " " + in_quotes(token) + " is not a float");
   const std::string_view digits = token.starts_with('+') ? token.substr(1) : token;
   double value = 0;
   const auto read = std::from_chars(digits.data(), digits.data() + digits.size(), value);
   // Go fails on overflow; underflow to zero would silently change the value just as much.
-  if (read.ec != std::errc()) fail(line, what + " " + quoted(token) + " is out of range");
+  if (read.ec != std::errc()) fail(line, what + " " + in_quotes(token) + " is out of range");
   return value;
 }
 
@@ -246,13 +246,13 @@ Sample read_sample(std::string_view line, int number) {
   Sample sample;
   const std::size_t name_end = std::min(line.find('{'), first_token(line).size());
   sample.name = line.substr(0, name_end);
-  if (!is_metric_name(sample.name)) fail(number, "invalid metric name " + quoted(sample.name));
+  if (!is_metric_name(sample.name)) fail(number, "invalid metric name " + in_quotes(sample.name));
   std::size_t at = name_end;
   if (at < line.size() && line[at] == '{') at = read_labels(line, at, number, sample.labels);
   std::string_view rest = line.substr(at);
   const std::string series = series_text(sample.name, sample.labels);
   if (rest.empty()) fail(number, "sample " + series + " has no value");
-  if (!is_blank(rest.front())) fail(number, "unexpected " + quoted(rest) + " after the labels");
+  if (!is_blank(rest.front())) fail(number, "unexpected " + in_quotes(rest) + " after the labels");
   rest = after_separator(rest, number);
   const std::string_view value = first_token(rest);
   sample.value = float_or_fail(value, number, "value of " + series);
@@ -262,7 +262,7 @@ Sample read_sample(std::string_view line, int number) {
   const std::string_view timestamp = first_token(rest);
   sample.timestamp_ms = timestamp_or_fail(timestamp, number);
   rest.remove_prefix(timestamp.size());
-  if (!rest.empty()) fail(number, "unexpected " + quoted(rest) + " after the timestamp");
+  if (!rest.empty()) fail(number, "unexpected " + in_quotes(rest) + " after the timestamp");
   return sample;
 }
 

@@ -15,7 +15,7 @@ inline constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 // Throws std::runtime_error("line N: <what>").
 [[noreturn]] void fail(int line, const std::string& what);
-std::string quoted(std::string_view text);
+std::string in_quotes(std::string_view text);
 std::string number_text(double value);
 std::string series_text(std::string_view name, const Labels& labels);
 

@@ -262,9 +262,11 @@ base::UniqueFd Channel::receive_descriptor() {
       ::recvmsg(descriptor_socket_.native_handle(), &message, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
   if (got != 1) {
     // Which way it failed, for the log of a breach that should never happen.
-    violation_ = std::string(kDescriptorMissing) + " (" +
-                 (got == 0 ? std::string("its descriptor socket ended") : std::strerror(errno)) +
-                 ")";
+    // Appended piece by piece: GCC 12 warns falsely (-Warray-bounds) on a chain of `+` here.
+    violation_ = kDescriptorMissing;
+    violation_.append(" (");
+    violation_.append(got == 0 ? "its descriptor socket ended" : std::strerror(errno));
+    violation_.append(")");
     return {};
   }
   std::vector<base::UniqueFd> received;  // each closed on return unless it is the one

@@ -84,7 +84,7 @@ class SessionSocket {
   auto async_read_some(const MutableBuffers& buffers, Token&& token) {
     return boost::asio::async_initiate<Token, void(boost::beast::error_code, std::size_t)>(
         [this](auto handler, const MutableBuffers& into) {
-          read(into, std::move(handler), /*in_completion=*/false);
+          this->read(into, std::move(handler), /*in_completion=*/false);
         },
         token, buffers);
   }
