@@ -253,9 +253,9 @@ void Bench::twins_kill_and_return(const std::filesystem::path& haproxy, std::ost
           kReadyTimeout))
     throw std::runtime_error("the computers never attached to both switchboards");
 
-  harness::HaproxyFront front(
-      haproxy, path(SWITCHBOARD_SOURCE_DIR) / "packaging/haproxy/switchboard-twins.cfg", one.port(),
-      two.port());
+  harness::HaproxyFront front(haproxy,
+                              harness::source_dir() / "packaging/haproxy/switchboard-twins.cfg",
+                              one.port(), two.port());
   FrontCallers callers(front.port(), caller.secret, names, plan_.twins_computers);
   std::this_thread::sleep_for(plan_.twins_window);
   if (calls_served(one) == 0 || calls_served(two) == 0)

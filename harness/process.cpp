@@ -20,10 +20,6 @@
 
 namespace harness {
 
-fs::path bin_dir() {
-  return fs::path(SWITCHBOARD_BIN_DIR);
-}
-
 TempDir::TempDir(const std::string& prefix) {
   std::string pattern = (fs::temp_directory_path() / (prefix + "-XXXXXX")).string();
   if (!::mkdtemp(pattern.data()))

@@ -16,7 +16,8 @@ namespace harness {
 
 namespace fs = std::filesystem;
 
-fs::path bin_dir();  // where switchboard and switchboard-worker were built
+fs::path bin_dir();     // where switchboard and switchboard-worker were built
+fs::path source_dir();  // the checkout they were built from
 
 // A fresh directory under /tmp, removed on destruction (kept if SB_KEEP_TEMP is set).
 class TempDir {

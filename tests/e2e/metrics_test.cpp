@@ -477,7 +477,7 @@ TEST_F(Metrics, TheGrafanaDashboardAsksOnlyForFamiliesTheSwitchboardServes) {
   std::set<std::string> served;
   for (const auto& family : scrape().families) served.insert(family.name);
   const std::string dashboard =
-      read_file(fs::path(SWITCHBOARD_SOURCE_DIR) / "packaging/grafana/switchboard.json");
+      read_file(harness::source_dir() / "packaging/grafana/switchboard.json");
   ASSERT_FALSE(json::parse(dashboard, nullptr, false).is_discarded());
   const std::regex name(R"(switchboard_[a-z_]+)");
   std::set<std::string> asked;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "harness/notify_socket.hpp"
+#include "harness/process.hpp"
 
 extern char** environ;
 
@@ -79,7 +80,7 @@ pid_t spawn_serve(const std::string& config, std::vector<std::string> environmen
   std::vector<char*> envp;
   for (auto& entry : environment) envp.push_back(entry.data());
   envp.push_back(nullptr);
-  const std::string binary = SWITCHBOARD_BIN_DIR "/switchboard";
+  const std::string binary = (harness::bin_dir() / "switchboard").string();
   std::vector<char*> argv{const_cast<char*>(binary.c_str()), const_cast<char*>("serve"),
                           const_cast<char*>("-c"), const_cast<char*>(config.c_str()), nullptr};
   pid_t pid = 0;

@@ -349,7 +349,7 @@ std::optional<fs::path> haproxy_program() {
 }
 
 fs::path shipped_twins_config() {
-  return fs::path(SWITCHBOARD_SOURCE_DIR) / "packaging/haproxy/switchboard-twins.cfg";
+  return harness::source_dir() / "packaging/haproxy/switchboard-twins.cfg";
 }
 
 TEST_F(Twins, BehindHaproxyAComputerAttachedToOneBoxIsServedThroughItAlone) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "harness/process.hpp"
 #include "tests/unit/supervisor/config/config_test_support.hpp"
 
 namespace sb::config::test {
@@ -45,8 +46,9 @@ std::string read_file(const fs::path& path) {
 RunResult run_switchboard(const TempDir& dir, std::string_view args, std::string_view input = "") {
   const fs::path in = dir.write("stdin.txt", input);
   const fs::path err = dir.path() / "stderr.txt";
-  const std::string command = shell_quote(SWITCHBOARD_BINARY) + " " + std::string(args) + " <" +
-                              shell_quote(in.string()) + " 2>" + shell_quote(err.string());
+  const std::string command = shell_quote((harness::bin_dir() / "switchboard").string()) + " " +
+                              std::string(args) + " <" + shell_quote(in.string()) + " 2>" +
+                              shell_quote(err.string());
   RunResult result;
   FILE* pipe = ::popen(command.c_str(), "r");
   if (!pipe) return result;

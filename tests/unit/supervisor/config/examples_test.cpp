@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/process.hpp"
 #include "tests/unit/supervisor/config/config_test_support.hpp"
 
 namespace sb::config::test {
@@ -60,7 +61,7 @@ computers = { "*" = ["*"] }
 
 // The shipped example, once its placeholders are replaced with real verifiers, is valid.
 std::string filled_example() {
-  std::ifstream file(fs::path(SWITCHBOARD_SOURCE_DIR) / "packaging/switchboard.toml.example");
+  std::ifstream file(harness::source_dir() / "packaging/switchboard.toml.example");
   std::stringstream buffer;
   buffer << file.rdbuf();
   std::string text = buffer.str();
@@ -87,7 +88,7 @@ TEST(ConfigExample, ShippedExampleIsValidOnceFilledIn) {
 }
 
 TEST(ConfigExample, ShippedExampleIsRefusedWithPlaceholders) {
-  std::ifstream file(fs::path(SWITCHBOARD_SOURCE_DIR) / "packaging/switchboard.toml.example");
+  std::ifstream file(harness::source_dir() / "packaging/switchboard.toml.example");
   std::stringstream buffer;
   buffer << file.rdbuf();
   EXPECT_THROW(sb::config::parse_config(buffer.str(), kHome), ConfigError);
