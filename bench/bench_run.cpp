@@ -55,7 +55,7 @@ std::string Bench::build_kind() {
 #else
   kind = "unoptimised";
 #endif
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(SWITCHBOARD_SANITIZED)
   kind += ", AddressSanitizer (timings meaningless)";
 #endif
   return kind;

@@ -360,7 +360,7 @@ TEST_F(Limits, AWorkerHoldsNoMoreThanItsBudgetForASupervisorThatDoesNotRead) {
     EXPECT_GT(answer.size(), large.size());
   }
   EXPECT_FALSE(alpha->closed());
-#ifdef __SANITIZE_ADDRESS__
+#ifdef SWITCHBOARD_SANITIZED
   // AddressSanitizer keeps freed memory in quarantine: resident sizes mean nothing here.
   return;
 #endif

@@ -29,7 +29,7 @@ bool killed_by_sigsys(int status) {
   return WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS;
 }
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(SWITCHBOARD_SANITIZED)
 constexpr bool kSanitized = true;
 #else
 constexpr bool kSanitized = false;
