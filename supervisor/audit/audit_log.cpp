@@ -60,8 +60,11 @@ AuditLog::~AuditLog() {
   if (owns_file_) std::fclose(file_);
 }
 
+// What the caps held back so far is written now: the next process (a switch in place) or
+// none (a stop) starts a window of its own, and would not know of it.
 void AuditLog::stop() {
   window_timer_.cancel();
+  end_window();
   flush();
 }
 

@@ -71,6 +71,7 @@ class AuditLog {
   // Writes this turn's lines now rather than at the end of the turn: for an answer that
   // must not reach its reader before the line that records it.
   void flush();
+  // Ends the window (its counts of suppressed lines written) and writes every line.
   void stop();
 
  private:

@@ -8,12 +8,15 @@
 
 namespace sb::supervisor {
 
-// `result` with `resultType: "complete"` unless it has a type already.
+// `result` with `resultType: "complete"` unless it has a type of the revision's already
+// ("complete" or "input_required"): anything else a computer wrote is replaced.
 nlohmann::json complete(nlohmann::json result);
 
-// A list result: as complete(); `ttlMs` 0 (not to be cached) unless the computer gave one;
+// A list result: `resultType` "complete", whatever the computer said (a list is never
+// interim); `ttlMs` 0 (not to be cached) unless the computer gave a count of milliseconds;
 // and `cacheScope` "private" when the list was narrowed for one caller, whatever the
-// computer said (a shared cache must not serve it to another), or when it said nothing.
+// computer said (a shared cache must not serve it to another), or when it said nothing, or
+// anything but "public" or "private".
 void shape_list(nlohmann::json& result, bool narrowed);
 
 }  // namespace sb::supervisor

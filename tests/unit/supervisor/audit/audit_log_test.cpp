@@ -83,5 +83,21 @@ TEST(AuditLog, WhatATurnLeftIsWrittenWhenTheLogCloses) {
   EXPECT_EQ(nlohmann::json::parse(lines[0])["event"], "config_reloaded");
 }
 
+// A switch in place or a stop ends the window early: the next process starts its own and
+// would never report what this one held back.
+TEST(AuditLog, WhatTheCapsHeldBackIsWrittenWhenTheLogStops) {
+  const harness::TempDir dir("sb-audit");
+  const auto path = dir.path() / "audit.jsonl";
+  boost::asio::io_context io;
+  AuditLog log(io, path, std::chrono::hours(1));
+  for (int i = 0; i < 25; ++i) log.auth_failure("client_auth_fail", "127.0.0.1");
+  log.stop();
+  const auto lines = lines_of(path);
+  ASSERT_EQ(lines.size(), 21u);
+  const auto last = nlohmann::json::parse(lines.back());
+  EXPECT_EQ(last["event"], "auth_failures_suppressed");
+  EXPECT_EQ(last["count"], 5);
+}
+
 }  // namespace
 }  // namespace sb::supervisor

@@ -1,0 +1,51 @@
+// The members 2026-07-28 requires of a result (docs/protocol.md, "Revisions"): a list's
+// `resultType`, `ttlMs` and `cacheScope` are of the revision's values whatever a computer
+// wrote, and a narrowed list is never shared.
+#include "supervisor/mcp/result_shape.hpp"
+
+#include <gtest/gtest.h>
+
+namespace sb::supervisor {
+namespace {
+
+using json = nlohmann::json;
+
+json shaped(json list, bool narrowed = false) {
+  shape_list(list, narrowed);
+  return list;
+}
+
+TEST(ResultShape, AListKeepsTheComputersHintsWhenTheyAreTheRevisions) {
+  const json list = shaped({{"tools", json::array()}, {"ttlMs", 5000}, {"cacheScope", "public"}});
+  EXPECT_EQ(list["resultType"], "complete");
+  EXPECT_EQ(list["ttlMs"], 5000);
+  EXPECT_EQ(list["cacheScope"], "public");
+  EXPECT_EQ(shaped({{"tools", json::array()}, {"cacheScope", "public"}}, true)["cacheScope"],
+            "private");
+}
+
+TEST(ResultShape, AListsGarbageHintsAreReplaced) {
+  for (const json& scope :
+       {json("garbage"), json(5), json::object(), json(nullptr), json("PUBLIC"), json::array()}) {
+    const json list = shaped({{"tools", json::array()}, {"cacheScope", scope}});
+    EXPECT_EQ(list["cacheScope"], "private") << scope;
+    EXPECT_EQ(list["ttlMs"], 0) << scope;
+  }
+  for (const json& type :
+       {json("input_required"), json("garbage"), json(5), json(nullptr), json::object()}) {
+    EXPECT_EQ(shaped({{"tools", json::array()}, {"resultType", type}})["resultType"], "complete")
+        << type;
+  }
+  for (const json& ttl : {json(-1), json(1.5), json("60"), json(nullptr)})
+    EXPECT_EQ(shaped({{"tools", json::array()}, {"ttlMs", ttl}})["ttlMs"], 0) << ttl;
+}
+
+TEST(ResultShape, AResultKeepsAnInterimTypeAndLosesGarbage) {
+  EXPECT_EQ(complete(json::object())["resultType"], "complete");
+  EXPECT_EQ(complete({{"resultType", "input_required"}})["resultType"], "input_required");
+  EXPECT_EQ(complete({{"resultType", 5}})["resultType"], "complete");
+  EXPECT_EQ(complete({{"resultType", "Complete"}})["resultType"], "complete");
+}
+
+}  // namespace
+}  // namespace sb::supervisor
