@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 
 #include "base/asio_names.hpp"
 #include "shared/text.hpp"
@@ -56,6 +57,20 @@ std::vector<std::pair<std::string, std::string>> mcp_params(const Request& reque
                         std::string(field.value().data(), field.value().size()));
   }
   return params;
+}
+
+// The first of MCP's own headers that the request repeats: which of two values the caller
+// meant, nobody can tell (docs/protocol.md, "Revisions").
+std::optional<std::string> repeated_mcp_header(const Request& request) {
+  std::unordered_set<std::string> seen;
+  for (const auto& field : request) {
+    const std::string_view sent(field.name_string().data(), field.name_string().size());
+    const std::string name = ascii_lowercase(sent);
+    const bool mcp = name == "mcp-protocol-version" || name == "mcp-method" || name == "mcp-name" ||
+                     name.starts_with("mcp-param-");
+    if (mcp && !seen.insert(name).second) return std::string(sent);
+  }
+  return std::nullopt;
 }
 
 std::optional<std::string> optional_string(std::optional<std::string_view> value) {
@@ -185,6 +200,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   void on_header(beast::error_code error, std::size_t head_bytes) {
+    // A switch stopped the read of a head that had not come whole: it crosses as it came.
+    if (error == net::error::operation_aborted && place_.park() && !parser_->is_header_done())
+      return park_socket(partial_head(), std::nullopt);
     if (error) return on_request(error);
     if (head_over_limit(head_bytes, request_limits())) return refuse(431);
     if (const auto status = refuse_head(*parser_)) return refuse(*status);
@@ -286,6 +304,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
         .mcp_name = optional_string(header(request, "Mcp-Name")),
         .last_event_id = optional_string(header(request, "Last-Event-ID")),
         .mcp_params = mcp_params(request),
+        .repeated_mcp_header = repeated_mcp_header(request),
         .accepts_event_stream = accepts_event_stream(header(request, "Accept").value_or("")),
         .twin_front = header(request, "Switchboard-Twin").has_value(),
         .carried = std::exchange(carried_, std::nullopt),
@@ -468,6 +487,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
         if (events_ && !forwarded_) return end_standalone_stream();
         if (park->calls_may_park() && !(events_ && !events_->idle())) return park_call();
         return;
+      case Stage::kRequest: {
+        // A head not yet whole (a slow caller's, or one that never finishes) crosses with
+        // what has come, rather than holding the switch for the drain's time; a request
+        // whose body is being read comes back here when it is whole.
+        if (parser_->is_header_done()) return;
+        beast::error_code ignored;
+        stream_.socket().cancel(ignored);
+        return;
+      }
       case Stage::kLingering:
         return close();  // a refused request: nothing to carry
       default:
@@ -479,6 +507,35 @@ class Connection : public std::enable_shared_from_this<Connection> {
     hang_up_ = nullptr;  // not hung up: what the stream was for crosses the switch
     watch_->stop();
     close();
+  }
+
+  // The bytes of a head not yet whole, as the caller sent them but for spacing: the parser
+  // takes the request line and each field once it has come whole, and the rest is still in
+  // the buffer. A head whose request line has not come whole is all in the buffer.
+  std::string partial_head() const {
+    const auto data = buffer_.cdata();
+    const std::string_view rest(static_cast<const char*>(data.data()), data.size());
+    const Request& head = parser_->get();
+    if (head.target().empty()) return std::string(rest);
+    const auto text = [](beast::string_view view) {
+      return std::string_view(view.data(), view.size());
+    };
+    std::string bytes(text(head.method_string()));
+    bytes += ' ';
+    bytes += text(head.target());
+    bytes += " HTTP/";
+    bytes += std::to_string(head.version() / 10);
+    bytes += '.';
+    bytes += std::to_string(head.version() % 10);
+    bytes += "\r\n";
+    for (const auto& field : head) {
+      bytes += text(field.name_string());
+      bytes += ": ";
+      bytes += text(field.value());
+      bytes += "\r\n";
+    }
+    bytes += rest;
+    return bytes;
   }
 
   void park_between_requests() {

@@ -29,6 +29,9 @@ struct HttpRequest {
   std::optional<std::string> last_event_id;     // Last-Event-ID
   // Each Mcp-Param-<Name> header (2026-07-28): <Name> as sent, and the value.
   std::vector<std::pair<std::string, std::string>> mcp_params;
+  // The first of MCP-Protocol-Version, Mcp-Method, Mcp-Name and Mcp-Param-* that came more
+  // than once, as sent: such a request is refused, never read by its first value.
+  std::optional<std::string> repeated_mcp_header;
   bool accepts_event_stream = false;  // Accept lists text/event-stream
   // Switchboard-Twin: a front that tries the other box with what is not attached here
   // (docs/twins.md, "Not attached here").

@@ -67,6 +67,35 @@ std::optional<HttpResponse> missing_meta(const MessageFacts& facts) {
   return std::nullopt;
 }
 
+bool ascii(std::string_view text) {
+  return std::all_of(text.begin(), text.end(),
+                     [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+}
+
+// A header's value as the caller meant it (docs/protocol.md, "Revisions"): as sent when it
+// is ASCII, or what `=?base64?…?=` encodes, which is how a value outside ASCII is sent.
+// A message that says what is wrong otherwise.
+struct HeaderValue {
+  std::optional<std::string> value;
+  std::string problem;
+};
+
+HeaderValue header_value(std::string_view name, std::string_view raw) {
+  constexpr std::string_view kOpening = "=?base64?";
+  constexpr std::string_view kClosing = "?=";
+  raw = trim(raw);
+  if (!ascii(raw))
+    return {.problem = "the " + std::string(name) +
+                       " header is not ASCII: send such a value as =?base64?...?="};
+  if (raw.size() < kOpening.size() + kClosing.size() || !raw.starts_with(kOpening) ||
+      !raw.ends_with(kClosing))
+    return {.value = std::string(raw)};
+  auto decoded =
+      decode_base64(raw.substr(kOpening.size(), raw.size() - kOpening.size() - kClosing.size()));
+  if (!decoded) return {.problem = std::string(name) + " is not valid Base64"};
+  return {.value = std::move(decoded)};
+}
+
 // Headers repeat the method and what it names, and must agree with the body; a
 // 2026-07-28 caller must send them.
 std::optional<HttpResponse> header_mismatch(const HttpRequest& request, const MessageFacts& facts,
@@ -80,27 +109,24 @@ std::optional<HttpResponse> header_mismatch(const HttpRequest& request, const Me
     return mismatch("the Mcp-Method header does not match the body's method");
   if (stateless && facts.name && !request.mcp_name)
     return mismatch("a 2026-07-28 " + *facts.method + " needs the Mcp-Name header");
-  if (request.mcp_name && facts.name && *facts.name != *request.mcp_name)
+  if (!request.mcp_name || !facts.name) return std::nullopt;
+  const HeaderValue name = header_value("Mcp-Name", *request.mcp_name);
+  if (!name.value) return mismatch(name.problem);
+  if (*facts.name != *name.value)
     return mismatch(std::string("the Mcp-Name header does not match params.") +
                     named_member(*facts.method));
   return std::nullopt;
 }
 
-// A header's value as the caller meant it: `=?base64?…?=` decoded; none when that is not
-// Base64.
-std::optional<std::string> param_value(std::string_view raw) {
-  constexpr std::string_view kOpening = "=?base64?";
-  constexpr std::string_view kClosing = "?=";
-  raw = trim(raw);
-  if (raw.size() < kOpening.size() + kClosing.size() || !raw.starts_with(kOpening) ||
-      !raw.ends_with(kClosing))
-    return std::string(raw);
-  return decode_base64(raw.substr(kOpening.size(), raw.size() - kOpening.size() - kClosing.size()));
-}
-
-// An argument as its header carries it: a string as itself, anything else as JSON text.
-std::string param_text(const json& argument) {
-  return argument.is_string() ? argument.get<std::string>() : argument.dump();
+// Whether a header's value is the argument: a string as itself, a number as a number
+// (5.0 is 5), anything else as its JSON text.
+bool same_argument(const std::string& value, const json& argument) {
+  if (argument.is_string()) return value == argument.get_ref<const std::string&>();
+  if (argument.is_number()) {
+    const json number = json::parse(value, nullptr, /*allow_exceptions=*/false);
+    return number.is_number() && number == argument;
+  }
+  return value == argument.dump();
 }
 
 const std::string* param_header(const HttpRequest& request, std::string_view name) {
@@ -137,6 +163,11 @@ MessageFacts facts_of_tools_call(const json& id, std::string_view tool) {
 }
 
 GateVerdict check_revision(const HttpRequest& request, const MessageFacts& facts) {
+  if (request.repeated_mcp_header) {
+    return {.refusal =
+                refusal(400, facts.id, kHeaderMismatch,
+                        "the " + *request.repeated_mcp_header + " header is sent more than once")};
+  }
   const auto& header = request.protocol_version;
   if (header && facts.meta_version && *header != *facts.meta_version) {
     return {.refusal = refusal(400, facts.id, kHeaderMismatch,
@@ -190,9 +221,9 @@ std::optional<HttpResponse> check_param_headers(const HttpRequest& request, cons
       continue;
     }
     if (!sent) return mismatch("the call needs the " + name + " header");
-    const auto value = param_value(*sent);
-    if (!value) return mismatch(name + " is not valid Base64");
-    if (*value != param_text(*argument))
+    const HeaderValue value = header_value(name, *sent);
+    if (!value.value) return mismatch(value.problem);
+    if (!same_argument(*value.value, *argument))
       return mismatch("the " + name + " header does not match arguments." + expected.argument);
   }
   return std::nullopt;

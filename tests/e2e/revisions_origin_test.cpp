@@ -309,6 +309,11 @@ TEST_F(Fidelity, AStatelessRequestNeedsItsMetaAndHeadersBeforeAnythingIsSent) {
   EXPECT_EQ(unsupported.json()["error"]["data"]["requested"], "v999.0.0");
   EXPECT_EQ(unsupported.json()["error"]["data"]["supported"].back(), "2026-07-28");
 
+  // One of MCP's headers twice, even with the same value: which was meant, nobody can tell.
+  request = stateless(alice_.secret, "d", "tools/call", echo, "echo");
+  request.headers.emplace_back("mcp-name", "echo");
+  expect_refused(http(sb.port(), request), 400, -32020, "d");
+
   EXPECT_TRUE(fake->calls().empty()) << "nothing refused reached the computer";
   const auto served = http(sb.port(), stateless(alice_.secret, 5, "tools/call", echo, "echo"));
   EXPECT_EQ(served.status, 200) << served.body;

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "harness/other_build.hpp"
+#include "harness/raw_socket.hpp"
 #include "tests/e2e/fidelity_helpers.hpp"
 
 namespace sbtest {
@@ -156,6 +157,31 @@ TEST_F(SwitchInPlace, AnIdleKeepAliveConnectionCrossesAndServesTheNextRequest) {
       connection.request(post("/mcp/alpha", owner_.secret, tool_call(2, "echo", json{{"n", 2}})))
           .json();
   EXPECT_EQ(echoed(second), (json{{"n", 2}}));
+}
+
+// A caller that has sent half its request's head holds no switch for the drain's time (a
+// slowloris would hold every switch): its bytes cross as they are, and the new process
+// answers the request once the caller finishes it. The drain here is five minutes; the
+// switch must be done within wait_restarted's bound.
+TEST_F(SwitchInPlace, AHalfSentRequestHeadCrossesAndTheSwitchDoesNotWaitForIt) {
+  SwitchboardProcess sb(config().timeout_setting("drain_secs", 300));
+  auto alpha = attach_alpha(sb);
+  ASSERT_TRUE(alpha);
+  const std::string call = tool_call(1, "echo", json{{"n", 1}}).dump();
+  RawSocket caller(sb.port());
+  ASSERT_TRUE(
+      caller.send_all("POST /mcp/alpha HTTP/1.1\r\nHost: switchboard\r\nAuthorization: "
+                      "Bearer " +
+                      owner_.secret + "\r\n"));
+  ASSERT_FALSE(switch_in_place(sb).is_null());
+  ASSERT_TRUE(
+      caller.send_all("Content-Type: application/json\r\nAccept: application/json\r\n"
+                      "Connection: close\r\nContent-Length: " +
+                      std::to_string(call.size()) + "\r\n\r\n" + call));
+  const std::string answer = caller.read_to_end();
+  EXPECT_TRUE(answer.starts_with("HTTP/1.1 200")) << answer;
+  const json reply = json::parse(answer.substr(answer.find("\r\n\r\n") + 4), nullptr, false);
+  EXPECT_EQ(echoed(reply), (json{{"n", 1}})) << answer;
 }
 
 TEST_F(SwitchInPlace, ANewConfigRelabelsARenamedComputerAndClosesARemovedOneWith4003) {
