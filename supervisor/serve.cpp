@@ -29,6 +29,7 @@
 #include "supervisor/mcp/param_header_book.hpp"
 #include "supervisor/mcp/stream_board.hpp"
 #include "supervisor/mcp/subscription_book.hpp"
+#include "supervisor/mcp/subscriptions.hpp"
 #include "supervisor/mcp/task_book.hpp"
 #include "supervisor/metrics/exposition.hpp"
 #include "supervisor/metrics/metrics.hpp"
@@ -157,6 +158,8 @@ class Supervisor {
         audit_(io_, config->audit_path, timings.audit_window),
         workers_(io_, worker_binary(), audit_, timings, notifier_),
         subscriptions_(static_cast<std::size_t>(config->limits.max_subscriptions)),
+        streams_(io_.get_executor(),
+                 static_cast<std::size_t>(config->limits.max_streams_per_caller)),
         replies_(config->limits.max_reply_buffer_bytes),
         resumable_(io_.get_executor(), replies_),
         state_{.config = config,
@@ -173,6 +176,7 @@ class Supervisor {
             inherited_.take(kControlListenerName)),
         signals_(io_, SIGHUP, SIGTERM, SIGINT),
         drain_timer_(io_),
+        lapse_timer_(io_),
         heap_trimmer_(io_),
         pods_(io_, state_.config, state_.services) {
     signals_.add(SIGUSR2);
@@ -237,6 +241,7 @@ class Supervisor {
     }
     pods_.start();
     heap_trimmer_.start();
+    lapse_subscriptions();
     wait_for_signal();
     io_.run();
     return 0;
@@ -250,6 +255,19 @@ class Supervisor {
                                     .connections_open = http_.open_connections(),
                                     .reply_buffer_bytes = replies_.held(),
                                     .reply_buffer_capacity = replies_.capacity()});
+  }
+
+  // Every second, subscriptions whose caller has had no stream for the resume window end
+  // (docs/protocol.md, "Subscriptions").
+  void lapse_subscriptions() {
+    lapse_timer_.expires_after(std::chrono::seconds(1));
+    lapse_timer_.async_wait([this](const boost::system::error_code& error) {
+      if (error) return;
+      const auto& timeouts = state_.config->timeouts;
+      lapse_streamless_subscriptions(state_.services, std::chrono::seconds(timeouts.resume_secs),
+                                     std::chrono::seconds(timeouts.control_secs));
+      lapse_subscriptions();
+    });
   }
 
   void wait_for_signal() {
@@ -382,6 +400,7 @@ class Supervisor {
     replies_.set_capacity(next->limits.max_reply_buffer_bytes);
     audit_.set_unrelayed_cap(next->limits.audit_unrelayed_per_minute);
     subscriptions_.set_max_per_caller(static_cast<std::size_t>(next->limits.max_subscriptions));
+    streams_.set_max_per_caller(static_cast<std::size_t>(next->limits.max_streams_per_caller));
     pods_.reloaded();
     audit_.write("config_reloaded", nlohmann::json::object());
     metrics_.reload(true);
@@ -393,6 +412,7 @@ class Supervisor {
     log_info("shutting down");
     notifier_.stopping();
     heap_trimmer_.stop();
+    lapse_timer_.cancel();
     http_.stop();
     control_.stop();
     if (metrics_server_) metrics_server_->stop();
@@ -429,6 +449,7 @@ class Supervisor {
   ControlServer control_;
   net::signal_set signals_;
   net::steady_timer drain_timer_;
+  net::steady_timer lapse_timer_;
   base::HeapTrimmer heap_trimmer_;
   PodDialers pods_;  // [[pty_attach]]: pods served through the workers above
   std::unique_ptr<MetricsServer> metrics_server_;  // when metrics_listen is set

@@ -131,6 +131,7 @@ struct Limits {
   int audit_unrelayed_per_minute = 20;  // call lines per caller and computer it did not relay
   int max_subscriptions = 64;           // resource subscriptions one caller holds at once
   int replay_events = 256;              // events kept per stream for a caller that resumes; 0: none
+  int max_streams_per_caller = 32;      // streams of messages that belong to no call, per caller
 };
 
 // An address to listen on, as written without brackets.

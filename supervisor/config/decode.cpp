@@ -176,14 +176,15 @@ RawLimits decode_limits(const toml::table& table) {
   const Fields fields{table, "[limits]", "[limits]"};
   fields.allow_only({"max_connections", "max_request_bytes", "max_reply_buffer_mib",
                      "max_worker_buffer_mib", "audit_unrelayed_per_minute", "max_subscriptions",
-                     "replay_events"});
+                     "replay_events", "max_streams_per_caller"});
   return {fields.integer("max_connections"),
           fields.integer("max_request_bytes"),
           fields.integer("max_reply_buffer_mib"),
           fields.integer("max_worker_buffer_mib"),
           fields.integer("audit_unrelayed_per_minute"),
           fields.integer("max_subscriptions"),
-          fields.integer("replay_events")};
+          fields.integer("replay_events"),
+          fields.integer("max_streams_per_caller")};
 }
 
 RawComputer decode_computer(const toml::table& table, std::size_t index) {

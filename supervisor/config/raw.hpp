@@ -60,6 +60,7 @@ struct RawLimits {
   std::optional<std::int64_t> audit_unrelayed_per_minute;
   std::optional<std::int64_t> max_subscriptions;
   std::optional<std::int64_t> replay_events;
+  std::optional<std::int64_t> max_streams_per_caller;
 };
 
 struct RawFile {

@@ -133,6 +133,9 @@ Limits build_limits(const RawLimits& raw) {
       raw.max_subscriptions, defaults.max_subscriptions, "max_subscriptions", 1, 4096));
   out.replay_events = static_cast<int>(
       checked_limit(raw.replay_events, defaults.replay_events, "replay_events", 0, 4096));
+  out.max_streams_per_caller =
+      static_cast<int>(checked_limit(raw.max_streams_per_caller, defaults.max_streams_per_caller,
+                                     "max_streams_per_caller", 1, 4096));
   return out;
 }
 

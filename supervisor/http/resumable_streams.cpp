@@ -47,6 +47,7 @@ OnHangUp ResumableStream::hold(OnHangUp abandon) {
 }
 
 OnHangUp ResumableStream::resume(Respond respond, SendEvent send, std::uint64_t after) {
+  ++resumes_;
   // An earlier connection the caller has not hung up yet (as far as is known) gives way.
   if (connection_) pause_connection();
   if (resume_timer_) resume_timer_->cancel();
@@ -55,7 +56,11 @@ OnHangUp ResumableStream::resume(Respond respond, SendEvent send, std::uint64_t 
     if (kept.number > after) send(std::string(), kept.text, event_id(kept.number));
   }
   if (response_) {
-    respond(response_copy());
+    // Given once, and the stream with it: the response's lease, and the place in the
+    // computer's caps that it holds, go back once it is written (or its connection fails).
+    HttpResponse response = std::move(*response_);
+    end();
+    respond(std::move(response));
     return {};
   }
   connection_ = Connection{std::move(respond), std::move(send), ++generations_, true};
@@ -132,15 +137,6 @@ void ResumableStream::keep_response(const HttpResponse& response) {
   HttpResponse copy = copy_of(response);
   copy.lease = std::move(*lease);
   response_ = std::move(copy);
-}
-
-// The response for one more connection; a response still arriving goes to the first
-// that asks, and the stream with it.
-HttpResponse ResumableStream::response_copy() {
-  if (!response_->arriving) return copy_of(*response_);
-  HttpResponse response = std::move(*response_);
-  end();
-  return response;
 }
 
 // Events beyond the count or the reply budget are not kept: a caller that comes back
@@ -268,7 +264,8 @@ void ResumableStreams::prime_for_notifications(const std::shared_ptr<ResumableSt
 std::optional<OnHangUp> ResumableStreams::take_up_notifications(const std::string& owner,
                                                                 Respond respond, SendEvent send) {
   const auto found = notifications_.find(owner);
-  if (found == notifications_.end() || !found->second->detached()) return std::nullopt;
+  if (found == notifications_.end() || !found->second->detached() || !found->second->resumable())
+    return std::nullopt;
   const std::shared_ptr<ResumableStream> stream = found->second;
   return stream->take_up(std::move(respond), std::move(send));
 }
@@ -277,7 +274,8 @@ std::optional<OnHangUp> ResumableStreams::resume(const std::string& owner,
                                                  const EventPosition& from, Respond respond,
                                                  SendEvent send) {
   const auto found = streams_.find(from.stream);
-  if (found == streams_.end() || found->second->owner() != owner) return std::nullopt;
+  if (found == streams_.end() || found->second->owner() != owner || !found->second->resumable())
+    return std::nullopt;
   const std::shared_ptr<ResumableStream> stream = found->second;
   return stream->resume(std::move(respond), std::move(send), from.event);
 }

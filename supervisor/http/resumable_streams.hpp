@@ -42,6 +42,9 @@ class ResumableStream : public std::enable_shared_from_this<ResumableStream> {
     std::size_t replay_events = 256;     // events kept for a caller that comes back
     std::chrono::seconds resume_window;  // how long a call waits for its caller to come back
     std::chrono::seconds poll_after;     // a call quiet this long is paused; 0: never
+    // How many times a caller may take the stream up again, each restarting the resume
+    // window: past them the stream is as one that does not exist, and ends with its window.
+    std::uint32_t max_resumes = 16;
   };
 
   ResumableStream(ResumableStreams& streams, std::string owner, Limits limits);
@@ -63,6 +66,8 @@ class ResumableStream : public std::enable_shared_from_this<ResumableStream> {
   void prime();
   // Waiting for its caller: no connection has it.
   bool detached() const { return !over_ && !connection_; }
+  // A caller may take it up (again).
+  bool resumable() const { return !over_ && resumes_ < limits_.max_resumes; }
   // A connection that takes a detached stream up where it stands, replaying nothing.
   OnHangUp take_up(Respond respond, SendEvent send) {
     return resume(std::move(respond), std::move(send), last_event_);
@@ -86,7 +91,6 @@ class ResumableStream : public std::enable_shared_from_this<ResumableStream> {
   void on_event(std::string head, std::string body);
   void on_response(HttpResponse response);
   void keep_response(const HttpResponse& response);
-  HttpResponse response_copy();
   static HttpResponse copy_of(const HttpResponse& response);
   void keep(std::uint64_t number, std::string text);
   void send_to_connection(std::string_view head, std::string_view body, std::uint64_t number);
@@ -107,6 +111,7 @@ class ResumableStream : public std::enable_shared_from_this<ResumableStream> {
   std::optional<boost::asio::steady_timer> poll_timer_;
   std::optional<Connection> connection_;
   std::uint64_t generations_ = 0;
+  std::uint32_t resumes_ = 0;
   std::deque<Kept> kept_;
   std::uint64_t last_event_ = 0;  // 0 is the priming event
   bool primed_ = false;           // the caller has been given an id to resume from

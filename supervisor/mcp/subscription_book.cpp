@@ -73,6 +73,31 @@ std::size_t SubscriptionBook::held_by(const std::string& caller) const {
   return found == held_.end() ? 0 : found->second;
 }
 
+std::vector<SubscriptionBook::Lapsed> SubscriptionBook::lapse_streamless(
+    const HasStream& has_stream, SteadyTime now, std::chrono::steady_clock::duration window) {
+  std::set<std::pair<std::string, Subscriber>> subscribed;
+  for (const auto& [name, computer] : computers_) {
+    for (const auto& [uri, subscribers] : computer.by_uri) {
+      for (const auto& who : subscribers) subscribed.emplace(name, who);
+    }
+  }
+  std::map<std::pair<std::string, Subscriber>, SteadyTime> still;
+  std::vector<Lapsed> lapsed;
+  for (const auto& key : subscribed) {
+    if (has_stream(key.first, key.second)) continue;
+    const auto known = streamless_since_.find(key);
+    const SteadyTime since = known == streamless_since_.end() ? now : known->second;
+    if (now - since < window) {
+      still.emplace(key, since);
+      continue;
+    }
+    const SessionKey session{key.first, computers_.at(key.first).attached_at_ms};
+    lapsed.push_back({key.first, key.second, remove_all(session, key.second)});
+  }
+  streamless_since_ = std::move(still);
+  return lapsed;
+}
+
 std::vector<CarriedSubscription> SubscriptionBook::entries() const {
   std::vector<CarriedSubscription> out;
   for (const auto& [name, computer] : computers_) {

@@ -44,6 +44,12 @@ const std::string* usable_uri(const Exchange& exchange, const std::string& metho
                                             method + " needs params.uri"));
     return nullptr;
   }
+  if (uri->size() > kMaxSubscriptionUriBytes) {
+    exchange.finish(jsonrpc::error_response(
+        exchange.id, jsonrpc::kInvalidParams,
+        method + ": a URI over " + std::to_string(kMaxSubscriptionUriBytes) + " bytes"));
+    return nullptr;
+  }
   if (!exchange.context().resources.allows(*uri)) {
     exchange.finish(unknown_resource(exchange.id, *uri));
     return nullptr;
@@ -126,7 +132,8 @@ json subscribe_listener(const Exchange& exchange, const json& filter, const Subs
   const auto session = attached_session(services.workers, exchange.context().computer);
   if (!session) return honoured;
   for (const json& uri : *uris) {
-    if (!uri.is_string() || !exchange.context().resources.allows(uri.get_ref<const std::string&>()))
+    if (!uri.is_string() || uri.get_ref<const std::string&>().size() > kMaxSubscriptionUriBytes ||
+        !exchange.context().resources.allows(uri.get_ref<const std::string&>()))
       continue;
     const std::string& text = uri.get_ref<const std::string&>();
     switch (services.subscriptions.add(*session, text, who)) {
@@ -223,6 +230,20 @@ std::optional<std::function<void()>> open_notification_stream(const McpServices&
   };
 }
 
+void lapse_streamless_subscriptions(const McpServices& services, std::chrono::seconds window,
+                                    std::chrono::seconds control_timeout) {
+  const auto has_stream = [&streams = services.streams](const std::string& computer,
+                                                        const Subscriber& who) {
+    return streams.is_open({computer, who.caller, who.mcp_session});
+  };
+  const auto lapsed =
+      services.subscriptions.lapse_streamless(has_stream, std::chrono::steady_clock::now(), window);
+  for (const auto& gone : lapsed) {
+    for (const auto& uri : gone.unsubscribed)
+      unsubscribe_computer(services, gone.computer, gone.who.caller, uri, control_timeout);
+  }
+}
+
 void relay_resource_update(const McpServices& services, const std::string& computer,
                            const json& message, const std::string& body) {
   const auto params = message.find("params");
@@ -259,6 +280,12 @@ Abandon subscriptions_listen(const Exchange& exchange) {
   }
   const std::string subscription_id =
       exchange.id.is_string() ? exchange.id.get<std::string>() : exchange.id.dump();
+  if (subscription_id.size() > kMaxListenIdBytes) {
+    return exchange.finish(jsonrpc::error_response(
+        exchange.id, jsonrpc::kInvalidParams,
+        "a subscriptions/listen id names every notification of its stream: at most " +
+            std::to_string(kMaxListenIdBytes) + " bytes"));
+  }
   const CallerContext& context = exchange.context();
   std::string listen_session(kListenSession);
   listen_session += subscription_id;
@@ -271,9 +298,13 @@ Abandon subscriptions_listen(const Exchange& exchange) {
           send(ReplyText{.body = std::move(*tagged)});
       });
   if (!ended) {
-    return exchange.finish(jsonrpc::error_response(
-        exchange.id, jsonrpc::kInvalidRequest,
-        "a subscriptions/listen with this id is open for this caller already"));
+    const StreamBoard& streams = exchange.services().streams;
+    const std::string message =
+        streams.full(context.caller)
+            ? "this caller holds " + std::to_string(streams.held_by(context.caller)) +
+                  " event streams open, its maximum ([limits] max_streams_per_caller)"
+            : "a subscriptions/listen with this id is open for this caller already";
+    return exchange.finish(jsonrpc::error_response(exchange.id, jsonrpc::kInvalidRequest, message));
   }
   const json uris =
       subscribe_listener(exchange, *filter, Subscriber{context.caller, listen_session});

@@ -31,6 +31,11 @@ std::optional<std::function<void()>> open_notification_stream(const McpServices&
                                                               const StreamKey& key,
                                                               StreamBoard::Sink sink);
 
+// Subscriptions whose caller has had no stream open for them for `window` (the resume
+// window) end, as the end of its stream would have ended them; run every so often.
+void lapse_streamless_subscriptions(const McpServices& services, std::chrono::seconds window,
+                                    std::chrono::seconds control_timeout);
+
 // A computer's notifications/resources/updated (an object, as `body` reads): to every
 // subscriber of its URI that has its stream open; dropped, and counted, when none has.
 void relay_resource_update(const McpServices& services, const std::string& computer,

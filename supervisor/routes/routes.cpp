@@ -247,12 +247,17 @@ class Routes {
            *request_.protocol_version >= kFirstResumableRevision;
   }
 
+  // A caller comes back a few times for broken connections, and a paused call's at every
+  // poll for as long as the call may run (docs/protocol.md, "Resumable streams").
   ResumableStream::Limits stream_limits() const {
-    const config::Config& config = *state_.config;
+    constexpr int kResumesBesidesPolls = 16;
+    const config::Timeouts& timeouts = state_.config->timeouts;
+    const int polls = timeouts.poll_secs > 0 ? timeouts.max_total_secs / timeouts.poll_secs : 0;
     return ResumableStream::Limits{
-        .replay_events = static_cast<std::size_t>(config.limits.replay_events),
-        .resume_window = std::chrono::seconds(config.timeouts.resume_secs),
-        .poll_after = std::chrono::seconds(config.timeouts.poll_secs)};
+        .replay_events = static_cast<std::size_t>(state_.config->limits.replay_events),
+        .resume_window = std::chrono::seconds(timeouts.resume_secs),
+        .poll_after = std::chrono::seconds(timeouts.poll_secs),
+        .max_resumes = static_cast<std::uint32_t>(kResumesBesidesPolls + polls)};
   }
 
   // The call's hang-up, through its stream when it has one.
@@ -281,6 +286,12 @@ class Routes {
           send(std::string(), std::move(message), std::string());
         });
     if (!ended) {
+      const StreamBoard& streams = state_.services.streams;
+      if (streams.full(resolved.caller->name)) {
+        return reply(text_response(
+            429, "this caller holds " + std::to_string(streams.held_by(resolved.caller->name)) +
+                     " event streams open, its maximum ([limits] max_streams_per_caller)"));
+      }
       return reply(text_response(409, "an event stream is open for this MCP session already"));
     }
     if (!stream) {

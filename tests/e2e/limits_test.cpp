@@ -134,6 +134,42 @@ TEST_F(Limits, AConnectionCutAtTheWriteDeadlineLeavesNoOrphanInTheKernel) {
   EXPECT_EQ(connections_cut(metrics_port, "lingering"), 0);
 }
 
+// A GET stream whose caller stops reading is cut at the write deadline in every revision
+// that opens one, a 2025-11-25 stream (resumable, docs/protocol.md, "Resumable streams")
+// as well as an older one.
+TEST_F(Limits, AGetStreamWhoseCallerDoesNotReadIsCutAtTheWriteDeadlineInEveryRevision) {
+  const int metrics_port = free_port();
+  SwitchboardProcess sb(
+      config()
+          .timeout_setting("write_secs", 1)
+          .set("metrics_listen", toml_string("127.0.0.1:" + std::to_string(metrics_port))));
+  FakeComputerOptions options;
+  options.more_capabilities = json{{"tools", {{"listChanged", true}}}};
+  auto alpha = attach_alpha(sb, options);
+  ASSERT_TRUE(alpha);
+  const std::string change = json{{"jsonrpc", "2.0"},
+                                  {"method", "notifications/tools/list_changed"},
+                                  {"params", {{"padding", std::string(60 * 1024, 'x')}}}}
+                                 .dump();
+  double cuts = 0;
+  for (const std::string revision : {"2025-06-18", "2025-11-25"}) {
+    RawSocket unread(sb.port(), 4096);
+    ASSERT_TRUE(unread.send_all(
+        "GET /mcp/alpha HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + owner_.secret +
+        "\r\nAccept: text/event-stream\r\nMCP-Protocol-Version: " + revision +
+        "\r\nMcp-Session-Id: unread-" + revision + "\r\n\r\n"));
+    ASSERT_TRUE(unread.read_until("\r\n\r\n")) << revision;
+    ++cuts;
+    EXPECT_TRUE(eventually(
+        [&] {
+          alpha->send_text(change);
+          return connections_cut(metrics_port, "write_deadline") == cuts;
+        },
+        30s))
+        << revision;
+  }
+}
+
 // A refused client still sending when the lingering time is up is reset, and counted.
 TEST_F(Limits, ARefusedClientStillSendingAfterTheLingeringTimeIsReset) {
   const TestTimings timings("lingering=1000");

@@ -109,6 +109,38 @@ TEST_F(ResumableStreams, ACallerThatComesBackGetsWhatItMissedAndTheCallWentOn) {
   EXPECT_FALSE(cancelled(*fake)) << "the hang-up cancelled the call";
 }
 
+// The ordinary reconnect: the response comes while the caller is away (here the stream was
+// paused, so the switchboard holds no connection for it for sure). Given once, it gives
+// the call's place in the computer's cap back; the stream is gone after it, so the same id
+// again opens the stream of messages that belong to no call (docs/protocol.md, "Resumable
+// streams").
+TEST_F(ResumableStreams, AResponseIsGivenOnceAndItsPlaceInTheCapsComesBack) {
+  SwitchboardProcess sb(config(/*alpha_max=*/1).timeout_setting("poll_secs", 1));
+  auto fake = attach_alpha(sb);
+  ASSERT_TRUE(fake);
+  auto call = std::make_unique<OpenCall>(
+      sb.port(), post(kPath, alice_.secret, tool_call(7, "echo", hold(1)), kResumable));
+  const json seen = computer_call(*fake, hold(1));
+  ASSERT_FALSE(seen.is_null());
+  const std::string priming = expect_priming(*call);
+  EXPECT_FALSE(call->next_event()) << "paused after its priming event";
+  call.reset();
+  fake->answer_echo(seen);
+  ASSERT_TRUE(sb.audit().wait_for("call", fields_equal({{"principal", "alice"}})));
+
+  auto resumed = resume(sb, alice_, priming);
+  const auto answer = resumed->next_event();
+  ASSERT_TRUE(answer);
+  EXPECT_EQ(answer->json()["id"], 7) << answer->raw;
+  EXPECT_FALSE(resumed->next_event()) << "the stream ends with the response";
+  resumed.reset();
+
+  auto again = resume(sb, alice_, priming);
+  EXPECT_NE(stream_of(expect_priming(*again)), stream_of(priming))
+      << "the response was given twice";
+  expect_shares_free(sb, *fake);
+}
+
 TEST_F(ResumableStreams, ResumingFromThePrimingEventReplaysEverythingAndAnotherCallerGetsNothing) {
   SwitchboardProcess sb(config());
   auto fake = attach_alpha(sb);

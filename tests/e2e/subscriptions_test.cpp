@@ -125,6 +125,10 @@ TEST_F(Subscriptions, WhatTheGrantDoesNotAllowIsAnUnknownResourceAndACallerIsBou
   EXPECT_TRUE(subscribe(sb, alice_, "b", "file:///srv/2.md").contains("result"));
   const json third = subscribe(sb, alice_, "a", "file:///srv/3.md");
   EXPECT_EQ(error_code(third), -32600) << third;
+  // A URI is kept with its subscription: over 8 KiB, it is refused, whatever the grant.
+  const json long_uri =
+      subscribe(sb, root_, "r", "file:///srv/" + std::string(8 * 1024, 'x') + ".md");
+  EXPECT_EQ(error_code(long_uri), -32602) << long_uri.dump().substr(0, 300);
   EXPECT_EQ(fake->requests("resources/subscribe").size(), 2u);
   EXPECT_TRUE(
       subscribe(sb, alice_, "a", "file:///srv/1.md", "resources/unsubscribe").contains("result"));
@@ -160,6 +164,53 @@ TEST_F(Subscriptions, OneStreamPerSessionAndNoneForAStatelessCaller) {
                                                    .token = alice_.secret,
                                                    .headers = {{"Accept", "text/event-stream"}}});
   EXPECT_EQ(unknown.status, 404);
+}
+
+// A subscription made in a session that never opens its stream ends with the resume window,
+// as the end of its stream would end it; one whose stream is open stays.
+TEST_F(Subscriptions, ASubscriptionWithoutAStreamEndsWithTheResumeWindow) {
+  SwitchboardProcess sb(config().timeout_setting("resume_secs", 1));
+  auto fake = attach_alpha(sb, subscribable_computer());
+  ASSERT_TRUE(fake);
+  auto roots = open_stream(sb, root_, "r");
+  EXPECT_TRUE(subscribe(sb, root_, "r", kReport).contains("result"));
+  EXPECT_TRUE(subscribe(sb, alice_, "a", "file:///srv/1.md").contains("result"));
+  ASSERT_TRUE(fake->wait_for_requests("resources/unsubscribe", 1));
+  EXPECT_EQ(fake->requests("resources/unsubscribe")[0]["params"]["uri"], "file:///srv/1.md");
+  fake->send_text(updated(kReport).dump());
+  EXPECT_EQ(roots->next(), updated(kReport)) << "a subscriber with its stream open lost it";
+  EXPECT_EQ(fake->requests("resources/unsubscribe").size(), 1u);
+}
+
+// Session ids are the caller's to make up: a caller holds at most max_streams_per_caller
+// streams, whatever ids it makes up, and takes no other caller's room.
+TEST_F(Subscriptions, ACallerHoldsItsMaximumOfStreamsWhateverSessionsItMakesUp) {
+  SwitchboardProcess sb(config().block("[limits]\nmax_streams_per_caller = 2\n"));
+  auto fake = attach_alpha(sb, subscribable_computer());
+  ASSERT_TRUE(fake);
+  const auto get = [&](const Secret& who, const std::string& session) {
+    return http(sb.port(), HttpRequest{.method = "GET",
+                                       .target = kPath,
+                                       .token = who.secret,
+                                       .headers = {{"Accept", "text/event-stream"},
+                                                   {"Mcp-Session-Id", session}}});
+  };
+  auto first = open_stream(sb, alice_, "a");
+  auto second = open_stream(sb, alice_, "b");
+  const auto third = get(alice_, "c");
+  EXPECT_EQ(third.status, 429);
+  EXPECT_NE(third.body.find("max_streams_per_caller"), std::string::npos) << third.body;
+  auto others = open_stream(sb, root_, "a");  // another caller's room is its own
+  first.reset();
+  EXPECT_TRUE(eventually([&] {
+    auto again = std::make_unique<OpenCall>(
+        sb.port(),
+        HttpRequest{.method = "GET",
+                    .target = kPath,
+                    .token = alice_.secret,
+                    .headers = {{"Accept", "text/event-stream"}, {"Mcp-Session-Id", "c"}}});
+    return again->head().status == 200;
+  })) << "a stream that ended gives its place back";
 }
 
 TEST_F(Subscriptions, SubscriptionsCrossASwitchInPlaceAndTheCallerOpensItsStreamAgain) {
@@ -229,6 +280,16 @@ TEST_F(Subscriptions, AStatelessListenerGetsWhatItAskedForAndItsGrantAllowsTagge
   listen.reset();
   ASSERT_TRUE(fake->wait_for_requests("resources/unsubscribe", 1));
   EXPECT_EQ(fake->requests("resources/unsubscribe")[0]["params"]["uri"], kReport);
+
+  // The listen's id names every notification of its stream: it is bounded.
+  const auto long_id =
+      http(sb.port(), post(kPath, alice_.secret,
+                           rpc(std::string(300, 'i'), "subscriptions/listen",
+                               json{{"notifications", filter}, {"_meta", meta}}),
+                           with(with(kAcceptBoth, "MCP-Protocol-Version", "2026-07-28"),
+                                "Mcp-Method", "subscriptions/listen")));
+  EXPECT_EQ(error_code(long_id.json()), -32602) << long_id.body.substr(0, 300);
+  EXPECT_EQ(fake->requests("resources/subscribe").size(), 1u);
 }
 
 }  // namespace

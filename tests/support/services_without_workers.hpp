@@ -25,7 +25,9 @@ struct ServicesWithoutWorkers {
                          std::optional<std::filesystem::path> audit_path)
       : audit(io, std::move(audit_path)),
         // No computer is configured, so the registry opens a program it never runs.
-        workers(io, "/bin/true", audit) {}
+        workers(io, "/bin/true", audit),
+        streams(io.get_executor(),
+                static_cast<std::size_t>(config::Limits{}.max_streams_per_caller)) {}
 
   AuditLog audit;
   WorkerRegistry workers;

@@ -1,8 +1,8 @@
 // Resumable streams (docs/protocol.md, "Resumable streams"): event ids read back, a stream
 // taken up only by its owner with the events after the caller's last, the kept events
-// bounded, a response kept for a caller that comes back, and a call cancelled once its
-// caller has been gone for the resume window; a notification stream (a GET's) primed at
-// once and taken up by the next GET while it waits.
+// bounded, a response kept for a caller that comes back and given once, a bounded number
+// of take-ups, and a call cancelled once its caller has been gone for the resume window; a
+// notification stream (a GET's) primed at once and taken up by the next GET while it waits.
 #include "supervisor/http/resumable_streams.hpp"
 
 #include <gtest/gtest.h>
@@ -107,6 +107,56 @@ TEST_F(ResumableStreamsTest, AResponseNobodyWasThereForWaitsForTheCallersReturn)
   ASSERT_EQ(again.responses.size(), 1u);
   EXPECT_EQ(again.responses[0].body, "{2}");
   EXPECT_FALSE(abandoned);
+}
+
+// Given once, with what it holds (its lease on the budget, and with it the call's place in
+// the computer's caps): the stream ends with it, and its id names nothing any more.
+TEST_F(ResumableStreamsTest, AKeptResponseIsGivenOnceWithItsLeaseAndTheStreamEnds) {
+  Seen first;
+  auto stream = streams.open("alice", limits, first.respond(), first.send());
+  const OnHangUp hang_up = stream->hold([this] { abandoned = true; });
+  stream->events()("", "{1}", "");
+  hang_up();
+  HttpResponse response = reply("{2}");
+  response.lease = *budget.reserve(1000);
+  stream->responses()(std::move(response));
+  EXPECT_EQ(budget.held(), 1000u + 3u) << "the response's lease and the kept event's";
+  const EventPosition from{parse_event_id(first.events[1].first)->stream, 1};
+  Seen again;
+  ASSERT_TRUE(streams.resume("alice", from, again.respond(), again.send()));
+  ASSERT_EQ(again.responses.size(), 1u);
+  EXPECT_EQ(budget.held(), 1000u) << "the kept event is dropped with the stream";
+  again.responses.clear();
+  EXPECT_EQ(budget.held(), 0u) << "the lease went with the response";
+  EXPECT_EQ(streams.size(), 0u);
+  Seen later;
+  EXPECT_FALSE(streams.resume("alice", from, later.respond(), later.send()));
+  EXPECT_FALSE(abandoned);
+}
+
+// Each take-up restarts the resume window, a bounded number of times: past them the stream
+// is as one that does not exist, and ends with the window that runs.
+TEST_F(ResumableStreamsTest, AStreamIsTakenUpABoundedNumberOfTimes) {
+  limits.resume_window = std::chrono::seconds(1);
+  limits.max_resumes = 3;
+  Seen first;
+  auto stream = streams.open("alice", limits, first.respond(), first.send());
+  OnHangUp hang_up = stream->hold([this] { abandoned = true; });
+  stream->events()("", "{1}", "");
+  const EventPosition from{parse_event_id(first.events[1].first)->stream, 1};
+  std::vector<Seen> seen(4);
+  for (int time = 0; time < 3; ++time) {
+    hang_up();
+    const auto taken = streams.resume("alice", from, seen[time].respond(), seen[time].send());
+    ASSERT_TRUE(taken) << time;
+    hang_up = *taken;
+  }
+  hang_up();
+  EXPECT_FALSE(streams.resume("alice", from, seen[3].respond(), seen[3].send()));
+  stream.reset();
+  io.run();  // until the window ends: nothing else is waiting
+  EXPECT_TRUE(abandoned);
+  EXPECT_EQ(streams.size(), 0u);
 }
 
 TEST_F(ResumableStreamsTest, APlainReplyEndsTheStreamAndAnUnprimedHangUpCancelsAtOnce) {

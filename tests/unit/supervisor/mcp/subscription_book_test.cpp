@@ -1,6 +1,7 @@
 // Who is subscribed to which resource of which computer session (docs/protocol.md,
 // "Subscriptions"): the first subscriber and the last one named, a caller bounded, a
-// session that ended holding nothing, and the book carried across a switch.
+// session that ended holding nothing, the book carried across a switch, and a subscriber
+// without a stream lapsing.
 #include "supervisor/mcp/subscription_book.hpp"
 
 #include <gtest/gtest.h>
@@ -71,6 +72,43 @@ TEST(SubscriptionBook, EntriesAreTakenBackAsTheyWere) {
   EXPECT_EQ(next.subscribers({"beta", 7}, "v"), std::vector<Subscriber>{kAlice});
   EXPECT_EQ(next.held_by("alice"), 2u) << "taken back whatever the new limit";
   EXPECT_EQ(next.add({"beta", 7}, "w", kAlice), Added::kFull);
+}
+
+// A subscriber without a stream loses everything once it has been without one for the
+// window, counted from the first time it was found so; a stream, even for a moment, starts
+// the count again.
+TEST(SubscriptionBook, ASubscriberWithoutAStreamLapsesAfterTheWindow) {
+  SubscriptionBook book(64);
+  book.add(kAlpha, "u", kAlice);
+  book.add(kAlpha, "u", kBob);
+  book.add(kAlpha, "v", kAlice);
+  bool bob_streams = true;
+  const auto has_stream = [&](const std::string& computer, const Subscriber& who) {
+    EXPECT_EQ(computer, "alpha");
+    return who == kBob && bob_streams;
+  };
+  const SteadyTime start{};
+  const auto window = std::chrono::seconds(30);
+  EXPECT_TRUE(book.lapse_streamless(has_stream, start, window).empty());
+  EXPECT_TRUE(book.lapse_streamless(has_stream, start + std::chrono::seconds(29), window).empty());
+  const auto lapsed = book.lapse_streamless(has_stream, start + window, window);
+  ASSERT_EQ(lapsed.size(), 1u);
+  EXPECT_EQ(lapsed[0].who, kAlice);
+  EXPECT_EQ(lapsed[0].unsubscribed, std::vector<std::string>{"v"}) << "bob still holds u";
+  EXPECT_EQ(book.held_by("alice"), 0u);
+  EXPECT_EQ(book.subscribers(kAlpha, "u"), std::vector<Subscriber>{kBob});
+
+  bob_streams = false;
+  const SteadyTime later = start + std::chrono::minutes(5);
+  EXPECT_TRUE(book.lapse_streamless(has_stream, later, window).empty());
+  bob_streams = true;
+  EXPECT_TRUE(book.lapse_streamless(has_stream, later + window, window).empty());
+  bob_streams = false;
+  EXPECT_TRUE(book.lapse_streamless(has_stream, later + window + window / 2, window).empty())
+      << "the stream started the count again";
+  const auto bobs = book.lapse_streamless(has_stream, later + 3 * window, window);
+  ASSERT_EQ(bobs.size(), 1u);
+  EXPECT_EQ(bobs[0].unsubscribed, std::vector<std::string>{"u"});
 }
 
 }  // namespace
