@@ -490,8 +490,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
       case Stage::kRequest: {
         // A head not yet whole (a slow caller's, or one that never finishes) crosses with
         // what has come, rather than holding the switch for the drain's time; a request
-        // whose body is being read comes back here when it is whole.
-        if (parser_->is_header_done()) return;
+        // whose body is being read comes back here when it is whole, and one whose read
+        // has not started parks as it starts.
+        if (!parser_ || parser_->is_header_done()) return;
         beast::error_code ignored;
         stream_.socket().cancel(ignored);
         return;
