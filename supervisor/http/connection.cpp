@@ -9,7 +9,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
-#include <unordered_set>
+#include <vector>
 
 #include "base/asio_names.hpp"
 #include "shared/text.hpp"
@@ -59,16 +59,25 @@ std::vector<std::pair<std::string, std::string>> mcp_params(const Request& reque
   return params;
 }
 
+bool is_mcp_header(std::string_view name) {
+  constexpr std::string_view kParam = "mcp-param-";
+  return beast::iequals(name, "mcp-protocol-version") || beast::iequals(name, "mcp-method") ||
+         beast::iequals(name, "mcp-name") ||
+         (name.size() > kParam.size() && beast::iequals(name.substr(0, kParam.size()), kParam));
+}
+
 // The first of MCP's own headers that the request repeats: which of two values the caller
-// meant, nobody can tell (docs/protocol.md, "Revisions").
+// meant, nobody can tell (docs/protocol.md, "Revisions"). Every request asks, so nothing is
+// copied but MCP's own names, which are few.
 std::optional<std::string> repeated_mcp_header(const Request& request) {
-  std::unordered_set<std::string> seen;
+  std::vector<std::string_view> seen;
   for (const auto& field : request) {
-    const std::string_view sent(field.name_string().data(), field.name_string().size());
-    const std::string name = ascii_lowercase(sent);
-    const bool mcp = name == "mcp-protocol-version" || name == "mcp-method" || name == "mcp-name" ||
-                     name.starts_with("mcp-param-");
-    if (mcp && !seen.insert(name).second) return std::string(sent);
+    const std::string_view name(field.name_string().data(), field.name_string().size());
+    if (!is_mcp_header(name)) continue;
+    for (const std::string_view other : seen) {
+      if (beast::iequals(other, name)) return std::string(name);
+    }
+    seen.push_back(name);
   }
   return std::nullopt;
 }
