@@ -123,6 +123,9 @@ TEST_F(Routes, UnknownAndNotAllowedComputersGetIdenticalResponses) {
   SwitchboardProcess sb(config());
   auto beta = attach_ready(sb, beta_, "beta", owner_.secret);  // exists, attached, not alice's
   ASSERT_TRUE(beta);
+  // Counted once the attach's own line is written: audit lines wait for the end of the loop
+  // turn, and may come after the computer is ready.
+  ASSERT_TRUE(sb.audit().wait_for("vm_attach", fields_equal({{"computer", "beta"}})));
   const std::size_t audit_lines = sb.audit().lines().size();
   const std::string list = rpc(1, "tools/list").dump();
   const std::string call = tool_call(1, "echo", json{{"x", 1}}).dump();
