@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "base/asio_names.hpp"
-#include "shared/text.hpp"
 #include "supervisor/http/arriving_reply.hpp"
 #include "supervisor/http/event_stream.hpp"
 #include "supervisor/http/hang_up_watch.hpp"
+#include "supervisor/http/mcp_headers.hpp"
 #include "supervisor/http/origin_policy.hpp"
 #include "supervisor/http/peer_label.hpp"
 #include "supervisor/http/plain_response.hpp"
@@ -44,42 +44,6 @@ std::optional<std::string_view> header(const Request& request, std::string_view 
   const auto found = request.find(name);
   if (found == request.end()) return std::nullopt;
   return std::string_view(found->value().data(), found->value().size());
-}
-
-std::vector<std::pair<std::string, std::string>> mcp_params(const Request& request) {
-  constexpr std::string_view kPrefix = "mcp-param-";
-  std::vector<std::pair<std::string, std::string>> params;
-  for (const auto& field : request) {
-    const std::string_view name(field.name_string().data(), field.name_string().size());
-    if (name.size() <= kPrefix.size() || ascii_lowercase(name.substr(0, kPrefix.size())) != kPrefix)
-      continue;
-    params.emplace_back(std::string(name.substr(kPrefix.size())),
-                        std::string(field.value().data(), field.value().size()));
-  }
-  return params;
-}
-
-bool is_mcp_header(std::string_view name) {
-  constexpr std::string_view kParam = "mcp-param-";
-  return beast::iequals(name, "mcp-protocol-version") || beast::iequals(name, "mcp-method") ||
-         beast::iequals(name, "mcp-name") ||
-         (name.size() > kParam.size() && beast::iequals(name.substr(0, kParam.size()), kParam));
-}
-
-// The first of MCP's own headers that the request repeats: which of two values the caller
-// meant, nobody can tell (docs/protocol.md, "Revisions"). Every request asks, so nothing is
-// copied but MCP's own names, which are few.
-std::optional<std::string> repeated_mcp_header(const Request& request) {
-  std::vector<std::string_view> seen;
-  for (const auto& field : request) {
-    const std::string_view name(field.name_string().data(), field.name_string().size());
-    if (!is_mcp_header(name)) continue;
-    for (const std::string_view other : seen) {
-      if (beast::iequals(other, name)) return std::string(name);
-    }
-    seen.push_back(name);
-  }
-  return std::nullopt;
 }
 
 std::optional<std::string> optional_string(std::optional<std::string_view> value) {
@@ -211,7 +175,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void on_header(beast::error_code error, std::size_t head_bytes) {
     // A switch stopped the read of a head that had not come whole: it crosses as it came.
     if (error == net::error::operation_aborted && place_.park() && !parser_->is_header_done())
-      return park_socket(partial_head(), std::nullopt);
+      return park_socket(partial_head(*parser_, unparsed()), std::nullopt);
     if (error) return on_request(error);
     if (head_over_limit(head_bytes, request_limits())) return refuse(431);
     if (const auto status = refuse_head(*parser_)) return refuse(*status);
@@ -519,39 +483,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
     close();
   }
 
-  // The bytes of a head not yet whole, as the caller sent them but for spacing: the parser
-  // takes the request line and each field once it has come whole, and the rest is still in
-  // the buffer. A head whose request line has not come whole is all in the buffer.
-  std::string partial_head() const {
+  // What was read and not parsed yet.
+  std::string_view unparsed() const {
     const auto data = buffer_.cdata();
-    const std::string_view rest(static_cast<const char*>(data.data()), data.size());
-    const Request& head = parser_->get();
-    if (head.target().empty()) return std::string(rest);
-    const auto text = [](beast::string_view view) {
-      return std::string_view(view.data(), view.size());
-    };
-    std::string bytes(text(head.method_string()));
-    bytes += ' ';
-    bytes += text(head.target());
-    bytes += " HTTP/";
-    bytes += std::to_string(head.version() / 10);
-    bytes += '.';
-    bytes += std::to_string(head.version() % 10);
-    bytes += "\r\n";
-    for (const auto& field : head) {
-      bytes += text(field.name_string());
-      bytes += ": ";
-      bytes += text(field.value());
-      bytes += "\r\n";
-    }
-    bytes += rest;
-    return bytes;
+    return {static_cast<const char*>(data.data()), data.size()};
   }
 
-  void park_between_requests() {
-    const auto data = buffer_.cdata();
-    park_socket(std::string(static_cast<const char*>(data.data()), data.size()), std::nullopt);
-  }
+  void park_between_requests() { park_socket(std::string(unparsed()), std::nullopt); }
 
   // The request crosses as bytes again, its body as read (no longer chunked, and with no
   // 100-continue to ask for), and ahead of whatever the caller sent after it.

@@ -51,4 +51,28 @@ std::optional<int> status_for_read_error(boost::beast::error_code error) {
   }
 }
 
+std::string partial_head(const RequestParser& parser, std::string_view unparsed) {
+  const Request& head = parser.get();
+  if (head.target().empty()) return std::string(unparsed);  // no request line yet
+  const auto text = [](boost::beast::string_view view) {
+    return std::string_view(view.data(), view.size());
+  };
+  std::string bytes(text(head.method_string()));
+  bytes += ' ';
+  bytes += text(head.target());
+  bytes += " HTTP/";
+  bytes += std::to_string(head.version() / 10);
+  bytes += '.';
+  bytes += std::to_string(head.version() % 10);
+  bytes += "\r\n";
+  for (const auto& field : head) {
+    bytes += text(field.name_string());
+    bytes += ": ";
+    bytes += text(field.value());
+    bytes += "\r\n";
+  }
+  bytes += unparsed;
+  return bytes;
+}
+
 }  // namespace sb::supervisor

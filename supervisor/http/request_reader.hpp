@@ -9,6 +9,8 @@
 #include <boost/beast/http/string_body.hpp>
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <string_view>
 
 namespace sb::supervisor {
 
@@ -35,5 +37,10 @@ bool head_over_limit(std::size_t head_bytes, const RequestLimits& limits);
 // The status that answers a failed read: 431, 413, or 400 for a malformed request. Nothing
 // for failures that are not the request's fault (a timeout, a reset, end of stream).
 std::optional<int> status_for_read_error(boost::beast::error_code error);
+
+// The bytes of a head not yet whole, as the caller sent them but for spacing, for another
+// process to read again: the parser takes the request line and each field once it has come
+// whole, and `unparsed`, the rest of what was read, follows them.
+std::string partial_head(const RequestParser& parser, std::string_view unparsed);
 
 }  // namespace sb::supervisor
