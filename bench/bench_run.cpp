@@ -28,10 +28,12 @@ int Bench::run() {
   }
   if (wants("storm")) guarded("storm", [&] { run_storm(); });
   if (wants("switch")) run_switch();
-  // Twins need HAProxy and wait out the computers' redial: asked for by name, or --full.
-  if (phases_.count("twins") || plan_.mode == Mode::kFull) run_twins();
+  // Twins need HAProxy and wait out the computers' redial: asked for by name, or a whole
+  // --full run.
+  if (phases_.count("twins") || (phases_.empty() && plan_.mode == Mode::kFull)) run_twins();
+  if (wants("fanout")) guarded("fan-out", [&] { run_fanout(); });
   if (!memory_.empty()) print_memory();
-  std::cout << storm_table_ << stream_table_ << switch_table_ << twins_table_;
+  std::cout << storm_table_ << stream_table_ << switch_table_ << twins_table_ << fanout_table_;
   print_footer();
   return failures_.count == 0 ? 0 : 1;
 }

@@ -129,6 +129,8 @@ class Bench {
   // 9. Twins behind HAProxy: a lost box (twins_phase.cpp).
   void run_twins();
   void twins_kill_and_return(const std::filesystem::path& haproxy, std::ostringstream& table);
+  // 10. Fan-out of list changes to many streams (fanout_phase.cpp).
+  void run_fanout();
 
   Plan plan_;
   std::set<std::string> phases_;
@@ -142,6 +144,7 @@ class Bench {
   std::string stream_table_;  // section 7, measured with the main instance
   std::string switch_table_;  // section 8
   std::string twins_table_;   // section 9
+  std::string fanout_table_;  // section 10
 };
 
 }  // namespace sbbench

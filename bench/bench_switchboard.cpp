@@ -14,8 +14,10 @@ using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
 BenchSwitchboard::BenchSwitchboard(int computers, std::chrono::milliseconds start_timeout,
-                                   const std::filesystem::path& program)
-    : client_(harness::new_secret()), token_(client_.secret) {
+                                   const std::filesystem::path& program, int streams_per_caller)
+    : client_(harness::new_secret()),
+      token_(client_.secret),
+      streams_per_caller_(streams_per_caller) {
   for (int i = 0; i < computers; ++i) {
     computer_secrets_.push_back(harness::new_secret());
     computers_.push_back(
@@ -49,6 +51,8 @@ harness::ConfigBuilder BenchSwitchboard::config(int max_inflight) const {
   for (std::size_t i = 0; i < computers_.size(); ++i)
     config.computer(computers_[i].name, computer_secrets_[i]);
   config.client("bench", client_, R"({ "*" = ["*"] })", "c0", 64);
+  if (streams_per_caller_ > 0)
+    config.block("[limits]\nmax_streams_per_caller = " + std::to_string(streams_per_caller_));
   return config;
 }
 
@@ -79,11 +83,15 @@ std::optional<nlohmann::json> BenchSwitchboard::workers() const {
 
 std::variant<double, std::string> BenchSwitchboard::calls_counted(
     const std::string& outcome) const {
+  return metric_sum("switchboard_calls_total", {{"outcome", outcome}});
+}
+
+std::variant<double, std::string> BenchSwitchboard::metric_sum(
+    const std::string& family, const harness::Labels& labels) const {
   try {
     const auto response = harness::http_get(metrics_port_, "/metrics");
     if (response.status != 200) return "/metrics answered " + std::to_string(response.status);
-    return harness::sum_of(harness::parse_exposition(response.body), "switchboard_calls_total",
-                           {{"outcome", outcome}});
+    return harness::sum_of(harness::parse_exposition(response.body), family, labels);
   } catch (const std::exception& error) {
     return std::string("/metrics: ") + error.what();
   }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "harness/config_builder.hpp"
+#include "harness/exposition.hpp"
 #include "harness/process.hpp"
 #include "harness/switchboard_process.hpp"
 
@@ -30,8 +31,11 @@ class BenchSwitchboard {
  public:
   // Throws with the log's tail when it does not come up within `start_timeout`. `program`:
   // the switchboard to measure, its switchboard-worker beside it; this build's by default.
+  // `streams_per_caller`: the wildcard client's `[limits] max_streams_per_caller`, 0 for the
+  // default.
   BenchSwitchboard(int computers, std::chrono::milliseconds start_timeout,
-                   const std::filesystem::path& program = harness::bin_dir() / "switchboard");
+                   const std::filesystem::path& program = harness::bin_dir() / "switchboard",
+                   int streams_per_caller = 0);
 
   int port() const { return process_->port(); }
   pid_t pid() const { return process_->pid(); }
@@ -58,6 +62,9 @@ class BenchSwitchboard {
   // The tool calls /metrics counts with this outcome, over every computer (docs/metrics.md);
   // an error text when the scrape fails or does not parse.
   std::variant<double, std::string> calls_counted(const std::string& outcome) const;
+  // The sum of a /metrics family's samples with these labels, or the scrape's error text.
+  std::variant<double, std::string> metric_sum(const std::string& family,
+                                               const harness::Labels& labels) const;
 
  private:
   harness::ConfigBuilder config(int max_inflight) const;
@@ -66,6 +73,7 @@ class BenchSwitchboard {
   std::vector<harness::Secret> computer_secrets_;
   harness::Secret client_;
   std::string token_;
+  int streams_per_caller_ = 0;
   int metrics_port_ = harness::free_port();
   std::chrono::microseconds listening_after_{0};
   std::chrono::microseconds all_up_after_{0};

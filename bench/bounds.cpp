@@ -9,7 +9,9 @@
 //   orphans  100 callers that never read a 4 MiB reply, cut at a 1 s write deadline: the
 //            sockets the kernel still keeps with unsent bytes, and for how long;
 //   audit    one caller flooding calls refused -32002 for 20 s: the audit log's growth,
-//            its summary line included (written when the minute's window ends).
+//            its summary line included (written when the minute's window ends);
+//   resumes  200 calls whose caller hangs up and takes the response up on resume, at a
+//            computer with 4 places: every response given, the next call answered.
 //
 // `--program PATH` measures another build's switchboard (its worker beside it), and
 // `--connect PATH` another build's switchboard-connect, to put figures before and after a
@@ -49,7 +51,7 @@ using namespace harness;
 
 constexpr const char* kUsage =
     "usage: switchboard-bounds [--program PATH] [--connect PATH]\n"
-    "                          [--only memory,junk,orphans,audit] [--flood-secs N]\n";
+    "                          [--only memory,junk,orphans,audit,resumes] [--flood-secs N]\n";
 
 struct Options {
   fs::path program = bin_dir() / "switchboard";
@@ -263,11 +265,74 @@ void measure_audit(const Options& options) {
             << fixed(refused ? static_cast<double>(grown) / refused : 0, 2) << " |\n\n";
 }
 
+// A caller that hangs up after its call's priming event and takes the response up with
+// Last-Event-ID once the computer has answered: the ordinary reconnect, over and over. Each
+// response given gives its call's place in the computer's cap back (docs/protocol.md,
+// "Resumable streams"), so a computer with 4 places still answers after hundreds of them.
+void measure_resumes(const Options& options) {
+  constexpr int kPlaces = 4;
+  constexpr int kCycles = 200;
+  const Secret computer = new_secret();
+  const Secret client = new_secret();
+  SwitchboardProcess sb(one_computer(computer, client, kPlaces), options.program);
+  const auto fake = attach(sb, computer, client.secret, nullptr);
+  const long rest_before = resting_kib(sb.pid());
+  const Headers resumable{{"MCP-Protocol-Version", "2025-11-25"}};
+  int given = 0;
+  for (int i = 0; i < kCycles; ++i) {
+    const std::string session = "resume-" + std::to_string(i);
+    // One progress notification opens the call's stream; then the computer holds it.
+    json call = tool_call(
+        i, "echo", json{{"mode", "progress"}, {"every_ms", 0}, {"count", 1}, {"then", "hold"}});
+    call["params"]["_meta"] = {{"progressToken", i}};
+    HttpRequest post = mcp_request("/mcp/alpha", client.secret, call);
+    post.headers.insert(post.headers.end(), resumable.begin(), resumable.end());
+    post.headers.emplace_back("Mcp-Session-Id", session);
+    std::string priming;
+    {
+      HttpConnection caller(sb.port());
+      caller.send(post);
+      require(caller.read_head().is_event_stream(), "a call's answer was not an event stream");
+      const auto event = caller.next_event();
+      require(event && event->data.empty(), "a call's stream did not start with its priming");
+      priming = event->id;
+    }  // the caller hangs up
+    require(fake->wait_for_calls(static_cast<std::size_t>(i) + 1), "a call never arrived");
+    fake->answer(fake->calls().back()["id"].get<std::uint64_t>(),
+                 json{{"result", text_result("answered")}});
+    HttpConnection resumer(sb.port());
+    HttpRequest get{
+        .method = "GET", .target = "/mcp/alpha", .token = client.secret, .headers = resumable};
+    get.headers.emplace_back("Accept", "text/event-stream");
+    get.headers.emplace_back("Mcp-Session-Id", session);
+    get.headers.emplace_back("Last-Event-ID", priming);
+    resumer.send(get);
+    resumer.read_head();
+    // The progress it missed, then the response, and the stream ends.
+    while (const auto event = resumer.next_event()) {
+      const json message = event->json();
+      if (message.is_object() && message.value("id", json()) == i) ++given;
+    }
+  }
+  const json after =
+      call_tool(sb.port(), "/mcp/alpha", client.secret, "echo", json{{"after", true}}, kCycles);
+  const bool answered = after.contains("result");
+  const long rest_after = resting_kib(sb.pid());
+  std::cout << "### Resumes: " << kCycles << " calls taken up after a hang-up, " << kPlaces
+            << " places at the computer\n\n"
+            << "| responses given on resume | the next call | supervisor at rest before | after "
+               "|\n|---:|---|---:|---:|\n"
+            << "| " << given << " of " << kCycles << " | "
+            << (answered ? "answered" : "refused: " + after.dump()) << " | "
+            << fixed(mib(rest_before)) << " MiB | " << fixed(mib(rest_after)) << " MiB |\n\n";
+  require(given == kCycles && answered, "a resume lost its response or a place");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Options options;
-  const std::set<std::string> known{"memory", "junk", "orphans", "audit"};
+  const std::set<std::string> known{"memory", "junk", "orphans", "audit", "resumes"};
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--program" && i + 1 < argc) {
@@ -298,6 +363,7 @@ int main(int argc, char** argv) {
     if (options.wants("junk")) measure_junk(options);
     if (options.wants("orphans")) measure_orphans(options);
     if (options.wants("audit")) measure_audit(options);
+    if (options.wants("resumes")) measure_resumes(options);
   } catch (const std::exception& error) {
     std::cerr << "switchboard-bounds: " << error.what() << "\n";
     return 1;

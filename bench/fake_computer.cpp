@@ -119,6 +119,10 @@ struct ComputerFleet::Impl {
                       .dump()});
       }
     }
+    const int list_changes = arguments.value("list_changes", 0);
+    for (int i = 0; i < list_changes; ++i) {
+      replies.push_back(Reply{R"({"jsonrpc":"2.0","method":"notifications/tools/list_changed"})"});
+    }
     if (bytes == 0) {
       const std::string nonce = arguments.value("nonce", "");
       replies.push_back(Reply{head + R"("result":{"content":[{"type":"text","text":)" +

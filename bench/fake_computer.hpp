@@ -9,6 +9,8 @@
 // result echoing the nonce; {"bytes": B} with B > 0 is an image content item whose base64
 // `data` is B characters long, like a screenshot; {"progress": K} sends K
 // notifications/progress with the request's progress token before the result;
+// {"list_changes": K} sends K notifications/tools/list_changed before it, for every open
+// stream of the computer's callers;
 // {"hold": true} is never answered (it waits for its notifications/cancelled, whose
 // arrival is timed).
 #pragma once

@@ -17,7 +17,9 @@
 //      caller's notifications/cancelled to the computer receiving it;
 //   8. switching in place under load;
 //   9. twins behind HAProxy (--only twins, or --full): one box killed and started again
-//      while callers loop calls through the front.
+//      while callers loop calls through the front;
+//  10. a fan-out: a computer's list changes to many open event streams, and another
+//      computer's small calls meanwhile.
 // Phases 1–3 also measure the bare relay (bare_relay_peer.hpp), the relay's layout with
 // none of its work, as the floor each target is missed against.
 // Every call's reply is checked (id, nonce, image bytes); any failed call, failed setup or
@@ -50,7 +52,7 @@ Usage: switchboard-bench [--smoke | --full] [--only PHASES] [--computers N] [--f
   --full           longer runs and more samples (the numbers in docs/benchmarks.md)
   --smoke          a few hundred calls in seconds, for CI: checks results, not timings
   --only PHASES    comma-separated subset of:
-                   latency,throughput,large,stream,memory,storm,switch,twins
+                   latency,throughput,large,stream,memory,storm,switch,twins,fanout
                    (twins runs only when named, or with --full: it needs haproxy)
   --computers N    how many computers the storm (and its start-up and memory rows) has;
                    default 100 (10 with --smoke)
@@ -80,8 +82,8 @@ int main(int argc, char** argv) {
   int fault_every = 0;
   int computers = 0;
   std::filesystem::path program = harness::bin_dir() / "switchboard";
-  const std::set<std::string> known{"latency", "throughput", "large",  "stream",
-                                    "memory",  "storm",      "switch", "twins"};
+  const std::set<std::string> known{"latency", "throughput", "large", "stream", "memory",
+                                    "storm",   "switch",     "twins", "fanout"};
   auto usage_error = [](const std::string& why) {
     std::cerr << "error: " << why << "\n\n" << kUsage;
     return 2;

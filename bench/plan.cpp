@@ -19,6 +19,9 @@ Plan plan_for(Mode mode) {
     plan.switch_computers = {10, 1000};
     plan.switches = 20;
     plan.switches_under_load = 20;
+    plan.fanout_streams = 1000;
+    plan.fanout_notifications = 10000;
+    plan.fanout_calls = 5000;
   } else if (mode == Mode::kSmoke) {
     plan.latency_warmup = 10;
     plan.latency_rounds = 1;
@@ -37,6 +40,9 @@ Plan plan_for(Mode mode) {
     plan.switch_computers = {4};
     plan.switches = 2;
     plan.switches_under_load = 2;
+    plan.fanout_streams = 10;
+    plan.fanout_notifications = 100;
+    plan.fanout_calls = 50;
   }
   return plan;
 }

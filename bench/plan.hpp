@@ -40,6 +40,11 @@ struct Plan {
   // after it, after the box is back) lasts `twins_window`.
   int twins_computers = 10;
   std::chrono::milliseconds twins_window = 2s;
+  // Fan-out: `fanout_notifications` list changes to `fanout_streams` open streams, and
+  // `fanout_calls` small calls to another computer before it as the yardstick.
+  int fanout_streams = 100;
+  int fanout_notifications = 1000;
+  int fanout_calls = 2000;
 };
 
 Plan plan_for(Mode mode);

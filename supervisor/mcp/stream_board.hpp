@@ -34,8 +34,10 @@ class StreamBoard {
   // Takes one message's JSON text, written as one event.
   using Sink = std::function<void(std::string message)>;
 
-  // Sink calls of broadcasts per turn of the loop, and broadcasts waiting to go out.
-  static constexpr std::size_t kDeliveriesPerTurn = 32;
+  // Sink calls of broadcasts per turn of the loop, and broadcasts waiting to go out. Each
+  // sink call is a write to a socket; a few per turn keep other computers' calls within
+  // twice their time during a large fan-out (docs/benchmarks.md, "Fan-out").
+  static constexpr std::size_t kDeliveriesPerTurn = 4;
   static constexpr std::size_t kMaxWaitingBroadcasts = 1024;
 
   StreamBoard(boost::asio::any_io_executor executor, std::size_t max_per_caller)
