@@ -11,7 +11,9 @@
 //   audit    one caller flooding calls refused -32002 for 20 s: the audit log's growth,
 //            its summary line included (written when the minute's window ends);
 //   resumes  200 calls whose caller hangs up and takes the response up on resume, at a
-//            computer with 4 places: every response given, the next call answered.
+//            computer with 4 places: every response given, the next call answered; then
+//            1000 resumes of one kept 250 KB response that never read: the supervisor's
+//            memory and the kernel's bytes unsent.
 //
 // `--program PATH` measures another build's switchboard (its worker beside it), and
 // `--connect PATH` another build's switchboard-connect, to put figures before and after a
@@ -33,6 +35,7 @@
 #include <vector>
 
 #include "harness/config_builder.hpp"
+#include "harness/descriptor_limit.hpp"
 #include "harness/fake_computer.hpp"
 #include "harness/http_client.hpp"
 #include "harness/kernel_sockets.hpp"
@@ -269,6 +272,36 @@ void measure_audit(const Options& options) {
 // Last-Event-ID once the computer has answered: the ordinary reconnect, over and over. Each
 // response given gives its call's place in the computer's cap back (docs/protocol.md,
 // "Resumable streams"), so a computer with 4 places still answers after hundreds of them.
+// A 2025-11-25 call in MCP session `session` that sends one progress notification and is
+// then held by the computer; its caller hangs up after that event. The priming event's id.
+std::string call_and_hang_up(const SwitchboardProcess& sb, const std::string& token, int id,
+                             const std::string& session) {
+  json call = tool_call(
+      id, "echo", json{{"mode", "progress"}, {"every_ms", 0}, {"count", 1}, {"then", "hold"}});
+  call["params"]["_meta"] = {{"progressToken", id}};
+  HttpRequest post = mcp_request("/mcp/alpha", token, call);
+  post.headers.emplace_back("MCP-Protocol-Version", "2025-11-25");
+  post.headers.emplace_back("Mcp-Session-Id", session);
+  HttpConnection caller(sb.port());
+  caller.send(post);
+  require(caller.read_head().is_event_stream(), "a call's answer was not an event stream");
+  const auto event = caller.next_event();
+  require(event && event->data.empty(), "a call's stream did not start with its priming");
+  return event->id;
+}
+
+// The GET that takes a stream up after `last_event_id`.
+HttpRequest resume_request(const std::string& token, const std::string& session,
+                           const std::string& last_event_id) {
+  return HttpRequest{.method = "GET",
+                     .target = "/mcp/alpha",
+                     .token = token,
+                     .headers = {{"Accept", "text/event-stream"},
+                                 {"MCP-Protocol-Version", "2025-11-25"},
+                                 {"Mcp-Session-Id", session},
+                                 {"Last-Event-ID", last_event_id}}};
+}
+
 void measure_resumes(const Options& options) {
   constexpr int kPlaces = 4;
   constexpr int kCycles = 200;
@@ -277,36 +310,15 @@ void measure_resumes(const Options& options) {
   SwitchboardProcess sb(one_computer(computer, client, kPlaces), options.program);
   const auto fake = attach(sb, computer, client.secret, nullptr);
   const long rest_before = resting_kib(sb.pid());
-  const Headers resumable{{"MCP-Protocol-Version", "2025-11-25"}};
   int given = 0;
   for (int i = 0; i < kCycles; ++i) {
     const std::string session = "resume-" + std::to_string(i);
-    // One progress notification opens the call's stream; then the computer holds it.
-    json call = tool_call(
-        i, "echo", json{{"mode", "progress"}, {"every_ms", 0}, {"count", 1}, {"then", "hold"}});
-    call["params"]["_meta"] = {{"progressToken", i}};
-    HttpRequest post = mcp_request("/mcp/alpha", client.secret, call);
-    post.headers.insert(post.headers.end(), resumable.begin(), resumable.end());
-    post.headers.emplace_back("Mcp-Session-Id", session);
-    std::string priming;
-    {
-      HttpConnection caller(sb.port());
-      caller.send(post);
-      require(caller.read_head().is_event_stream(), "a call's answer was not an event stream");
-      const auto event = caller.next_event();
-      require(event && event->data.empty(), "a call's stream did not start with its priming");
-      priming = event->id;
-    }  // the caller hangs up
+    const std::string priming = call_and_hang_up(sb, client.secret, i, session);
     require(fake->wait_for_calls(static_cast<std::size_t>(i) + 1), "a call never arrived");
     fake->answer(fake->calls().back()["id"].get<std::uint64_t>(),
                  json{{"result", text_result("answered")}});
     HttpConnection resumer(sb.port());
-    HttpRequest get{
-        .method = "GET", .target = "/mcp/alpha", .token = client.secret, .headers = resumable};
-    get.headers.emplace_back("Accept", "text/event-stream");
-    get.headers.emplace_back("Mcp-Session-Id", session);
-    get.headers.emplace_back("Last-Event-ID", priming);
-    resumer.send(get);
+    resumer.send(resume_request(client.secret, session, priming));
     resumer.read_head();
     // The progress it missed, then the response, and the stream ends.
     while (const auto event = resumer.next_event()) {
@@ -326,6 +338,47 @@ void measure_resumes(const Options& options) {
             << (answered ? "answered" : "refused: " + after.dump()) << " | "
             << fixed(mib(rest_before)) << " MiB | " << fixed(mib(rest_after)) << " MiB |\n\n";
   require(given == kCycles && answered, "a resume lost its response or a place");
+}
+
+// A kept response that a caller takes up again and again without reading: one call's 250 KB
+// response, then 1000 GETs naming its stream from connections that never read. The
+// response is given once, to the first; the others name a stream that no longer exists and
+// get the stream of messages that belong to no call, each taking it over from the one
+// before. So the supervisor holds the response once, and the kernel at most that one
+// connection's send buffer of it.
+void measure_unread_resumes(const Options& options) {
+  constexpr int kResumes = 1000;
+  const std::string text(250 * 1024, 'x');
+  const Secret computer = new_secret();
+  const Secret client = new_secret();
+  SwitchboardProcess sb(one_computer(computer, client, 4), options.program);
+  const auto fake = attach(sb, computer, client.secret, nullptr);
+  const long rest_before = resting_kib(sb.pid());
+  const std::string priming = call_and_hang_up(sb, client.secret, 1, "unread");
+  require(fake->wait_for_calls(1), "the call never arrived");
+  fake->answer(fake->calls().back()["id"].get<std::uint64_t>(),
+               json{{"result", text_result(text)}});
+  const std::string get = "GET /mcp/alpha HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " +
+                          client.secret +
+                          "\r\nAccept: text/event-stream\r\nMCP-Protocol-Version: 2025-11-25"
+                          "\r\nMcp-Session-Id: unread\r\nLast-Event-ID: " +
+                          priming + "\r\n\r\n";
+  std::vector<std::unique_ptr<RawSocket>> unread;
+  for (int i = 0; i < kResumes; ++i) {
+    unread.push_back(std::make_unique<RawSocket>(sb.port(), 4096));
+    require(unread.back()->send_all(get), "a resume could not be sent");
+  }
+  // Every request answered: the switchboard holds an open connection for each.
+  require(eventually([&] { return established_on(sb.port()) >= kResumes; }, 60s),
+          "the resumes were not all taken");
+  const long rest_after = resting_kib(sb.pid());
+  const std::size_t unsent = unsent_on(sb.port());
+  std::cout << "### Resumes that never read: " << kResumes
+            << " GETs naming one kept 250 KB response\n\n"
+            << "| supervisor at rest before | with them open | kernel bytes unsent to them |\n"
+            << "|---:|---:|---:|\n"
+            << "| " << fixed(mib(rest_before)) << " MiB | " << fixed(mib(rest_after)) << " MiB | "
+            << fixed(static_cast<double>(unsent) / 1024.0) << " KiB |\n\n";
 }
 
 }  // namespace
@@ -356,6 +409,7 @@ int main(int argc, char** argv) {
     }
   }
   std::signal(SIGPIPE, SIG_IGN);
+  harness::raise_descriptor_limit();  // a thousand unread resumes hold a socket each
   std::cout << "## Bounds, measured (" << options.program.string() << ", "
             << options.connect.string() << ")\n\n";
   try {
@@ -363,7 +417,10 @@ int main(int argc, char** argv) {
     if (options.wants("junk")) measure_junk(options);
     if (options.wants("orphans")) measure_orphans(options);
     if (options.wants("audit")) measure_audit(options);
-    if (options.wants("resumes")) measure_resumes(options);
+    if (options.wants("resumes")) {
+      measure_resumes(options);
+      measure_unread_resumes(options);
+    }
   } catch (const std::exception& error) {
     std::cerr << "switchboard-bounds: " << error.what() << "\n";
     return 1;

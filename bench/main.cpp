@@ -24,8 +24,6 @@
 // none of its work, as the floor each target is missed against.
 // Every call's reply is checked (id, nonce, image bytes); any failed call, failed setup or
 // worker restart makes the exit status non-zero. No timing is ever asserted.
-#include <sys/resource.h>
-
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -38,6 +36,7 @@
 
 #include "bench/bench_run.hpp"
 #include "bench/plan.hpp"
+#include "harness/descriptor_limit.hpp"
 
 namespace sbbench {
 namespace {
@@ -63,14 +62,6 @@ Usage: switchboard-bench [--smoke | --full] [--only PHASES] [--computers N] [--f
 Exit status: 0 when every call succeeded, 1 when a call or a setup step failed, 2 on a
 usage error. SB_KEEP_TEMP=1 keeps the temporary directories (config, audit, log).
 )";
-
-// A storm of a thousand fake computers holds a socket each in this process.
-void raise_descriptor_limit() {
-  rlimit limit{};
-  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= limit.rlim_max) return;
-  limit.rlim_cur = limit.rlim_max;
-  ::setrlimit(RLIMIT_NOFILE, &limit);
-}
 
 }  // namespace
 }  // namespace sbbench
@@ -118,7 +109,8 @@ int main(int argc, char** argv) {
     }
   }
   std::signal(SIGPIPE, SIG_IGN);
-  raise_descriptor_limit();
+  // A storm of a thousand fake computers holds a socket each in this process.
+  harness::raise_descriptor_limit();
   auto plan = plan_for(mode);
   if (computers > 0) plan.storm_computers = computers;
   return Bench(std::move(plan), std::move(phases), fault_every, std::move(program)).run();

@@ -52,4 +52,12 @@ std::size_t established_on(int port) {
   return open;
 }
 
+std::size_t unsent_on(int port) {
+  std::size_t unsent = 0;
+  for_each_socket([&](const SocketRow& row) {
+    if (row.local_port == port) unsent += row.unsent;
+  });
+  return unsent;
+}
+
 }  // namespace harness

@@ -16,4 +16,7 @@ Orphans orphans_holding_bytes(int port);
 // Connections of `port` still open (ESTABLISHED) on its side.
 std::size_t established_on(int port);
 
+// The bytes the kernel holds to send from `port`'s side, over every connection in any state.
+std::size_t unsent_on(int port);
+
 }  // namespace harness
