@@ -1,5 +1,5 @@
 // 10. Fan-out: a computer's list changes sent to many open event streams while another
-// computer's caller makes small calls (docs/robustness.md, "Bounds"). The supervisor
+// computer's caller makes small calls (docs/benchmarks.md, "Fan-out"). The supervisor
 // delivers a fan-out a few streams per event-loop turn, so the other computer's calls go on
 // between them; how much they slow is what this measures.
 #include <atomic>

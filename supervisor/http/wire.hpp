@@ -17,7 +17,7 @@ namespace sb::supervisor {
 // Whether closing `socket` resets the connection, discarding whatever the kernel still
 // holds to send, rather than ending it in order. A connection cut at a deadline is reset:
 // closed in order, the kernel would keep it as an orphan with its unsent bytes, bounded by
-// nothing (docs/robustness.md, "Deadlines").
+// nothing (docs/robustness.md, "Connections and deadlines").
 void reset_on_close(boost::asio::ip::tcp::socket& socket, bool reset);
 
 struct Wire {

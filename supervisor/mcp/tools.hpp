@@ -1,4 +1,4 @@
-// A computer's tools under the caller's grant (docs/protocol.md, "Tools"): tools/list
+// A computer's tools under the caller's grant (docs/protocol.md, "Tool list"): tools/list
 // filtered to what the caller may call, with the switchboard's own vm_status beside them,
 // and tools/call: vm_status answered locally, a tool outside the grant refused, any other
 // forwarded, each call audited once.

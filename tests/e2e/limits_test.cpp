@@ -115,7 +115,7 @@ TEST_F(Limits, AClientSendingAnOversizedBodyWholeStillReadsThe413) {
 
 // A caller that never reads a large reply is cut at the write deadline with a reset: the
 // kernel drops the unsent rest at once rather than keep the socket as an orphan, which
-// nothing bounds (docs/robustness.md, "Deadlines"). The cut is counted.
+// nothing bounds (docs/robustness.md, "Connections and deadlines"). The cut is counted.
 TEST_F(Limits, AConnectionCutAtTheWriteDeadlineLeavesNoOrphanInTheKernel) {
   const std::string large(10 * 1024 * 1024, 'x');
   const int metrics_port = free_port();

@@ -1,4 +1,4 @@
-// A computer's tools under the caller's grant (docs/protocol.md, "Tools"): the list the
+// A computer's tools under the caller's grant (docs/protocol.md, "Tool list"): the list the
 // caller sees, vm_status answered by the switchboard, a tool outside the grant refused and
 // audited, and one inside it forwarded (here to a computer that is not attached).
 #include "supervisor/mcp/tools.hpp"
