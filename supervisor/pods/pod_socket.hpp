@@ -21,10 +21,12 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <variant>
 
 #include "base/asio_names.hpp"
 #include "shared/jsonrpc.hpp"
 #include "shared/log.hpp"
+#include "supervisor/mcp/caller_message.hpp"
 #include "supervisor/mcp/handler.hpp"
 #include "supervisor/pods/redial_policy.hpp"
 
@@ -92,12 +94,15 @@ class Socket : public std::enable_shared_from_this<Socket> {
 
   void heard() { last_heard_ = Clock::now(); }
 
-  // One message from the pod: a request or notification (an object with a `method`
-  // member), or its answer to a request the computer routed to it (an object with an `id`
-  // and a `result` or `error`); anything else (arrays, scalars, non-JSON) is ignored.
+  // One message from the pod, read as any caller's is (read_caller_message): a request or
+  // notification (an object with a `method` member), or its answer to a request the
+  // computer routed to it (an object with an `id` and a `result` or `error`); what a caller
+  // would be refused, and anything else (scalars, answers to nothing), is ignored.
   void on_message(const std::string& text) {
-    if (ended_ || !jsonrpc::nesting_within(text, jsonrpc::kMaxNesting)) return;
-    const json message = json::parse(text, nullptr, false);
+    if (ended_) return;
+    auto read = read_caller_message(text);
+    if (!std::holds_alternative<json>(read)) return;
+    const json message = std::move(std::get<json>(read));
     if (!message.is_object()) return;
     const bool answer =
         message.contains("id") && (message.contains("result") || message.contains("error"));

@@ -6,8 +6,6 @@
 #include <array>
 #include <nlohmann/json.hpp>
 
-#include "ipc/frame.hpp"
-#include "shared/json_scan.hpp"
 #include "shared/jsonrpc.hpp"
 #include "shared/text.hpp"
 #include "shared/verifier.hpp"
@@ -15,6 +13,7 @@
 #include "supervisor/http/origin_policy.hpp"
 #include "supervisor/http/resumable_streams.hpp"
 #include "supervisor/mcp/call_scan.hpp"
+#include "supervisor/mcp/caller_message.hpp"
 #include "supervisor/mcp/handler.hpp"
 #include "supervisor/mcp/lifecycle.hpp"
 #include "supervisor/mcp/subscriptions.hpp"
@@ -42,15 +41,6 @@ std::string new_mcp_session_id() {
     id.push_back(kHex[byte & 0x0f]);
   }
   return id;
-}
-
-// Whether `text` is one JSON value (RFC 8259), numbers beyond a double's range included.
-bool valid_json(std::string_view text) {
-  JsonScanner scanner(text, jsonrpc::kMaxNesting, JsonNumbers::kGrammatical);
-  scanner.skip_space();
-  if (!scanner.value(0)) return false;
-  scanner.skip_space();
-  return scanner.at_end();
 }
 
 bool is_get(const HttpRequest& request) {
@@ -320,13 +310,7 @@ class Routes {
                     .forwarded = request_.forwarded},
         .services = state_.services,
         .config = state_.config};
-    // Larger than a frame to the worker carries, it would end the worker's channel, and its
-    // computer's session with it, for every caller.
-    if (request_.body.size() > ipc::kMaxMessageSize) {
-      return reply(bad_request(jsonrpc::kInvalidRequest,
-                               "request over 16 MiB: more than the switchboard passes to a "
-                               "computer"));
-    }
+    if (auto refusal = refuse_size(request_.body)) return reply(bad_request(*refusal));
     // Most requests are a plain tools/call, read without building a tree (the scan keeps
     // to the nesting limit itself). A 2026-07-28 one goes through the tree, which reads
     // the `_meta` that revision requires.
@@ -340,24 +324,9 @@ class Routes {
       mcp.on_message = on_message();
       return held(handle_tools_call(*call, std::move(mcp)));
     }
-    if (!jsonrpc::nesting_within(request_.body, jsonrpc::kMaxNesting)) return reply(parse_error());
-    // JSON text holds no NUL byte, but nlohmann's parser stops at one and would read the
-    // body as whatever came before it.
-    if (request_.body.find('\0') != std::string::npos) return reply(parse_error());
-    const json message = json::parse(request_.body, nullptr, false);
-    if (message.is_discarded()) {
-      // Valid JSON all the same, with a number beyond what a double holds (an id 1e400,
-      // which could never come back as sent): an invalid request, not a parse error.
-      if (valid_json(request_.body)) {
-        return reply(bad_request(jsonrpc::kInvalidRequest,
-                                 "a number beyond the range of a double; an id must be a "
-                                 "string or an integer within 64 bits"));
-      }
-      return reply(parse_error());
-    }
-    if (message.is_array()) {
-      return reply(bad_request(jsonrpc::kInvalidRequest, "JSON-RPC batches are not supported"));
-    }
+    auto read = read_caller_message(request_.body);
+    if (auto* refusal = std::get_if<MessageRefusal>(&read)) return reply(bad_request(*refusal));
+    const json message = std::move(std::get<json>(read));
     auto verdict = check_revision(request_, facts_of(message));
     if (verdict.refusal) return reply(std::move(*verdict.refusal));
     if (verdict.stateless) {
@@ -436,11 +405,10 @@ class Routes {
     return visible ? *request_.mcp_session_id : std::string();
   }
 
-  static HttpResponse bad_request(int code, const std::string& message) {
-    return json_response(400, jsonrpc::error_response(nullptr, code, message).dump());
+  static HttpResponse bad_request(const MessageRefusal& refusal) {
+    return json_response(400,
+                         jsonrpc::error_response(nullptr, refusal.code, refusal.message).dump());
   }
-
-  static HttpResponse parse_error() { return bad_request(jsonrpc::kParseError, "parse error"); }
 
   SupervisorState& state_;
   const HttpRequest& request_;

@@ -256,6 +256,20 @@ TEST_F(PtyAttachE2e, AtMost64RequestsFromOnePodAtOnce) {
   EXPECT_EQ(echoed(pod.request(tool_call(66, "echo", json{{"n", 66}}))), json({{"n", 66}}));
 }
 
+// A pod's message is read by the rules of an HTTP caller's body (docs/protocol.md, "Pod
+// sockets"): one with a NUL byte, which nlohmann would read as what came before it, is
+// ignored as an HTTP caller's would be refused; the next is served.
+TEST_F(PtyAttachE2e, APodsMessageWithANulByteIsIgnoredLikeAnHttpCallersWouldBeRefused) {
+  const auto lent = lend_alpha({});
+  ASSERT_FALSE(HasFailure());
+  auto& pod = *lent.pod;
+  pod.send_text(tool_call(7, "echo", json{{"n", 7}}).dump() + std::string(1, '\0') + "junk");
+  EXPECT_EQ(echoed(pod.request(tool_call(8, "echo", json{{"n", 8}}))), json({{"n", 8}}));
+  EXPECT_EQ(lent.computer->calls().size(), 1u) << "the message with a NUL byte was read";
+  for (const json& message : pod.messages())
+    EXPECT_FALSE(message.is_object() && message.value("id", json()) == 7) << message.dump();
+}
+
 // ---------------------------------------------------------------------------------------
 // Full fidelity (docs/protocol.md, "Progress and event streams", "Cancellation"): a pod is a caller
 // that can always take messages
