@@ -22,9 +22,14 @@ bool check_wildcard_alone(const std::vector<std::string>& items, std::string_vie
   }
   const bool has_wildcard = std::find(items.begin(), items.end(), kWildcard) != items.end();
   if (has_wildcard && items.size() > 1) {
-    fail(owner, "`" + std::string(key) + "` mixes \"*\" with " + std::string(item) +
-                    "s: [\"*\"] already allows every " + std::string(noun) +
-                    "; keep either [\"*\"] or the " + std::string(item) + "s");
+    // "mixes "*" with names" is the reference's wording for a list of names, which
+    // operators' scripts may look for.
+    const std::string_view mixed = item.ends_with(" name") ? "names" : item;
+    std::string message = "`" + std::string(key) + "` mixes \"*\" with ";
+    message.append(mixed).append(mixed == item ? "s" : "");
+    message += ": [\"*\"] already allows every " + std::string(noun) +
+               "; keep either [\"*\"] or the " + std::string(item) + "s";
+    fail(owner, message);
   }
   return has_wildcard;
 }

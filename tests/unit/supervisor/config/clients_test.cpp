@@ -182,9 +182,9 @@ TEST(ConfigTools, EmptyListIsRefused) {
 TEST(ConfigTools, WildcardMixedWithNamesIsRefused) {
   EXPECT_TRUE(
       Contains(error_of(kMacmini + client("c", "@T1@", "computers = { macmini = [\"*\", \"a\"] }")),
-               "mixes \"*\" with tool names"));
+               "mixes \"*\" with names"));
   EXPECT_TRUE(Contains(error_of(kV1 + client("c", "@T1@", "tools = [\"a\", \"*\"]")),
-                       "mixes \"*\" with tool names"));
+                       "mixes \"*\" with names"));
 }
 
 TEST(ConfigTools, StarAloneIsEveryTool) {
@@ -271,7 +271,7 @@ TEST(ConfigGrants, ResourcesAndPromptsAreCheckedAsStrictlyAsComputers) {
   EXPECT_TRUE(Contains(error_with("resources = {}"), "`resources` is empty"));
   EXPECT_TRUE(Contains(error_with("prompts = { macmini = [] }"), "`prompts` is empty"));
   EXPECT_TRUE(Contains(error_with("prompts = { macmini = [\"*\", \"greet\"] }"),
-                       "`prompts` mixes \"*\" with prompt names"));
+                       "`prompts` mixes \"*\" with names"));
   EXPECT_TRUE(Contains(error_with("resources = { macmini = [\"*\", \"a://b\"] }"),
                        "`resources` mixes \"*\" with URI patterns"));
   EXPECT_TRUE(Contains(error_with("resources = { \"*\" = [\"*\"], macmini = [\"*\"] }"),

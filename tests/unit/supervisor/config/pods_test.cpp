@@ -116,7 +116,7 @@ TEST(ConfigPod, ToolsFollowTheToolListRules) {
   EXPECT_TRUE(Contains(error_of(kMacmini + pty("p", no_tools + "tools = []")),
                        "[[pty_attach]] \"p\": `tools` is empty"));
   EXPECT_TRUE(Contains(error_of(kMacmini + pty("p", no_tools + "tools = [\"*\", \"x\"]")),
-                       "mixes \"*\" with tool names"));
+                       "mixes \"*\" with names"));
 }
 
 TEST(ConfigPod, SecretFileIsExpandedAndNotRead) {
