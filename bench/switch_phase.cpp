@@ -74,6 +74,7 @@ void Bench::run_switch() {
   for (int computers : plan_.switch_computers) {
     guarded("switch", [&] { switch_under_load(computers, table); });
   }
+  table << "\n";
   switch_table_ = table.str();
 }
 

@@ -56,7 +56,7 @@ class AuditLog {
   void write(std::string_view event, nlohmann::json fields);
   // The one line every call writes, composed without a JSON tree: building and dumping an
   // object of ten members cost ~2 µs, a third of the supervisor's JSON per call
-  // (docs/benchmarks.md). The same text as write("call", ...): keys in the same order.
+  // (docs/benchmarks-history.md). The same text as write("call", ...): keys in the same order.
   // A call that was not relayed is written only while its caller and computer are within
   // the cap for this window; the rest are counted, and summed up when the window ends.
   void write_call(const CallRecord& record);
