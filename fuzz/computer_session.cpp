@@ -16,7 +16,7 @@
 //                    or an error when <json> is "!"
 //   #d<d>            call d's reply has left the supervisor (a digit), or the oldest reply
 //                    not yet delivered: its place in the caps is free
-//   #r               reconfigure: sole_client flips (it starts true)
+//   #r               reconfigure: sole_caller flips (it starts true)
 //   #q<d>            the worker closes the session: 1000, 1001, 4002 or 4003 for d 0-3
 // After the last line the computer closes the WebSocket (1000) unless the session already has.
 //
@@ -300,8 +300,8 @@ bool step(Supervisor& supervisor, Computer& computer, net::io_context& io, std::
         deliver(supervisor, rest);
         break;
       case 'r': {
-        const bool sole_client = !supervisor.session->settings().sole_client;
-        supervisor.session->reconfigure("macmini", sole_client);
+        const bool sole_caller = !supervisor.session->settings().sole_caller;
+        supervisor.session->reconfigure("macmini", sole_caller);
         break;
       }
       case 'q':
@@ -362,7 +362,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                     .generation = 1,
                                     .max_inflight = kMaxInflight,
                                     .peer = "100.64.0.7",
-                                    .sole_client = true},
+                                    .sole_caller = true},
         std::move(hooks), [&](std::shared_ptr<ComputerSession>) { supervisor.installed = true; });
 
     settle(io);

@@ -27,16 +27,16 @@ SupervisorFrame decode_configure(const Frame& frame) {
   MetaReader in(frame.meta);
   const std::string_view computer = in.text();
   const auto max_inflight = int_count(in.number());
-  const auto sole_client = flag(in.byte());
+  const auto sole_caller = flag(in.byte());
   const auto handshake = duration(in.number());
   const auto ping_interval = duration(in.number());
   const auto heartbeat = duration(in.number());
   const auto drain = duration(in.number());
   const std::uint64_t max_buffer_bytes = in.number();
-  if (!in.complete() || !framed_as(frame, false, false) || !max_inflight || !sole_client ||
+  if (!in.complete() || !framed_as(frame, false, false) || !max_inflight || !sole_caller ||
       !handshake || !ping_interval || !heartbeat || !drain)
     return malformed(frame.type);
-  return Configure{std::string(computer), *max_inflight, *sole_client, *handshake,
+  return Configure{std::string(computer), *max_inflight, *sole_caller, *handshake,
                    *ping_interval,        *heartbeat,    *drain,       max_buffer_bytes};
 }
 
@@ -101,7 +101,7 @@ Frame encode(const Configure& configure) {
                .meta = MetaWriter()
                            .text(configure.computer)
                            .number(count_number(configure.max_inflight))
-                           .byte(configure.sole_client ? 1 : 0)
+                           .byte(configure.sole_caller ? 1 : 0)
                            .number(duration_number(configure.handshake))
                            .number(duration_number(configure.ping_interval))
                            .number(duration_number(configure.heartbeat))

@@ -24,7 +24,7 @@ namespace sb::ipc {
 struct Configure {
   std::string computer;
   int max_inflight = 0;
-  bool sole_client = false;
+  bool sole_caller = false;
   std::chrono::milliseconds handshake{0};
   std::chrono::milliseconds ping_interval{0};
   std::chrono::milliseconds heartbeat{0};

@@ -90,9 +90,9 @@ void Session::begin(std::function<void(std::shared_ptr<ComputerSession>)> instal
       });
 }
 
-void Session::reconfigure(const std::string& computer, bool sole_client) {
+void Session::reconfigure(const std::string& computer, bool sole_caller) {
   settings_.computer = computer;
-  settings_.sole_client = sole_client;
+  settings_.sole_caller = sole_caller;
 }
 
 ipc::ComputerStatus Session::status() const {

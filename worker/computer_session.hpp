@@ -30,7 +30,7 @@ struct SessionSettings {
   std::string peer;
   // Exactly one client can reach this computer, so notifications that name no call may go
   // to that client's newest call (docs/protocol.md, "Requests from the computer").
-  bool sole_client = false;
+  bool sole_caller = false;
   // The product's values unless the tests shortened them (shared/timings.hpp).
   std::chrono::milliseconds handshake_timeout = Timings{}.handshake;
   std::chrono::milliseconds ping_interval = Timings{}.ping_interval;
@@ -94,7 +94,7 @@ class ComputerSession {
   virtual void delivered(std::uint64_t call_id) = 0;
   // Closes with `code` unless a close is already under way (the first code wins).
   virtual void close(std::uint16_t code) = 0;
-  virtual void reconfigure(const std::string& computer, bool sole_client) = 0;
+  virtual void reconfigure(const std::string& computer, bool sole_caller) = 0;
   // Leaves the computer at its next message boundary, with nothing of the session's under
   // way (docs/architecture.md, "Switching"): `parked` gets the session's record, and the
   // socket is left as it is, neither closed nor shut down. A session that cannot stop so

@@ -60,7 +60,7 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
   void answer(std::uint64_t call_id, std::uint64_t key,
               std::string_view response_without_id) override;
   void close(std::uint16_t code) override { begin_close(code, /*send_frame=*/true); }
-  void reconfigure(const std::string& computer, bool sole_client) override;
+  void reconfigure(const std::string& computer, bool sole_caller) override;
   void park(std::chrono::milliseconds drain,
             std::function<void(ipc::ResumeRecord)> parked) override;
   bool live() const override { return phase_ == Phase::kHandshaking || phase_ == Phase::kReady; }

@@ -146,7 +146,7 @@ void Session::handle_notification(const std::string& method, const json& message
   // may such a message go to a caller, its newest call's.
   const auto newest = pending_.newest_call();
   const PendingCall* call = newest ? pending_.find(*newest) : nullptr;
-  if (!settings_.sole_client || !call || !call->stream) return drop_message(method);
+  if (!settings_.sole_caller || !call || !call->stream) return drop_message(method);
   hooks_.message(call->call_id, ipc::MessageMeta{ipc::MessageKind::kNotification}, message.dump());
 }
 

@@ -66,7 +66,7 @@ void WorkerApp::on(ipc::Malformed&& malformed) {
 void WorkerApp::on(ipc::Configure&& configure) {
   computer_ = std::move(configure.computer);
   next_max_inflight_ = configure.max_inflight;
-  sole_client_ = configure.sole_client;
+  sole_client_ = configure.sole_caller;
   timings_.handshake = configure.handshake;
   timings_.ping_interval = configure.ping_interval;
   timings_.heartbeat = configure.heartbeat;
@@ -79,7 +79,7 @@ SessionSettings WorkerApp::next_settings() const {
   return SessionSettings{
       .computer = computer_,
       .max_inflight = next_max_inflight_,
-      .sole_client = sole_client_,
+      .sole_caller = sole_client_,
       .handshake_timeout = timings_.handshake,
       .ping_interval = timings_.ping_interval,
   };

@@ -59,7 +59,7 @@ std::vector<std::string> computer_names(const Config& config) {
 
 // Notifications that name no call may go to a caller only when exactly one client (a
 // [[client]] or a [[pty_attach]]) can reach the computer at all.
-void mark_sole_clients(Config& config) {
+void mark_sole_callers(Config& config) {
   for (Computer& computer : config.computers) {
     const auto clients = std::count_if(
         config.clients.begin(), config.clients.end(),
@@ -67,7 +67,7 @@ void mark_sole_clients(Config& config) {
     const auto attaches =
         std::count_if(config.pods.begin(), config.pods.end(),
                       [&](const Pod& attach) { return attach.computer == computer.name; });
-    computer.sole_client = clients + attaches == 1;
+    computer.sole_caller = clients + attaches == 1;
   }
 }
 

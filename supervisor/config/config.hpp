@@ -81,7 +81,7 @@ struct Computer {
   std::string name;
   Verifier secret;
   int max_inflight = kDefaultMaxInflight;  // already resolved against the global default
-  bool sole_client = false;                // exactly one [[client]] or [[pty_attach]] can reach it
+  bool sole_caller = false;                // exactly one [[client]] or [[pty_attach]] can reach it
 };
 
 struct Client {

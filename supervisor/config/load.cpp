@@ -60,7 +60,7 @@ Config parse_config(std::string_view toml_text, std::string_view home) {
   build_clients(raw, config);
   build_pods(raw, config, home);
   config.allowed_origins = build_allowed_origins(raw);
-  mark_sole_clients(config);
+  mark_sole_callers(config);
   return config;
 }
 

@@ -33,7 +33,7 @@ std::optional<std::filesystem::path> build_control_socket(const RawFile& raw,
 void build_computers(const RawFile& raw, Config& config);
 // Every configured computer's name, quoted, for messages that list them.
 std::vector<std::string> computer_names(const Config& config);
-void mark_sole_clients(Config& config);
+void mark_sole_callers(Config& config);
 
 // Tool lists and grants (grants.cpp).
 NameList build_tool_list(const std::vector<std::string>& items, std::string_view owner);

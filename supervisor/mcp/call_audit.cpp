@@ -49,7 +49,7 @@ void CallAudit::write(std::string_view outcome, std::optional<std::int64_t> erro
   const auto elapsed = std::chrono::steady_clock::now() - started;
   if (kind == CallKind::kTool) {
     services.metrics.call_ended(CallEnd{.computer = computer,
-                                        .client = principal,
+                                        .caller = principal,
                                         .tool = tool_label,
                                         .outcome = outcome,
                                         .duration = elapsed,

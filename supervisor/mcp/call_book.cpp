@@ -81,10 +81,10 @@ void CallBook::restore_routes(const std::vector<CarriedRoute>& routes, std::uint
 }
 
 std::vector<std::uint64_t> CallBook::calls_of(std::string_view computer,
-                                              std::string_view client) const {
+                                              std::string_view caller) const {
   std::vector<std::uint64_t> calls;
   for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {
-    if (it->second.owner.computer == computer && it->second.owner.client == client)
+    if (it->second.owner.computer == computer && it->second.owner.caller == caller)
       calls.push_back(it->second.call_id);
   }
   return calls;

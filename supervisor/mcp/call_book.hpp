@@ -2,7 +2,7 @@
 // (docs/protocol.md, "Cancellation" and "Requests from the computer"): a caller's
 // notifications/cancelled names a call by the caller's own request id, and a caller's
 // answer names a request the computer sent it by the id the switchboard gave that request.
-// Either matches only a call of the same computer, client and session, so one caller can
+// Either matches only a call of the same computer, caller and session, so one caller can
 // never cancel or answer for another.
 #pragma once
 
@@ -20,7 +20,7 @@ namespace sb::supervisor {
 
 struct CallOwner {
   std::string computer;
-  std::string client;
+  std::string caller;
   std::string mcp_session;  // "" when the caller sent none
   friend bool operator==(const CallOwner&, const CallOwner&) = default;
 };
@@ -48,8 +48,8 @@ class CallBook {
   // The routed request that `owner` answers with `routed_id` (JSON text); it is forgotten.
   std::optional<Answer> take_answer(const CallOwner& owner, const std::string& routed_id);
 
-  // The calls in flight of `client` on `computer`, whatever the session, newest first.
-  std::vector<std::uint64_t> calls_of(std::string_view computer, std::string_view client) const;
+  // The calls in flight of `caller` on `computer`, whatever the session, newest first.
+  std::vector<std::uint64_t> calls_of(std::string_view computer, std::string_view caller) const;
 
   std::size_t size() const { return entries_.size(); }
 

@@ -96,7 +96,7 @@ Abandon discover(const Exchange& exchange) {
 Abandon set_log_level(const Exchange& exchange) {
   const config::Config& config = exchange.config();
   const config::Computer* computer = config.find_computer(exchange.context().computer);
-  if (computer && computer->sole_client) {
+  if (computer && computer->sole_caller) {
     CallRequest request{.caller = exchange.context().caller,
                         .caller_cap = exchange.context().caller_cap,
                         .timeout = std::chrono::seconds(config.timeouts.control_secs),

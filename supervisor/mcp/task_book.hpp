@@ -1,6 +1,6 @@
-// Which client created which task on which computer (docs/protocol.md, "Tasks"). A task id
+// Which caller created which task on which computer (docs/protocol.md, "Tasks"). A task id
 // is the computer's, and every caller of that computer could guess or see one; so a task is
-// reachable only by the client that created it through the switchboard, and only while the
+// reachable only by the caller that created it through the switchboard, and only while the
 // computer session that created it lasts. Bounded: the oldest record goes first.
 #pragma once
 
@@ -22,9 +22,9 @@ class TaskBook {
  public:
   explicit TaskBook(std::size_t capacity = 4096) : capacity_(capacity) {}
 
-  void record(const SessionKey& session, const std::string& task_id, const std::string& client);
-  bool owns(const SessionKey& session, const std::string& task_id, const std::string& client) const;
-  // The client that created the task, if it is recorded.
+  void record(const SessionKey& session, const std::string& task_id, const std::string& caller);
+  bool owns(const SessionKey& session, const std::string& task_id, const std::string& caller) const;
+  // The caller that created the task, if it is recorded.
   std::optional<std::string> owner(const SessionKey& session, const std::string& task_id) const;
   std::size_t size() const { return owners_.size(); }
 
@@ -36,7 +36,7 @@ class TaskBook {
  private:
   using Key = std::tuple<std::string, std::int64_t, std::string>;  // computer, attached, id
   std::size_t capacity_;
-  std::map<Key, std::string> owners_;  // -> client
+  std::map<Key, std::string> owners_;  // -> caller
   std::deque<Key> order_;              // oldest first
 };
 

@@ -34,9 +34,9 @@ bool deliver_task_status(const McpServices& services, const std::string& compute
                          const std::string& task_id, const std::string& body) {
   const auto session = attached_session(services.workers, computer);
   if (!session) return false;
-  const auto client = services.tasks.owner(*session, task_id);
-  if (!client) return false;
-  for (const std::uint64_t call_id : services.calls.calls_of(computer, *client)) {
+  const auto owner = services.tasks.owner(*session, task_id);
+  if (!owner) return false;
+  for (const std::uint64_t call_id : services.calls.calls_of(computer, *owner)) {
     if (services.workers.deliver(call_id, ipc::MessageMeta{ipc::MessageKind::kNotification}, body))
       return true;
   }

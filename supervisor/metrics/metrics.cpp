@@ -43,11 +43,11 @@ void Metrics::call_started(std::string_view computer, std::string_view client) {
 }
 
 void Metrics::call_ended(const CallEnd& call) {
-  ++calls_[{std::string(call.computer), std::string(call.client), std::string(call.outcome)}];
+  ++calls_[{std::string(call.computer), std::string(call.caller), std::string(call.outcome)}];
   durations_[{std::string(call.computer), std::string(call.tool)}].observe(call.duration.count(),
                                                                            kDurationBounds);
   if (call.forwarded) {
-    auto& in_flight = callers_in_flight_[{std::string(call.computer), std::string(call.client)}];
+    auto& in_flight = callers_in_flight_[{std::string(call.computer), std::string(call.caller)}];
     if (in_flight > 0) --in_flight;
   }
   if (call.reply_bytes > 0) {

@@ -53,8 +53,8 @@ inline constexpr std::string_view kCutLingering = "lingering";
 
 struct CallEnd {
   std::string_view computer;
-  std::string_view client;
-  std::string_view tool;  // already a label: a granted name or kOtherTool
+  std::string_view caller;  // the `client` label
+  std::string_view tool;    // already a label: a granted name or kOtherTool
   std::string_view outcome;
   std::chrono::duration<double> duration{0};
   std::size_t reply_bytes = 0;

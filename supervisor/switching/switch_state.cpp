@@ -130,7 +130,7 @@ std::string encode(const SwitchState& state) {
     out.text(task.computer)
         .number(static_cast<std::uint64_t>(task.attached_at_ms))
         .text(task.task_id)
-        .text(task.client);
+        .text(task.caller);
   }
   out.number(state.routes.size());
   for (const auto& route : state.routes)
@@ -174,7 +174,7 @@ std::optional<SwitchState> decode_switch_state(std::string_view bytes, std::stri
     state.tasks.push_back({.computer = in.text(),
                            .attached_at_ms = static_cast<std::int64_t>(in.number()),
                            .task_id = in.text(),
-                           .client = in.text()});
+                           .caller = in.text()});
   }
   for (auto n = in.count(); n > 0 && !in.failed(); --n) {
     state.routes.push_back({.routed_id = in.text(), .call_id = in.number(), .key = in.number()});

@@ -68,12 +68,12 @@ struct CarriedRoute {
   std::uint64_t key = 0;
 };
 
-// A task a client created (supervisor/mcp/task_book.hpp).
+// A task a caller created (supervisor/mcp/task_book.hpp).
 struct CarriedTask {
   std::string computer;
   std::int64_t attached_at_ms = 0;
   std::string task_id;
-  std::string client;
+  std::string caller;
 };
 
 // One caller's subscription to one resource (docs/protocol.md, "Subscriptions").

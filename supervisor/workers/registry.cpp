@@ -246,7 +246,7 @@ void WorkerRegistry::configure(WorkerRecord& worker) {
   if (!worker.channel) return;
   worker.channel->send(ipc::encode(ipc::Configure{.computer = worker.name,
                                                   .max_inflight = worker.max_inflight,
-                                                  .sole_client = worker.sole_client,
+                                                  .sole_caller = worker.sole_caller,
                                                   .handshake = timings_.handshake,
                                                   .ping_interval = timings_.ping_interval,
                                                   .heartbeat = timings_.heartbeat,

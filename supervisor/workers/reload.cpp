@@ -55,7 +55,7 @@ void WorkerRegistry::apply(const std::vector<config::Computer>& computers) {
       worker->name = computer.name;
     }
     worker->max_inflight = computer.max_inflight;
-    worker->sole_client = computer.sole_client;
+    worker->sole_caller = computer.sole_caller;
     configure(*worker);
     next.push_back(std::move(worker));
   }

@@ -111,7 +111,7 @@ struct WorkerRecord {
   std::string name;
   Verifier verifier;
   int max_inflight = config::kDefaultMaxInflight;
-  bool sole_client = false;
+  bool sole_caller = false;
   std::uint64_t generation = 0;  // the last handed over; follows the verifier across respawns
   std::map<std::uint64_t, SessionRecord> sessions;
   State state = State::kQueued;
@@ -182,7 +182,7 @@ inline std::shared_ptr<WorkerRecord> make_worker_record(const config::Computer& 
   worker->name = computer.name;
   worker->verifier = computer.secret;
   worker->max_inflight = computer.max_inflight;
-  worker->sole_client = computer.sole_client;
+  worker->sole_caller = computer.sole_caller;
   return worker;
 }
 

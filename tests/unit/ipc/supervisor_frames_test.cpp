@@ -34,7 +34,7 @@ base::UniqueFd a_descriptor() {
 TEST(SupervisorFrames, ConfigureRoundTrips) {
   const Configure configure{.computer = "mac mini",
                             .max_inflight = 8,
-                            .sole_client = true,
+                            .sole_caller = true,
                             .handshake = 1500ms,
                             .ping_interval = 20s,
                             .heartbeat = 1s,
@@ -43,7 +43,7 @@ TEST(SupervisorFrames, ConfigureRoundTrips) {
   const auto back = decoded_as<Configure>(encode(configure));
   EXPECT_EQ(back.computer, "mac mini");
   EXPECT_EQ(back.max_inflight, 8);
-  EXPECT_TRUE(back.sole_client);
+  EXPECT_TRUE(back.sole_caller);
   EXPECT_EQ(back.handshake, 1500ms);
   EXPECT_EQ(back.ping_interval, 20s);
   EXPECT_EQ(back.heartbeat, 1s);
@@ -61,7 +61,7 @@ TEST(SupervisorFrames, AMetaShortOrLongByAByteIsMalformed) {
   // The meta of the JSON era, which a default-reading decoder would have taken.
   EXPECT_TRUE(malformed(Frame{.type = FrameType::kConfigure, .meta = R"({"name":"a"})"}));
   Frame flag = encode(Configure{.computer = "a", .max_inflight = 8});
-  flag.meta[8 + 1 + 8] = 2;  // sole_client: neither 0 nor 1
+  flag.meta[8 + 1 + 8] = 2;  // sole_caller: neither 0 nor 1
   EXPECT_TRUE(malformed(std::move(flag)));
 }
 

@@ -15,7 +15,7 @@ TEST(WorkersTable, WatchShowsCallsPerSecondAndP50BetweenTwoAnswers) {
   const std::string before = workers_json({row}, metrics);
   for (int i = 0; i < 20; ++i) {
     metrics.call_ended(
-        CallEnd{.computer = "alpha", .client = "c", .tool = "t", .outcome = "ok", .duration = 3ms});
+        CallEnd{.computer = "alpha", .caller = "c", .tool = "t", .outcome = "ok", .duration = 3ms});
   }
   const std::string after = workers_json({row}, metrics);
   const std::string table = workers_table(after, before, 2.0);

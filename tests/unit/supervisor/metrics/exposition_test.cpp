@@ -15,7 +15,7 @@ TEST(MetricsExposition, RendersStrictFormatWithEscapedLabels) {
   const std::string odd = "we\"ird\\name\nhere";
   metrics.call_started(odd, "alice");
   metrics.call_ended(CallEnd{.computer = odd,
-                             .client = "alice",
+                             .caller = "alice",
                              .tool = "echo",
                              .outcome = "ok",
                              .duration = 30ms,

@@ -35,7 +35,7 @@ SwitchState a_state() {
                       {.socket = "caller-2",
                        .bytes = "POST /mcp HTTP/1.1\r\n",
                        .call = CarriedCall{.call_id = 89, .started = now, .streaming = true}}},
-      .tasks = {{.computer = "alpha", .attached_at_ms = 5, .task_id = "t-1", .client = "owner"}},
+      .tasks = {{.computer = "alpha", .attached_at_ms = 5, .task_id = "t-1", .caller = "owner"}},
       .routes = {{.routed_id = R"("sb-4")", .call_id = 89, .key = 2}},
       .next_routed = 5,
       .subscriptions = {{.computer = "alpha",
@@ -75,7 +75,7 @@ TEST(SwitchState, RoundTripsEveryField) {
   EXPECT_EQ(back->connections[1].call->call_id, 89u);
   EXPECT_TRUE(back->connections[1].call->streaming);
   ASSERT_EQ(back->tasks.size(), 1u);
-  EXPECT_EQ(back->tasks[0].client, "owner");
+  EXPECT_EQ(back->tasks[0].caller, "owner");
   EXPECT_EQ(back->requester, "requester");
   ASSERT_EQ(back->routes.size(), 1u);
   EXPECT_EQ(back->routes[0].routed_id, R"("sb-4")");
