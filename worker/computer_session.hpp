@@ -28,8 +28,8 @@ struct SessionSettings {
   std::uint64_t generation = 0;
   int max_inflight = 8;  // fixed for the socket's life
   std::string peer;
-  // Exactly one client can reach this computer, so notifications that name no call may go
-  // to that client's newest call (docs/protocol.md, "Requests from the computer").
+  // Exactly one caller can reach this computer, so notifications that name no call may go
+  // to that caller's newest call (docs/protocol.md, "Requests from the computer").
   bool sole_caller = false;
   // The product's values unless the tests shortened them (shared/timings.hpp).
   std::chrono::milliseconds handshake_timeout = Timings{}.handshake;

@@ -1,0 +1,270 @@
+// The worker's session with its computer, in process and in milliseconds: a real
+// ComputerSession on one end of a socket pair, a Beast WebSocket client on the other as the
+// computer, and the supervisor's side recorded from the session's hooks. The loop runs until
+// nothing is ready after each step, so every step's effects have happened before the next.
+#include "worker/computer_session.hpp"
+
+#include <sys/socket.h>
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/beast/core/buffers_to_string.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/websocket/stream.hpp>
+#include <chrono>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/asio_names.hpp"
+#include "ipc/channel.hpp"
+
+namespace sb::worker {
+namespace {
+
+using namespace sb::asio_names;
+using json = nlohmann::json;
+using Socket = net::local::stream_protocol::socket;
+using namespace std::chrono_literals;
+
+struct Reply {
+  std::uint64_t call_id = 0;
+  ipc::CallOutcome outcome;
+  std::string body;
+};
+
+struct Message {
+  std::uint64_t call_id = 0;
+  ipc::MessageMeta meta;
+  json body;
+};
+
+// One session and its computer, attached and past the MCP handshake.
+class SessionRig {
+ public:
+  SessionRig() : computer_(Socket(io_)) {
+    auto [session_end, computer_end] = ipc::make_socket_pair();
+    computer_.next_layer().assign(net::local::stream_protocol(), computer_end.release());
+    computer_.async_handshake("switchboard", "/vm/attach", [](beast::error_code) {});
+    settle();  // the upgrade request is written
+    std::string request(4096, '\0');
+    const auto got = ::recv(session_end.get(), request.data(), request.size(), MSG_DONTWAIT);
+    request.resize(got > 0 ? static_cast<std::size_t>(got) : 0);
+    SessionHooks hooks{
+        .reply =
+            [this](std::uint64_t call_id, const ipc::CallOutcome& outcome, std::string body) {
+              replies.push_back({call_id, outcome, body});
+            },
+        .message =
+            [this](std::uint64_t call_id, const ipc::MessageMeta& meta, std::string body) {
+              messages.push_back({call_id, meta, json::parse(body)});
+            },
+        .audit = [](ipc::SessionEvent) {},
+        .status_changed = [] {},
+        .ended = [this] { ++ended; },
+    };
+    session_ = start_session(io_, std::move(session_end), std::move(request),
+                             SessionSettings{.computer = "macmini",
+                                             .generation = 1,
+                                             .max_inflight = 4,
+                                             .peer = "100.64.0.7",
+                                             .sole_caller = true},
+                             std::move(hooks), [](std::shared_ptr<ComputerSession>) {});
+    settle();
+    read_loop();
+    settle();  // initialize arrives
+  }
+
+  ~SessionRig() {
+    session_->close(close_code::kGoingAway);
+    settle();
+  }
+
+  // Answers the session's initialize as a daemon does.
+  void handshake() {
+    const json initialize = received_at(0);
+    send(json{{"jsonrpc", "2.0"},
+              {"id", initialize["id"]},
+              {"result",
+               {{"protocolVersion", "2025-06-18"},
+                {"capabilities", {{"tools", json::object()}}},
+                {"serverInfo", {{"name", "rig"}, {"version", "1"}}}}}});
+  }
+
+  void send(const json& message) {
+    const std::string text = message.dump();
+    computer_.text(true);
+    computer_.async_write(net::buffer(text), [](beast::error_code, std::size_t) {});
+    settle();
+  }
+
+  ComputerSession& session() { return *session_; }
+
+  // What the computer has received, in order.
+  const std::vector<json>& received() const { return received_; }
+  json received_at(std::size_t index) const {
+    return index < received_.size() ? received_[index] : json();
+  }
+  json last_received() const { return received_.empty() ? json() : received_.back(); }
+
+  // Forwards a tools/call and runs until it has reached the computer.
+  void forward(std::uint64_t call_id, json params, bool stream = false,
+               std::chrono::milliseconds timeout = 60s) {
+    session_->forward(ForwardedCall{.call_id = call_id,
+                                    .caller = "alice",
+                                    .timeout = timeout,
+                                    .method = "tools/call",
+                                    .params_json = params.dump(),
+                                    .stream = stream});
+    settle();
+  }
+
+  // Runs handlers until none is ready.
+  void settle() {
+    for (int idle = 0; idle < 3;) {
+      if (io_.stopped()) io_.restart();
+      idle = io_.poll() == 0 ? idle + 1 : 0;
+    }
+  }
+
+  // Runs until `done` holds or `limit` of the loop's time has passed (for timers).
+  template <typename Done>
+  bool run_until(Done done, std::chrono::milliseconds limit = 2s) {
+    const auto until = std::chrono::steady_clock::now() + limit;
+    while (!done() && std::chrono::steady_clock::now() < until) {
+      if (io_.stopped()) io_.restart();
+      io_.run_for(5ms);
+    }
+    return done();
+  }
+
+  std::vector<Reply> replies;
+  std::vector<Message> messages;
+  int ended = 0;
+
+ private:
+  void read_loop() {
+    computer_.async_read(buffer_, [this](beast::error_code error, std::size_t) {
+      if (error) return;
+      received_.push_back(json::parse(beast::buffers_to_string(buffer_.data())));
+      buffer_.consume(buffer_.size());
+      read_loop();
+    });
+  }
+
+  net::io_context io_;
+  websocket::stream<Socket> computer_;
+  beast::flat_buffer buffer_;
+  std::vector<json> received_;
+  std::shared_ptr<ComputerSession> session_;
+};
+
+json echo(int n) {
+  return json{{"name", "echo"}, {"arguments", {{"n", n}}}};
+}
+
+TEST(ComputerSession, OpensWithInitializeAndIsReadyOnceTheComputerAnswers) {
+  SessionRig rig;
+  ASSERT_EQ(rig.received().size(), 1u);
+  EXPECT_EQ(rig.received_at(0)["method"], "initialize");
+  EXPECT_EQ(rig.session().status().state, ipc::ComputerState::kHandshaking);
+  rig.handshake();
+  EXPECT_EQ(rig.last_received()["method"], "notifications/initialized");
+  EXPECT_EQ(rig.session().status().state, ipc::ComputerState::kReady);
+  EXPECT_NE(rig.session().status().server_json.find("\"rig\""), std::string::npos);
+}
+
+TEST(ComputerSession, ACallGoesOutUnderTheSessionsIdAndItsReplyComesBackWithoutOne) {
+  SessionRig rig;
+  rig.handshake();
+  rig.forward(7, echo(1));
+  const json sent = rig.last_received();
+  ASSERT_EQ(sent["method"], "tools/call");
+  EXPECT_EQ(sent["params"], echo(1));
+  rig.send(json{{"jsonrpc", "2.0"}, {"id", sent["id"]}, {"result", {{"n", 1}}}});
+  ASSERT_EQ(rig.replies.size(), 1u);
+  EXPECT_EQ(rig.replies[0].call_id, 7u);
+  EXPECT_EQ(rig.replies[0].outcome.status, ipc::CallStatus::kReplied);
+  const json body = json::parse(rig.replies[0].body);
+  EXPECT_FALSE(body.contains("id"));
+  EXPECT_EQ(body["result"], (json{{"n", 1}}));
+}
+
+TEST(ComputerSession, ProgressReachesTheCallerWithItsOwnToken) {
+  SessionRig rig;
+  rig.handshake();
+  json params = echo(2);
+  params["_meta"] = {{"progressToken", "caller-token"}};
+  rig.forward(8, params, /*stream=*/true);
+  const json sent = rig.last_received();
+  const json session_token = sent["params"]["_meta"]["progressToken"];
+  EXPECT_NE(session_token, "caller-token") << "the computer sees the session's own token";
+  rig.send(json{{"jsonrpc", "2.0"},
+                {"method", "notifications/progress"},
+                {"params", {{"progressToken", session_token}, {"progress", 1}}}});
+  ASSERT_EQ(rig.messages.size(), 1u);
+  EXPECT_EQ(rig.messages[0].call_id, 8u);
+  EXPECT_EQ(rig.messages[0].meta.kind, ipc::MessageKind::kProgress);
+  EXPECT_EQ(rig.messages[0].body["params"]["progressToken"], "caller-token");
+}
+
+TEST(ComputerSession, ACancelledCallIsCancelledTowardTheComputerAndItsLateReplyDropped) {
+  SessionRig rig;
+  rig.handshake();
+  rig.forward(9, echo(3));
+  const json sent = rig.last_received();
+  rig.session().cancel(9, "cancelled by the caller");
+  rig.settle();
+  const json cancel = rig.last_received();
+  EXPECT_EQ(cancel["method"], "notifications/cancelled");
+  EXPECT_EQ(cancel["params"]["requestId"], sent["id"]);
+  rig.send(json{{"jsonrpc", "2.0"}, {"id", sent["id"]}, {"result", json::object()}});
+  EXPECT_TRUE(rig.replies.empty()) << "a cancelled call has no outcome";
+}
+
+TEST(ComputerSession, ACallPastItsTimeoutIsAnsweredTimedOutAndCancelledTowardTheComputer) {
+  SessionRig rig;
+  rig.handshake();
+  rig.forward(10, echo(4), false, 1ms);
+  ASSERT_TRUE(rig.run_until([&] { return !rig.replies.empty(); }));
+  EXPECT_EQ(rig.replies[0].call_id, 10u);
+  EXPECT_EQ(rig.replies[0].outcome.status, ipc::CallStatus::kTimeout);
+  EXPECT_EQ(rig.last_received()["method"], "notifications/cancelled");
+}
+
+TEST(ComputerSession, AReplyNoCallWaitsForIsDroppedAndTheSessionGoesOn) {
+  SessionRig rig;
+  rig.handshake();
+  rig.send(json{{"jsonrpc", "2.0"}, {"id", 999}, {"result", json::object()}});
+  EXPECT_TRUE(rig.replies.empty());
+  EXPECT_TRUE(rig.session().live());
+  rig.forward(11, echo(5));
+  const json sent = rig.last_received();
+  rig.send(json{{"jsonrpc", "2.0"}, {"id", sent["id"]}, {"result", json::object()}});
+  ASSERT_EQ(rig.replies.size(), 1u);
+  EXPECT_EQ(rig.replies[0].call_id, 11u);
+}
+
+TEST(ComputerSession, AParkedSessionLeavesARecordOfItsCallsAndTheSocketOpen) {
+  SessionRig rig;
+  rig.handshake();
+  rig.forward(12, echo(6));
+  const json sent = rig.last_received();
+  std::optional<ipc::ResumeRecord> record;
+  rig.session().park(1s, [&](ipc::ResumeRecord parked) { record = std::move(parked); });
+  ASSERT_TRUE(rig.run_until([&] { return record.has_value(); }));
+  EXPECT_EQ(record->generation, 1u);
+  EXPECT_EQ(record->peer, "100.64.0.7");
+  ASSERT_EQ(record->calls.size(), 1u);
+  EXPECT_EQ(record->calls[0].call_id, 12u);
+  EXPECT_GT(record->next_id, sent["id"].get<std::uint64_t>());
+  EXPECT_EQ(rig.ended, 0) << "parking is not an end: the computer sees nothing";
+  EXPECT_NE(rig.last_received()["method"], "notifications/cancelled");
+}
+
+}  // namespace
+}  // namespace sb::worker
