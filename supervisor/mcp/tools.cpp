@@ -86,10 +86,10 @@ Abandon call_tool(const Exchange& exchange, const ToolCallParts& parts) {
   if (!context.tools.allows(tool)) {
     audit.write("denied", std::nullopt, 0);
     return exchange.finish(jsonrpc::result_response(
-        exchange.id, jsonrpc::text_tool_result(
+        exchange.id, complete(jsonrpc::text_tool_result(
                          "the switchboard's policy does not allow " + backticked(tool) + " for " +
                              backticked(context.caller) + " on " + backticked(context.computer),
-                         true)));
+                         true))));
   }
 
   CallRequest request{.caller = context.caller,

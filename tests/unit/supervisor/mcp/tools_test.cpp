@@ -83,6 +83,8 @@ TEST_F(ExchangeTest, AToolOutsideTheGrantIsRefusedAsAToolErrorAndAudited) {
   EXPECT_EQ(result["isError"], true);
   EXPECT_EQ(result["content"][0]["text"],
             "the switchboard's policy does not allow `shell` for `alice` on `alpha`");
+  // A 2026-07-28 client refuses a result without it (docs/protocol.md, "Revisions").
+  EXPECT_EQ(result["resultType"], "complete");
   const auto lines = audit_lines();
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_EQ(lines[0]["outcome"], "denied");
