@@ -26,6 +26,20 @@ const json* Exchange::params() const {
   return found != message.end() && found->is_object() ? &*found : nullptr;
 }
 
+const json* Exchange::meta_member(std::string_view name) const {
+  const json* found_params = params();
+  if (!found_params) return nullptr;
+  const auto meta = found_params->find("_meta");
+  if (meta == found_params->end() || !meta->is_object()) return nullptr;
+  const auto found = meta->find(name);
+  return found == meta->end() ? nullptr : &*found;
+}
+
+bool Exchange::stateless() const {
+  const json* version = meta_member("io.modelcontextprotocol/protocolVersion");
+  return version && *version == "2026-07-28";
+}
+
 std::string Exchange::params_text() const {
   if (!message.is_object()) return "{}";
   const auto found = message.find("params");

@@ -29,15 +29,25 @@ ReplyBudget::Lease admit_reply(ReplyBudget& budget, CallResult& result) {
   return {};
 }
 
+// The answer to a request from the computer that its caller cannot be asked.
+constexpr std::string_view kCannotBeAsked =
+    R"({"error":{"code":-32601,"message":"the caller of this call cannot be asked: its )"
+    R"(protocol revision (2026-07-28) has no requests from the server"},"jsonrpc":"2.0"})";
+
 // Messages during the call, for a caller that takes them: a request from the computer gets
-// an id of the switchboard's, by which the caller's answer finds it.
-MessageCallback message_sink(const Exchange& exchange, std::shared_ptr<std::uint64_t> entry) {
+// an id of the switchboard's, by which the caller's answer finds it. A 2026-07-28 caller's
+// revision has no requests from the server (docs/protocol.md, "Requests from the
+// computer"): the computer is told so, and the caller's stream carries what it has.
+MessageCallback message_sink(const Exchange& exchange, std::shared_ptr<std::uint64_t> entry,
+                             std::shared_ptr<std::uint64_t> call_id) {
   if (!exchange.request.on_message) return {};
   return [&book = exchange.services().calls, &metrics = exchange.services().metrics,
-          computer = exchange.context().computer, entry,
+          &workers = exchange.services().workers, computer = exchange.context().computer, entry,
+          call_id, can_be_asked = !exchange.stateless(),
           sink = exchange.request.on_message](const ipc::MessageMeta& meta, std::string body) {
     if (meta.kind == ipc::MessageKind::kProgress) metrics.progress_routed(computer);
     if (meta.kind != ipc::MessageKind::kRequest) return sink(ReplyText{.body = std::move(body)});
+    if (!can_be_asked) return workers.answer(*call_id, meta.key, std::string(kCannotBeAsked));
     const auto routed_id = book.route_request(*entry, meta.key);
     if (routed_id) sink(with_id_text(*routed_id, std::move(body)));
   };
@@ -57,7 +67,8 @@ Abandon forward(const Exchange& exchange, CallRequest request,
   const auto started =
       context.carried ? context.carried->started : std::chrono::steady_clock::now();
   auto entry = std::make_shared<std::uint64_t>(0);
-  request.on_message = message_sink(exchange, entry);
+  auto forwarded_id = std::make_shared<std::uint64_t>(0);
+  request.on_message = message_sink(exchange, entry, forwarded_id);
   const McpDone& done = exchange.request.done;
   const std::uint64_t call_id = workers.forward(
       exchange.context().computer, std::move(request),
@@ -69,6 +80,7 @@ Abandon forward(const Exchange& exchange, CallRequest request,
         done(std::move(text));
       });
   if (call_id == 0) return {};
+  *forwarded_id = call_id;
   // A switch carries the call with its caller's connection (docs/architecture.md,
   // "Switching").
   if (context.forwarded) *context.forwarded = CarriedCall{.call_id = call_id, .started = started};

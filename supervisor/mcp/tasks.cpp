@@ -14,21 +14,6 @@ using json = nlohmann::json;
 
 constexpr int kMissingClientCapability = -32021;
 
-// The request's _meta member `name`, or null.
-const json* meta_member(const Exchange& exchange, const char* name) {
-  const json* params = exchange.params();
-  if (!params) return nullptr;
-  const auto meta = params->find("_meta");
-  if (meta == params->end() || !meta->is_object()) return nullptr;
-  const auto found = meta->find(name);
-  return found == meta->end() ? nullptr : &*found;
-}
-
-bool stateless_request(const Exchange& exchange) {
-  const json* version = meta_member(exchange, "io.modelcontextprotocol/protocolVersion");
-  return version && *version == "2026-07-28";
-}
-
 // To a call in flight of the task's owner that takes messages; false when there is none.
 bool deliver_task_status(const McpServices& services, const std::string& computer,
                          const std::string& task_id, const std::string& body) {
@@ -50,7 +35,7 @@ bool deliver_task_status(const McpServices& services, const std::string& compute
 // declare the tasks extension in this request is told it needs it, as the extension says.
 Abandon task_request(const Exchange& exchange, const std::string& method) {
   const json* params = exchange.params();
-  if (stateless_request(exchange) && !declares_tasks_extension(exchange)) {
+  if (exchange.stateless() && !declares_tasks_extension(exchange)) {
     json reply = jsonrpc::error_response(exchange.id, kMissingClientCapability,
                                          "this request needs the tasks extension");
     reply["error"]["data"] =
@@ -103,7 +88,7 @@ Abandon tasks_list(const Exchange& exchange) {
 }
 
 bool declares_tasks_extension(const Exchange& exchange) {
-  const json* capabilities = meta_member(exchange, "io.modelcontextprotocol/clientCapabilities");
+  const json* capabilities = exchange.meta_member("io.modelcontextprotocol/clientCapabilities");
   if (!capabilities || !capabilities->is_object()) return false;
   const auto extensions = capabilities->find("extensions");
   return extensions != capabilities->end() && extensions->is_object() &&

@@ -112,6 +112,31 @@ TEST_F(Fidelity, ARequestFromTheComputerIsRefusedWhenItsCallerDoesNotAcceptEvent
   held.answer_and_expect_plain_echo();
 }
 
+// A 2026-07-28 caller's revision has no requests from the server (docs/protocol.md,
+// "Requests from the computer"): the computer is told at once, the call goes on, and the
+// caller's stream carries only what its revision has.
+TEST_F(Fidelity, ARequestFromTheComputerDuringA2026CallIsRefusedWith32601) {
+  SwitchboardProcess sb(config());
+  auto fake = attach_alpha(sb);
+  ASSERT_TRUE(fake);
+  json call = tool_call(1, "echo", hold(1));
+  call["params"]["_meta"] = {
+      {"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+      {"io.modelcontextprotocol/clientCapabilities", {{"elicitation", json::object()}}}};
+  const Headers headers = with(
+      with(with(kAcceptBoth, "MCP-Protocol-Version", "2026-07-28"), "Mcp-Method", "tools/call"),
+      "Mcp-Name", "echo");
+  OpenCall open(sb.port(), post(kPath, alice_.secret, call, headers));
+  const json seen = computer_call(*fake, hold(1));
+  ASSERT_FALSE(seen.is_null());
+  fake->send_text(elicitation("e-26").dump());
+  EXPECT_EQ(error_code(answer_to(*fake, "e-26")), kMethodNotFound);
+  fake->answer_echo(seen);
+  const HttpResponse reply = open.rest();
+  EXPECT_EQ(echoed(reply.final_message()), hold(1)) << reply.body;
+  EXPECT_EQ(reply.body.find("elicitation/create"), std::string::npos) << reply.body;
+}
+
 TEST_F(Fidelity, APingFromTheComputerIsAnsweredByTheSwitchboardNotTheCaller) {
   HeldEcho held(*this);
   ASSERT_TRUE(held.ready());
