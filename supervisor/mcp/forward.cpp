@@ -4,6 +4,7 @@
 
 #include "shared/jsonrpc.hpp"
 #include "supervisor/mcp/reply_text.hpp"
+#include "supervisor/mcp/result_shape.hpp"
 #include "supervisor/metrics/metrics.hpp"
 
 namespace sb::supervisor {
@@ -66,6 +67,16 @@ Abandon forward(const Exchange& exchange, CallRequest request,
   request.carried = context.carried;
   const auto started =
       context.carried ? context.carried->started : std::chrono::steady_clock::now();
+  if (exchange.stateless()) {
+    // A 2026-07-28 caller gets its revision's members whatever the computer speaks
+    // (docs/protocol.md, "Revisions"): the reply is read whole to be shaped.
+    request.reply_may_arrive = false;
+    reply = [reply = std::move(reply), method = request.method](CallResult result) {
+      if (result.status == ipc::CallStatus::kReplied)
+        shape_reply_for_2026(result.reply_without_id, method);
+      return reply(std::move(result));
+    };
+  }
   auto entry = std::make_shared<std::uint64_t>(0);
   auto forwarded_id = std::make_shared<std::uint64_t>(0);
   request.on_message = message_sink(exchange, entry, forwarded_id);

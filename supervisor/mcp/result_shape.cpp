@@ -45,4 +45,30 @@ void shape_list(json& result, bool narrowed) {
     result["cacheScope"] = "private";
 }
 
+void shape_reply_for_2026(std::string& reply_without_id, std::string_view method) {
+  json reply = json::parse(reply_without_id, nullptr, /*allow_exceptions=*/false);
+  if (!reply.is_object()) return;
+  const auto result = reply.find("result");
+  if (result == reply.end() || !result->is_object()) return;
+  const bool asks = method == "tools/call" || method == "resources/read" || method == "prompts/get";
+  const auto type = result->find("resultType");
+  const bool type_allowed =
+      type != result->end() &&
+      (is_one_of(*type, {"complete"}) || (asks && is_one_of(*type, {"input_required"})) ||
+       (method == "tools/call" && is_one_of(*type, {"task"})));
+  bool changed = !type_allowed;
+  if (!type_allowed) (*result)["resultType"] = "complete";
+  if (method == "resources/read" && (*result)["resultType"] == "complete") {
+    const auto ttl = result->find("ttlMs");
+    const auto scope = result->find("cacheScope");
+    const bool hinted = ttl != result->end() && count_of_milliseconds(*ttl) &&
+                        scope != result->end() && is_one_of(*scope, {"public", "private"});
+    if (!hinted) {
+      shape_list(*result, /*narrowed=*/false);
+      changed = true;
+    }
+  }
+  if (changed) reply_without_id = reply.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 }  // namespace sb::supervisor

@@ -380,6 +380,25 @@ TEST_F(Fidelity, TheSwitchboardsOwnStatelessResultsCarryWhatTheRevisionRequires)
   EXPECT_EQ(offline["isError"], true);
 }
 
+// A computer of an older revision writes no resultType; a 2026-07-28 client refuses a
+// result without one (docs/protocol.md, "Revisions"). An older caller's result is the
+// computer's as it was written.
+TEST_F(Fidelity, AnOlderComputersResultReachesAStatelessCallerWithTheRevisionsMembers) {
+  SwitchboardProcess sb(config());
+  auto fake = attach_alpha(sb);
+  ASSERT_TRUE(fake);
+  const json stateless_reply =
+      http(sb.port(), stateless(alice_.secret, 1, "tools/call",
+                                json{{"name", "echo"}, {"arguments", {{"n", 1}}}}, "echo"))
+          .json();
+  EXPECT_EQ(echoed(stateless_reply), (json{{"n", 1}})) << stateless_reply;
+  EXPECT_EQ(stateless_reply["result"]["resultType"], "complete") << stateless_reply;
+
+  const json older = call_tool(sb.port(), kPath, alice_.secret, "echo", json{{"n", 2}}, 2);
+  EXPECT_EQ(echoed(older), (json{{"n", 2}})) << older;
+  EXPECT_FALSE(older["result"].contains("resultType")) << "passed through as it was written";
+}
+
 TEST_F(Fidelity, McpParamHeadersAreCheckedAgainstTheArgumentsTheToolListNamed) {
   SwitchboardProcess sb(config());
   const json region{{"type", "string"}, {"x-mcp-header", "Region"}};

@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 namespace sb::supervisor {
 namespace {
 
@@ -45,6 +49,45 @@ TEST(ResultShape, AResultKeepsAnInterimTypeAndLosesGarbage) {
   EXPECT_EQ(complete({{"resultType", "input_required"}})["resultType"], "input_required");
   EXPECT_EQ(complete({{"resultType", 5}})["resultType"], "complete");
   EXPECT_EQ(complete({{"resultType", "Complete"}})["resultType"], "complete");
+}
+
+std::string shaped_reply(std::string reply, std::string_view method) {
+  shape_reply_for_2026(reply, method);
+  return reply;
+}
+
+TEST(ResultShape, AnOlderComputersReplyGetsTheMembersA2026CallerRequires) {
+  const json call =
+      json::parse(shaped_reply(R"({"jsonrpc":"2.0","result":{"content":[]}})", "tools/call"));
+  EXPECT_EQ(call["result"]["resultType"], "complete");
+  const json read =
+      json::parse(shaped_reply(R"({"jsonrpc":"2.0","result":{"contents":[]}})", "resources/read"));
+  EXPECT_EQ(read["result"]["resultType"], "complete");
+  EXPECT_EQ(read["result"]["ttlMs"], 0);
+  EXPECT_EQ(read["result"]["cacheScope"], "private");
+}
+
+TEST(ResultShape, AReplyWithTheRevisionsMembersIsLeftByteForByte) {
+  for (const auto& [reply, method] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"jsonrpc":"2.0","result":{"resultType":"complete","content":[]}})", "tools/call"},
+           {R"({"result":{"resultType":"task","taskId":"t"},"jsonrpc":"2.0"})", "tools/call"},
+           {R"({"result":{"resultType":"input_required","inputRequests":{}}})", "prompts/get"},
+           {R"({"result":{"resultType":"complete","ttlMs":5,"cacheScope":"public"}})",
+            "resources/read"},
+           {R"({"jsonrpc":"2.0","error":{"code":-32602,"message":"no"}})", "tools/call"}}) {
+    EXPECT_EQ(shaped_reply(reply, method), reply) << method;
+  }
+}
+
+TEST(ResultShape, ATypeTheMethodMayNotHaveIsReplaced) {
+  const json task =
+      json::parse(shaped_reply(R"({"result":{"resultType":"task","taskId":"t"}})", "prompts/get"));
+  EXPECT_EQ(task["result"]["resultType"], "complete");
+  const json asking = json::parse(shaped_reply(
+      R"({"result":{"resultType":"input_required","values":[]}})", "completion/complete"));
+  EXPECT_EQ(asking["result"]["resultType"], "complete");
+  const json garbage = json::parse(shaped_reply(R"({"result":{"resultType":5}})", "tools/call"));
+  EXPECT_EQ(garbage["result"]["resultType"], "complete");
 }
 
 }  // namespace
