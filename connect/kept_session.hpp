@@ -1,5 +1,5 @@
 // The one MCP session with the server, kept across attaches and shared by the links to
-// every switchboard (docs/connect.md, "One server, many attaches", "Twins"). Each
+// every switchboard (docs/connect.md, "Behaviour", "Twins"). Each
 // switchboard makes a new MCP session after every attach; the server keeps the one it
 // made first. In between sits this: the first `initialize` goes to the server and its
 // result is kept, a later one (from any link) is answered from it; `notifications/
