@@ -5,9 +5,12 @@
 #pragma once
 
 #include <atomic>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "harness/raw_socket.hpp"
 
 namespace sbbench {
 
@@ -28,8 +31,9 @@ class StreamReaders {
 
  private:
   struct Stream {
-    int fd = -1;
-    std::string carry;  // the end of the last read, where the text may have begun
+    std::unique_ptr<harness::RawSocket> socket;
+    bool ended = false;  // by the switchboard
+    std::string carry;   // the end of the last read, where the text may have begun
   };
   void read_all();
   void read_one(Stream& stream, std::vector<char>& buffer);

@@ -110,6 +110,12 @@ bool RawSocket::closed_by_peer(std::chrono::milliseconds timeout) {
   return false;
 }
 
+std::string RawSocket::take_read() {
+  std::string out = std::move(read_);
+  read_.clear();
+  return out;
+}
+
 std::optional<int> final_status(std::string_view bytes) {
   for (;;) {
     if (!bytes.starts_with("HTTP/1.1 ") || bytes.size() < 12) return std::nullopt;

@@ -37,6 +37,10 @@ class RawSocket {
   // Whether the peer ended the connection within `timeout` (bytes read meanwhile are
   // dropped).
   bool closed_by_peer(std::chrono::milliseconds timeout);
+  // What read_until() has read and not yet returned; it is returned only once.
+  std::string take_read();
+  // The socket, for a reader that polls many at once; it stays this object's.
+  int fd() const { return fd_; }
 
  private:
   int fd_ = -1;
