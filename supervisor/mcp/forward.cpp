@@ -40,11 +40,11 @@ constexpr std::string_view kCannotBeAsked =
 // revision has no requests from the server (docs/protocol.md, "Requests from the
 // computer"): the computer is told so, and the caller's stream carries what it has.
 MessageCallback message_sink(const Exchange& exchange, std::shared_ptr<std::uint64_t> entry,
-                             std::shared_ptr<std::uint64_t> call_id) {
+                             std::shared_ptr<std::uint64_t> call_id, bool can_be_asked) {
   if (!exchange.request.on_message) return {};
   return [&book = exchange.services().calls, &metrics = exchange.services().metrics,
           &workers = exchange.services().workers, computer = exchange.context().computer, entry,
-          call_id, can_be_asked = !exchange.stateless(),
+          call_id, can_be_asked,
           sink = exchange.request.on_message](const ipc::MessageMeta& meta, std::string body) {
     if (meta.kind == ipc::MessageKind::kProgress) metrics.progress_routed(computer);
     if (meta.kind != ipc::MessageKind::kRequest) return sink(ReplyText{.body = std::move(body)});
@@ -67,7 +67,8 @@ Abandon forward(const Exchange& exchange, CallRequest request,
   request.carried = context.carried;
   const auto started =
       context.carried ? context.carried->started : std::chrono::steady_clock::now();
-  if (exchange.stateless()) {
+  const bool stateless = exchange.stateless();
+  if (stateless) {
     // A 2026-07-28 caller gets its revision's members whatever the computer speaks
     // (docs/protocol.md, "Revisions"): the reply is read whole to be shaped.
     request.reply_may_arrive = false;
@@ -79,7 +80,7 @@ Abandon forward(const Exchange& exchange, CallRequest request,
   }
   auto entry = std::make_shared<std::uint64_t>(0);
   auto forwarded_id = std::make_shared<std::uint64_t>(0);
-  request.on_message = message_sink(exchange, entry, forwarded_id);
+  request.on_message = message_sink(exchange, entry, forwarded_id, !stateless);
   const McpDone& done = exchange.request.done;
   const std::uint64_t call_id = workers.forward(
       exchange.context().computer, std::move(request),
