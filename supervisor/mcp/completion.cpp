@@ -34,9 +34,9 @@ bool may_complete(const Exchange& exchange) {
 Abandon complete(const Exchange& exchange) {
   if (!may_complete(exchange) || !exchange.offered(ipc::offer::kCompletions)) {
     return exchange.finish(jsonrpc::result_response(
-        exchange.id,
-        complete(
-            json{{"completion", {{"hasMore", false}, {"total", 0}, {"values", json::array()}}}})));
+        exchange.id, complete(json{{"completion",
+                                    {{"hasMore", false}, {"total", 0}, {"values", json::array()}}}},
+                              exchange.context().era)));
   }
   CallRequest request =
       request_to_computer(exchange, "completion/complete", exchange.config().timeouts.control_secs);

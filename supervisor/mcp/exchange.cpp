@@ -36,8 +36,7 @@ const json* Exchange::meta_member(std::string_view name) const {
 }
 
 bool Exchange::stateless() const {
-  const json* version = meta_member("io.modelcontextprotocol/protocolVersion");
-  return version && *version == "2026-07-28";
+  return context().era == Era::kStateless;
 }
 
 std::string Exchange::params_text() const {

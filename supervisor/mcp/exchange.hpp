@@ -36,7 +36,7 @@ struct Exchange {
   const std::string* params_string(std::string_view name) const;
   // The member `name` of the params' _meta, or null.
   const nlohmann::json* meta_member(std::string_view name) const;
-  // A 2026-07-28 request: its _meta names that revision (docs/protocol.md, "Revisions").
+  // A 2026-07-28 request: its caller speaks the stateless era (docs/protocol.md, "Eras").
   bool stateless() const;
   // Whether the computer offers what `offer_bit` (ipc::offer::) names, as far as is known:
   // a computer not attached or not ready yet is not held against it.

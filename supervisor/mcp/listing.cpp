@@ -12,24 +12,24 @@ namespace {
 
 using json = nlohmann::json;
 
-json empty_list_reply(const json& id, std::string_view member) {
+json empty_list_reply(const json& id, std::string_view member, Era era) {
   json result{{std::string(member), json::array()}};
-  shape_list(result, true);
+  shape_list(result, true, era);
   return jsonrpc::result_response(id, std::move(result));
 }
 
-ReplyText narrowed(const json& id, const ListFilter& filter, CallResult result) {
+ReplyText narrowed(const json& id, Era era, const ListFilter& filter, CallResult result) {
   if (result.status == ipc::CallStatus::kNotAttached)
-    return ReplyText{.body = dump(empty_list_reply(id, filter.member)), .not_attached = true};
+    return ReplyText{.body = dump(empty_list_reply(id, filter.member, era)), .not_attached = true};
   if (result.status != ipc::CallStatus::kReplied) return relayed(id, std::move(result));
   json reply = json::parse(result.reply_without_id, nullptr, false);
   if (reply.is_object() && reply.contains("error")) return relayed(id, std::move(result));
   const auto list = reply.is_object() ? reply.find("result") : reply.end();
   if (list == reply.end() || !list->is_object())
-    return {.body = dump(empty_list_reply(id, filter.member))};
+    return {.body = dump(empty_list_reply(id, filter.member, era))};
   const auto items = list->find(filter.member);
   if (items == list->end() || !items->is_array())
-    return {.body = dump(empty_list_reply(id, filter.member))};
+    return {.body = dump(empty_list_reply(id, filter.member, era))};
   if (filter.keep) {
     json kept = json::array();
     for (auto& item : *items) {
@@ -37,7 +37,7 @@ ReplyText narrowed(const json& id, const ListFilter& filter, CallResult result) 
     }
     *items = std::move(kept);
   }
-  shape_list(*list, static_cast<bool>(filter.keep));
+  shape_list(*list, static_cast<bool>(filter.keep), era);
   reply["id"] = id;
   return ReplyText{.body = dump(reply)};
 }
@@ -48,13 +48,12 @@ Abandon relay_list(const Exchange& exchange, ListFilter filter) {
   CallRequest request =
       request_to_computer(exchange, filter.method, exchange.config().timeouts.control_secs);
   return forward(exchange, std::move(request),
-                 [id = exchange.id, filter = std::move(filter)](CallResult result) {
-                   return narrowed(id, filter, std::move(result));
-                 });
+                 [id = exchange.id, era = exchange.context().era, filter = std::move(filter)](
+                     CallResult result) { return narrowed(id, era, filter, std::move(result)); });
 }
 
 Abandon empty_list(const Exchange& exchange, std::string_view member) {
-  return exchange.finish(empty_list_reply(exchange.id, member));
+  return exchange.finish(empty_list_reply(exchange.id, member, exchange.context().era));
 }
 
 }  // namespace sb::supervisor

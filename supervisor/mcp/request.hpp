@@ -13,6 +13,7 @@
 #include "shared/log.hpp"
 #include "supervisor/bounds/reply_budget.hpp"
 #include "supervisor/config/config.hpp"
+#include "supervisor/mcp/era.hpp"
 #include "supervisor/switching/switch_state.hpp"
 
 namespace sb::supervisor {
@@ -38,6 +39,8 @@ struct CallerContext {
   // Scopes cancellations and answers (docs/protocol.md, "Sessions"): the Mcp-Session-Id an
   // HTTP caller sent ("" for none), or one of the switchboard's own per pod socket.
   std::string mcp_session;
+  // The era of the revision this message speaks: what its answers look like.
+  Era era = Era::kHandshake;
   // The caller's transport can pass on a large reply while it is still arriving
   // (docs/architecture.md, "Large replies"): an HTTP response can, a pod's WebSocket
   // message is written whole.

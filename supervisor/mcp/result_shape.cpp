@@ -24,18 +24,31 @@ bool count_of_milliseconds(const json& value) {
          (value.is_number_integer() && value.get<std::int64_t>() >= 0);
 }
 
+// What only the 2026-07-28 revision has, taken out for a caller of an older one.
+void strip_stateless_members(json& result) {
+  for (const char* member : {"resultType", "ttlMs", "cacheScope"}) result.erase(member);
+}
+
 }  // namespace
 
-json complete(json result) {
+json complete(json result, Era era) {
   if (!result.is_object()) return result;
+  if (era == Era::kHandshake) {
+    strip_stateless_members(result);
+    return result;
+  }
   const auto type = result.find("resultType");
   if (type == result.end() || !is_one_of(*type, {"complete", "input_required"}))
     result["resultType"] = "complete";
   return result;
 }
 
-void shape_list(json& result, bool narrowed) {
+void shape_list(json& result, bool narrowed, Era era) {
   if (!result.is_object()) return;
+  if (era == Era::kHandshake) {
+    strip_stateless_members(result);
+    return;
+  }
   // A list is never interim: whatever else a computer said, it is complete.
   result["resultType"] = "complete";
   const auto ttl = result.find("ttlMs");
@@ -64,7 +77,7 @@ void shape_reply_for_2026(std::string& reply_without_id, std::string_view method
     const bool hinted = ttl != result->end() && count_of_milliseconds(*ttl) &&
                         scope != result->end() && is_one_of(*scope, {"public", "private"});
     if (!hinted) {
-      shape_list(*result, /*narrowed=*/false);
+      shape_list(*result, /*narrowed=*/false, Era::kStateless);
       changed = true;
     }
   }

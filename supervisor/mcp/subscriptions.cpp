@@ -15,7 +15,8 @@ namespace {
 using json = nlohmann::json;
 
 Abandon answer_empty(const Exchange& exchange) {
-  return exchange.finish(jsonrpc::result_response(exchange.id, complete(json::object())));
+  return exchange.finish(
+      jsonrpc::result_response(exchange.id, complete(json::object(), exchange.context().era)));
 }
 
 // The computer is no longer subscribed to `uri` for anyone: told so, and what it answers

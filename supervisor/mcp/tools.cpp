@@ -51,21 +51,23 @@ Abandon status_call(const Exchange& exchange, const CallAudit& audit) {
            : json{{"attached", false}, {"computer", exchange.context().computer}, {"ready", false}};
   json result = complete({{"content", json::array({{{"text", dump(status)}, {"type", "text"}}})},
                           {"isError", false},
-                          {"structuredContent", status}});
+                          {"structuredContent", status}},
+                         exchange.context().era);
   audit.write("ok", std::nullopt, 0);
   return exchange.finish(jsonrpc::result_response(exchange.id, std::move(result)));
 }
 
 // A tool on a computer that is not attached answers as a tool that failed: the caller's
 // model reads why, rather than its client raising an error.
-ReplyText call_reply(const json& id, CallResult result,
+ReplyText call_reply(const json& id, Era era, CallResult result,
                      const std::shared_ptr<const CallAudit>& audit) {
   if (result.status != ipc::CallStatus::kNotAttached)
     return audited_reply(id, std::move(result), audit);
   audit->write("not_attached", jsonrpc::kNotAttached, 0);
   return ReplyText{.body = dump(jsonrpc::result_response(
                        id, complete(jsonrpc::text_tool_result(
-                               jsonrpc::relay_error_message(jsonrpc::kNotAttached), true)))),
+                                        jsonrpc::relay_error_message(jsonrpc::kNotAttached), true),
+                                    era))),
                    .not_attached = true};
 }
 
@@ -86,10 +88,12 @@ Abandon call_tool(const Exchange& exchange, const ToolCallParts& parts) {
   if (!context.tools.allows(tool)) {
     audit.write("denied", std::nullopt, 0);
     return exchange.finish(jsonrpc::result_response(
-        exchange.id, complete(jsonrpc::text_tool_result(
-                         "the switchboard's policy does not allow " + backticked(tool) + " for " +
-                             backticked(context.caller) + " on " + backticked(context.computer),
-                         true))));
+        exchange.id,
+        complete(jsonrpc::text_tool_result(
+                     "the switchboard's policy does not allow " + backticked(tool) + " for " +
+                         backticked(context.caller) + " on " + backticked(context.computer),
+                     true),
+                 context.era)));
   }
 
   CallRequest request{.caller = context.caller,
@@ -104,9 +108,9 @@ Abandon call_tool(const Exchange& exchange, const ToolCallParts& parts) {
   exchange.services().metrics.call_started(context.computer, context.caller);
   return forward(
       exchange, std::move(request),
-      [id = exchange.id, shared_audit, record_task](CallResult result) {
+      [id = exchange.id, era = context.era, shared_audit, record_task](CallResult result) {
         if (record_task) record_task(result);
-        return call_reply(id, std::move(result), shared_audit);
+        return call_reply(id, era, std::move(result), shared_audit);
       },
       [shared_audit](std::string_view outcome) { shared_audit->write(outcome, std::nullopt, 0); });
 }
@@ -168,7 +172,7 @@ Abandon scanned_tools_call(const Exchange& exchange, const ScannedToolCall& call
 json filter_tool_list(const json& id, const CallerContext& context, const CallResult& result,
                       LogThrottle& errors_logged, ParamHeaderBook* param_headers) {
   json only_status{{"tools", json::array({status_tool_definition(context.computer)})}};
-  shape_list(only_status, true);
+  shape_list(only_status, true, context.era);
   const json status_only = jsonrpc::result_response(id, std::move(only_status));
   switch (result.status) {
     case ipc::CallStatus::kNotAttached:
@@ -205,7 +209,7 @@ json filter_tool_list(const json& id, const CallerContext& context, const CallRe
   }
   kept.push_back(status_tool_definition(context.computer));
   (*result_member)["tools"] = std::move(kept);
-  shape_list(*result_member, !context.tools.all);
+  shape_list(*result_member, !context.tools.all, context.era);
   reply["id"] = id;
   return reply;
 }

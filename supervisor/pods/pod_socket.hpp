@@ -132,6 +132,7 @@ class Socket : public std::enable_shared_from_this<Socket> {
                              if (auto self = weak.lock()) self->relay(std::move(text));
                            }};
     request.context.mcp_session = mcp_session_;
+    request.context.era = era_of(message);
     Abandon abandon = handle_mcp(message, std::move(request));
     // `done` may already have run, in which case the entry is gone.
     if (const auto found = pending_.find(key); found != pending_.end())

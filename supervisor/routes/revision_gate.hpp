@@ -13,11 +13,11 @@
 #include <vector>
 
 #include "supervisor/http/types.hpp"
+#include "supervisor/mcp/era.hpp"
 #include "supervisor/mcp/param_header_book.hpp"
 
 namespace sb::supervisor {
 
-inline constexpr std::string_view kStatelessRevision = "2026-07-28";
 // The first revision whose callers take a priming event and resume event streams
 // (docs/protocol.md, "Resumable streams"); the stateless one has no streams to resume.
 inline constexpr std::string_view kFirstResumableRevision = "2025-11-25";

@@ -320,6 +320,7 @@ class Routes {
           check_revision(request_, facts_of_tools_call(json::parse(call->id), call->tool));
       if (verdict.refusal) return reply(std::move(*verdict.refusal));
       make_resumable(resolved, verdict.stateless);
+      mcp.context.era = verdict.stateless ? Era::kStateless : Era::kHandshake;
       mcp.done = done(false, verdict.stateless);
       mcp.on_message = on_message();
       return held(handle_tools_call(*call, std::move(mcp)));
@@ -335,6 +336,7 @@ class Routes {
     const bool initialize = message.is_object() && message.value("method", json()) == "initialize";
     if (message.is_object() && message.contains("method") && message.contains("id"))
       make_resumable(resolved, verdict.stateless);
+    mcp.context.era = verdict.stateless ? Era::kStateless : Era::kHandshake;
     mcp.done = done(initialize, verdict.stateless);
     mcp.on_message = on_message();
     return held(handle_mcp(message, std::move(mcp)));

@@ -80,11 +80,20 @@ TEST_F(Content, EachCallerSeesExactlyItsGrantAndANarrowedListIsPrivate) {
 
   const json alices = ask(sb, alice_, rpc(1, "resources/list"));
   EXPECT_EQ(members(alices, "resources", "uri"), std::vector<std::string>{"file:///srv/report.md"});
-  EXPECT_EQ(alices["result"]["cacheScope"], "private") << alices;
-  EXPECT_EQ(alices["result"]["ttlMs"], 60000);
+  // The computer's cache hints are 2026-07-28's: not for a caller of an older revision.
+  EXPECT_FALSE(alices["result"].contains("cacheScope")) << alices;
+  EXPECT_FALSE(alices["result"].contains("ttlMs")) << alices;
   const json roots = ask(sb, root_, rpc(2, "resources/list"));
   EXPECT_EQ(members(roots, "resources", "uri").size(), 3u);
-  EXPECT_EQ(roots["result"]["cacheScope"], "public") << "nothing was narrowed for root";
+  const auto stateless_list = [&](const Secret& who) {
+    const auto response = http(sb.port(), stateless(who.secret, 7, "resources/list"));
+    EXPECT_EQ(response.status, 200) << response.body;
+    return response.json()["result"];
+  };
+  const json alices_2026 = stateless_list(alice_);
+  EXPECT_EQ(alices_2026["cacheScope"], "private") << alices_2026;
+  EXPECT_EQ(alices_2026["ttlMs"], 60000);
+  EXPECT_EQ(stateless_list(root_)["cacheScope"], "public") << "nothing was narrowed for root";
   const json bobs = ask(sb, bob_, rpc(3, "resources/list"));
   EXPECT_EQ(bobs["result"]["resources"], json::array());
 
@@ -101,7 +110,7 @@ TEST_F(Content, EachCallerSeesExactlyItsGrantAndANarrowedListIsPrivate) {
                     "uriTemplate"),
             std::vector<std::string>{"file:///srv/{name}"});
   // bob's lists and alice's templates never reached the computer.
-  EXPECT_EQ(fake->requests("resources/list").size(), 2u);
+  EXPECT_EQ(fake->requests("resources/list").size(), 4u) << "alice's and root's, twice";
   EXPECT_EQ(fake->requests("prompts/list").size(), 2u);
   EXPECT_EQ(fake->requests("resources/templates/list").size(), 1u);
 }

@@ -39,6 +39,20 @@ inline HttpRequest post(const std::string& path, const std::string& token, const
       .method = "POST", .target = path, .body = body.dump(), .token = token, .headers = headers};
 }
 
+inline const json kStatelessMeta{{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+                                 {"io.modelcontextprotocol/clientCapabilities", json::object()}};
+
+// A 2026-07-28 request as the revision has it: `_meta` in its params, its method (and
+// what it names) repeated in headers.
+inline HttpRequest stateless(const std::string& token, const json& id, const std::string& method,
+                             json params = json::object(), std::optional<std::string> name = {}) {
+  if (!params.contains("_meta")) params["_meta"] = kStatelessMeta;
+  Headers headers =
+      with(with(kAcceptBoth, "MCP-Protocol-Version", "2026-07-28"), "Mcp-Method", method);
+  if (name) headers = with(headers, "Mcp-Name", *name);
+  return post(kPath, token, rpc(id, method, params), headers);
+}
+
 // A tools/call whose params carry `_meta.progressToken`.
 inline json call_with_token(const json& id, const std::string& tool, const json& arguments,
                             const json& progress_token) {

@@ -244,20 +244,6 @@ TEST_F(Fidelity, AStatelessCallerDiscoversTheServerAndCallsWithoutInitialize) {
 
 constexpr int kInvalidParams = sb::jsonrpc::kInvalidParams;
 
-const json kStatelessMeta{{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
-                          {"io.modelcontextprotocol/clientCapabilities", json::object()}};
-
-// A 2026-07-28 request as the revision has it: `_meta` in its params, its method (and
-// what it names) repeated in headers.
-HttpRequest stateless(const std::string& token, const json& id, const std::string& method,
-                      json params = json::object(), std::optional<std::string> name = {}) {
-  if (!params.contains("_meta")) params["_meta"] = kStatelessMeta;
-  Headers headers =
-      with(with(kAcceptBoth, "MCP-Protocol-Version", "2026-07-28"), "Mcp-Method", method);
-  if (name) headers = with(headers, "Mcp-Name", *name);
-  return post(kPath, token, rpc(id, method, params), headers);
-}
-
 void expect_refused(const HttpResponse& response, int status, int code, const json& id) {
   EXPECT_EQ(response.status, status) << response.body;
   EXPECT_EQ(error_code(response.json()), code) << response.body;

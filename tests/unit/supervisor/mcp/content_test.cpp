@@ -17,19 +17,34 @@ json with(json result, const std::string& empty_list) {
   return result;
 }
 
+// `method` with the `_meta` a 2026-07-28 request carries.
+std::string stateless(std::string_view method) {
+  std::string message = R"({"jsonrpc":"2.0","id":1,"method":")";
+  message += method;
+  message += R"(","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}})";
+  return message;
+}
+
 TEST_F(ExchangeTest, ACallerGrantedNoResourcesOrPromptsSeesEmptyLists) {
-  // Shaped as 2026-07-28 has lists: typed, not to be cached, this caller's own.
-  const json shape{{"cacheScope", "private"}, {"resultType", "complete"}, {"ttlMs", 0}};
   EXPECT_EQ(answer(R"({"jsonrpc":"2.0","id":1,"method":"resources/list"})")["result"],
-            with(shape, "resources"));
+            with(json::object(), "resources"));
   EXPECT_EQ(answer(R"({"jsonrpc":"2.0","id":2,"method":"resources/templates/list"})")["result"],
-            with(shape, "resourceTemplates"));
+            with(json::object(), "resourceTemplates"));
   EXPECT_EQ(answer(R"({"jsonrpc":"2.0","id":3,"method":"prompts/list"})")["result"],
-            with(shape, "prompts"));
+            with(json::object(), "prompts"));
   EXPECT_EQ(answer(R"({"jsonrpc":"2.0","id":4,"method":"completion/complete","params":)"
                    R"({"ref":{"type":"ref/prompt","name":"greet"},"argument":{"name":"a",)"
                    R"("value":"b"}}})")["result"]["completion"]["values"],
             json::array());
+}
+
+TEST_F(ExchangeTest, A2026CallersEmptyListsAreShapedAsItsRevisionHasLists) {
+  // Typed, not to be cached, this caller's own.
+  const json shape{{"cacheScope", "private"}, {"resultType", "complete"}, {"ttlMs", 0}};
+  EXPECT_EQ(answer(stateless("resources/list"))["result"], with(shape, "resources"));
+  EXPECT_EQ(answer(stateless("resources/templates/list"))["result"],
+            with(shape, "resourceTemplates"));
+  EXPECT_EQ(answer(stateless("prompts/list"))["result"], with(shape, "prompts"));
 }
 
 TEST_F(ExchangeTest, AResourceOrPromptOutsideTheGrantIsAnsweredAsAnUnknownOne) {

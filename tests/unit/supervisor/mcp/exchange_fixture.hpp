@@ -21,11 +21,15 @@ namespace sb::supervisor {
 
 class ExchangeTest : public ::testing::Test {
  protected:
-  // The reply to `message`, as JSON; null when the answer is no reply (HTTP 202).
+  // The reply to `message`, as JSON; null when the answer is no reply (HTTP 202). Its era
+  // is the one its own `_meta` names, as where a caller's message arrives.
   nlohmann::json answer(std::string_view message) {
     std::optional<std::optional<ReplyText>> answered;
-    handle_mcp(nlohmann::json::parse(message),
-               request([&](std::optional<ReplyText> reply) { answered = std::move(reply); }));
+    const auto parsed = nlohmann::json::parse(message);
+    McpRequest exchange =
+        request([&](std::optional<ReplyText> reply) { answered = std::move(reply); });
+    exchange.context.era = era_of(parsed);
+    handle_mcp(parsed, std::move(exchange));
     EXPECT_TRUE(answered) << "no answer before handle_mcp() returned: " << message;
     if (!answered || !*answered) return nullptr;
     return nlohmann::json::parse((*answered)->head + (*answered)->body);

@@ -1,6 +1,6 @@
-// The members 2026-07-28 requires of a result (docs/protocol.md, "Revisions"): a list's
+// The members 2026-07-28 requires of a result (docs/protocol.md, "Eras"): a list's
 // `resultType`, `ttlMs` and `cacheScope` are of the revision's values whatever a computer
-// wrote, and a narrowed list is never shared.
+// wrote, a narrowed list is never shared, and a caller of an older revision gets none.
 #include "supervisor/mcp/result_shape.hpp"
 
 #include <gtest/gtest.h>
@@ -15,7 +15,7 @@ namespace {
 using json = nlohmann::json;
 
 json shaped(json list, bool narrowed = false) {
-  shape_list(list, narrowed);
+  shape_list(list, narrowed, Era::kStateless);
   return list;
 }
 
@@ -45,10 +45,23 @@ TEST(ResultShape, AListsGarbageHintsAreReplaced) {
 }
 
 TEST(ResultShape, AResultKeepsAnInterimTypeAndLosesGarbage) {
-  EXPECT_EQ(complete(json::object())["resultType"], "complete");
-  EXPECT_EQ(complete({{"resultType", "input_required"}})["resultType"], "input_required");
-  EXPECT_EQ(complete({{"resultType", 5}})["resultType"], "complete");
-  EXPECT_EQ(complete({{"resultType", "Complete"}})["resultType"], "complete");
+  const auto stateless = [](json result) { return complete(std::move(result), Era::kStateless); };
+  EXPECT_EQ(stateless(json::object())["resultType"], "complete");
+  EXPECT_EQ(stateless({{"resultType", "input_required"}})["resultType"], "input_required");
+  EXPECT_EQ(stateless({{"resultType", 5}})["resultType"], "complete");
+  EXPECT_EQ(stateless({{"resultType", "Complete"}})["resultType"], "complete");
+}
+
+TEST(ResultShape, AHandshakeCallerGetsNoneOfThe2026Members) {
+  const json with_all{
+      {"cacheScope", "public"}, {"resultType", "complete"}, {"tools", json::array()}, {"ttlMs", 5}};
+  EXPECT_EQ(complete(with_all, Era::kHandshake), (json{{"tools", json::array()}}));
+  for (const bool narrowed : {false, true}) {
+    json list = with_all;
+    shape_list(list, narrowed, Era::kHandshake);
+    EXPECT_EQ(list, (json{{"tools", json::array()}}));
+  }
+  EXPECT_EQ(complete(json::object(), Era::kHandshake), json::object());
 }
 
 std::string shaped_reply(std::string reply, std::string_view method) {

@@ -37,6 +37,7 @@ TEST_F(ExchangeTest, AListKeepsTheGrantedToolsAndPutsTheSwitchboardsVmStatusLast
 TEST_F(ExchangeTest, AListNarrowedForTheCallerIsPrivateAndAWholeOneKeepsItsScope) {
   const std::string reply =
       R"({"result":{"cacheScope":"public","tools":[{"name":"echo"}],"ttlMs":300000}})";
+  context.era = Era::kStateless;
   const auto narrowed = filter_tool_list(1, context, replied(reply), parts.tools_list_errors);
   EXPECT_EQ(narrowed["result"]["cacheScope"], "private");
   EXPECT_EQ(narrowed["result"]["ttlMs"], 300000);
@@ -44,6 +45,16 @@ TEST_F(ExchangeTest, AListNarrowedForTheCallerIsPrivateAndAWholeOneKeepsItsScope
   every_tool.tools = config::NameList{.all = true};
   const auto whole = filter_tool_list(1, every_tool, replied(reply), parts.tools_list_errors);
   EXPECT_EQ(whole["result"]["cacheScope"], "public");
+}
+
+TEST_F(ExchangeTest, AHandshakeCallersListHasNoneOfThe2026Members) {
+  const std::string reply = R"({"result":{"cacheScope":"public","resultType":"complete",)"
+                            R"("tools":[{"name":"echo"}],"ttlMs":300000}})";
+  for (const auto& caller : {context, CallerContext{.tools = config::NameList{.all = true}}}) {
+    const auto list = filter_tool_list(1, caller, replied(reply), parts.tools_list_errors);
+    EXPECT_EQ(list["result"].size(), 1u) << list;
+    EXPECT_EQ(list["result"]["tools"].size(), 2u);
+  }
 }
 
 TEST_F(ExchangeTest, AListIsVmStatusAloneWhenTheComputerGivesNone) {
@@ -83,10 +94,15 @@ TEST_F(ExchangeTest, AToolOutsideTheGrantIsRefusedAsAToolErrorAndAudited) {
   EXPECT_EQ(result["isError"], true);
   EXPECT_EQ(result["content"][0]["text"],
             "the switchboard's policy does not allow `shell` for `alice` on `alpha`");
-  // A 2026-07-28 client refuses a result without it (docs/protocol.md, "Revisions").
-  EXPECT_EQ(result["resultType"], "complete");
+  EXPECT_FALSE(result.contains("resultType"));
+  // A 2026-07-28 client refuses a result without it (docs/protocol.md, "Eras").
+  const auto stateless =
+      answer(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"shell",)"
+             R"("_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}})")["result"];
+  EXPECT_EQ(stateless["isError"], true);
+  EXPECT_EQ(stateless["resultType"], "complete");
   const auto lines = audit_lines();
-  ASSERT_EQ(lines.size(), 1u);
+  ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines[0]["outcome"], "denied");
   EXPECT_EQ(lines[0]["principal"], "alice");
   EXPECT_EQ(lines[0]["args"], R"({"cmd":"ls"})");
