@@ -16,10 +16,14 @@ inline constexpr std::uint32_t kCompletions = 1u << 4;
 // extensions["io.modelcontextprotocol/tasks"]: the 2026-07-28 tasks extension (SEP-2663).
 inline constexpr std::uint32_t kTasksExtension = 1u << 5;
 // tools.listChanged, prompts.listChanged: the computer announces changes to those lists.
-// The bits fill the byte a resume record carries them in (resume_record.hpp).
 inline constexpr std::uint32_t kToolsListChanged = 1u << 6;
 inline constexpr std::uint32_t kPromptsListChanged = 1u << 7;
-inline constexpr std::uint32_t kAll = (1u << 8) - 1;
+// Not a capability: the computer speaks only the stateless revision 2026-07-28. It refused
+// the worker's `initialize` with -32022 and was found by `server/discover` instead
+// (docs/protocol.md, "Handshake"), so every request toward it carries that revision's
+// `_meta`.
+inline constexpr std::uint32_t kStatelessOnly = 1u << 8;
+inline constexpr std::uint32_t kAll = (1u << 9) - 1;
 
 // The bits of an initialize result's `capabilities` (an object, or anything else: none).
 std::uint32_t of_capabilities(const nlohmann::json& capabilities);

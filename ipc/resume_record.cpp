@@ -80,7 +80,7 @@ std::string encode(const ResumeRecord& record) {
       .number(static_cast<std::uint64_t>(record.attached_at_ms))
       .number(steady_time_number(record.attached_at))
       .text(record.server_json)
-      .byte(static_cast<std::uint8_t>(record.offers))
+      .number(record.offers)
       .number(record.next_id)
       .number(record.next_route_key)
       .number(record.calls.size());
@@ -108,7 +108,8 @@ std::optional<ResumeRecord> decode_resume_record(std::string_view bytes, std::st
   };
   if (bytes.size() > kMaxResumeRecordBytes) return fail("a record over its size bound");
   MetaReader in(bytes);
-  if (in.number() != kResumeRecordVersion) return fail("a record of another version");
+  const std::uint64_t version = in.number();
+  if (version != kResumeRecordVersion && version != 1) return fail("a record of another version");
   ResumeRecord record;
   record.generation = in.number();
   record.peer = std::string(in.text());
@@ -116,7 +117,7 @@ std::optional<ResumeRecord> decode_resume_record(std::string_view bytes, std::st
   record.attached_at_ms = static_cast<std::int64_t>(in.number());
   const auto attached_at = steady_time(in.number());
   record.server_json = std::string(in.text());
-  const std::uint32_t offers = in.byte();
+  const std::uint64_t offers = version == 1 ? in.byte() : in.number();
   record.next_id = in.number();
   record.next_route_key = in.number();
   const std::uint64_t call_count = in.number();
@@ -143,7 +144,7 @@ std::optional<ResumeRecord> decode_resume_record(std::string_view bytes, std::st
   record.max_inflight = *max_inflight;
   if (!attached_at || (offers & ~offer::kAll) != 0) return fail("a field out of range");
   record.attached_at = *attached_at;
-  record.offers = offers;
+  record.offers = static_cast<std::uint32_t>(offers);
   if (record.generation == 0) return fail("no generation");
   if (!text_fits(record.peer)) return fail("a peer label out of bounds");
   if (record.next_id == 0 || record.next_route_key == 0) return fail("a counter at zero");

@@ -17,8 +17,10 @@
 
 namespace sb::ipc {
 
-// Raised whenever the layout or the meaning of a field changes.
-inline constexpr std::uint64_t kResumeRecordVersion = 1;
+// Raised whenever the layout or the meaning of a field changes. Version 1 carried the
+// offers in one byte; a worker still reads it, so that an upgrade across the change keeps
+// its computers attached.
+inline constexpr std::uint64_t kResumeRecordVersion = 2;
 // Bounds on what a record may hold: a session has at most 64 calls in flight and 16
 // requests routed to callers; what the socket read past the last message is a frame
 // header and a read's worth of bytes.
@@ -70,7 +72,8 @@ struct ResumeRecord {
 };
 
 std::string encode(const ResumeRecord& record);
-// Nothing, and `why` set, unless `bytes` is exactly one record of this version whose
+// Nothing, and `why` set, unless `bytes` is exactly one record of this version (or of
+// version 1) whose
 // fields agree with each other (ids below next_id and unique, routes naming calls held,
 // tokens and ids that are JSON of the right kind, every size within its bound).
 std::optional<ResumeRecord> decode_resume_record(std::string_view bytes, std::string& why);

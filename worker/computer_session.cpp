@@ -10,6 +10,7 @@
 #include "ipc/frame.hpp"
 #include "shared/jsonrpc.hpp"
 #include "worker/session.hpp"
+#include "worker/stateless_revision.hpp"
 
 namespace sb::worker {
 namespace {
@@ -268,8 +269,10 @@ void Session::send_handshake() {
 }
 
 void Session::on_handshake_reply(const json& reply) {
+  if (discovering_) return on_discover_reply(reply);
   const auto result = reply.find("result");
   if (result == reply.end()) {
+    if (refused_for_stateless_revision(reply)) return send_discover();
     log_warn("computer refused initialize", {{"peer", settings_.peer}, {"response", reply.dump()}});
     return close(close_code::kHandshakeFailed);
   }
@@ -280,6 +283,40 @@ void Session::on_handshake_reply(const json& reply) {
                 ? ipc::offer::of_capabilities(*capabilities)
                 : 0;
   enqueue(R"({"jsonrpc":"2.0","method":"notifications/initialized"})", /*droppable=*/false);
+  become_ready();
+}
+
+// A computer that speaks only 2026-07-28 has no handshake: what it offers comes from
+// `server/discover`, under the same deadline.
+void Session::send_discover() {
+  discovering_ = true;
+  PendingCall call{.caller = std::string(kHandshakeCaller), .handshake = true};
+  const auto id = pending_.add(std::move(call), 1);
+  if (!id) return;
+  arm_deadline(*id, settings_.handshake_timeout);
+  const json request{{"id", *id},
+                     {"jsonrpc", "2.0"},
+                     {"method", "server/discover"},
+                     {"params", discover_params()}};
+  enqueue(request.dump(), /*droppable=*/false);
+}
+
+void Session::on_discover_reply(const json& reply) {
+  const auto result = reply.find("result");
+  const auto server = result == reply.end() ? std::nullopt : discovered_server(*result);
+  if (!server) {
+    log_warn("computer refused initialize and server/discover",
+             {{"peer", settings_.peer}, {"response", reply.dump()}});
+    return close(close_code::kHandshakeFailed);
+  }
+  server_json_ = *server;
+  const auto capabilities = result->find("capabilities");
+  offers_ = (capabilities != result->end() ? ipc::offer::of_capabilities(*capabilities) : 0) |
+            ipc::offer::kStatelessOnly;
+  become_ready();
+}
+
+void Session::become_ready() {
   phase_ = Phase::kReady;
   hooks_.status_changed();
   try_park();

@@ -114,6 +114,9 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
 
   void send_handshake();
   void on_handshake_reply(const json& reply);
+  void send_discover();
+  void on_discover_reply(const json& reply);
+  void become_ready();
 
   // ---- deadlines ----
 
@@ -165,7 +168,8 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
   std::chrono::steady_clock::time_point attached_at_{};
   std::int64_t attached_at_ms_ = 0;
   std::string server_json_ = "null";
-  std::uint32_t offers_ = 0;                       // ipc::offer:: bits
+  std::uint32_t offers_ = 0;  // ipc::offer:: bits
+  bool discovering_ = false;  // initialize was refused; server/discover is asked instead
   std::map<std::uint64_t, RoutedRequest> routed_;  // by key
   std::uint64_t next_route_key_ = 1;
   LogThrottle refused_frames_;

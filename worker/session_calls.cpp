@@ -6,6 +6,7 @@
 
 #include "shared/jsonrpc.hpp"
 #include "worker/session.hpp"
+#include "worker/stateless_revision.hpp"
 
 namespace sb::worker {
 namespace {
@@ -46,6 +47,7 @@ void Session::forward(ForwardedCall forwarded) {
   PendingCall& pending = *pending_.find(*id);
   std::string params = std::move(forwarded.params_json);
   pending.progress_token = take_progress_token(params, *id);
+  if (offers_ & ipc::offer::kStatelessOnly) require_stateless_meta(params);
   arm_deadline(*id, forwarded.timeout);
   std::string frame = R"({"id":)" + std::to_string(*id) + R"(,"jsonrpc":"2.0","method":)" +
                       json(forwarded.method).dump() + R"(,"params":)" + params + "}";

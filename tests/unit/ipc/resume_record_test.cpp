@@ -66,6 +66,37 @@ TEST(ResumeRecord, RoundTripsEveryField) {
   EXPECT_EQ(back->unread, record.unread);
 }
 
+// `record` as a worker of the previous build wrote it: version 1, its offers in one byte
+// (after the version, generation, peer, in-flight cap, both attach times and server info).
+std::string as_version_1(const ResumeRecord& record) {
+  std::string bytes = encode(record);
+  bytes[0] = 1;
+  const std::size_t offers_at = 8 * 7 + record.peer.size() + record.server_json.size();
+  bytes.replace(offers_at, 8, 1, static_cast<char>(record.offers));
+  return bytes;
+}
+
+TEST(ResumeRecord, ARecordOfThePreviousVersionIsStillRead) {
+  const ResumeRecord record = a_record();
+  std::string why;
+  const auto back = decode_resume_record(as_version_1(record), why);
+  ASSERT_TRUE(back) << why;
+  EXPECT_EQ(back->offers, offer::kLogging | offer::kPrompts);
+  EXPECT_EQ(back->next_id, 12u);
+  EXPECT_EQ(back->unread, record.unread);
+}
+
+TEST(ResumeRecord, TheStatelessOnlyBitCrosses) {
+  ResumeRecord record = a_record();
+  record.offers |= offer::kStatelessOnly;
+  std::string why;
+  const auto back = decode_resume_record(encode(record), why);
+  ASSERT_TRUE(back) << why;
+  EXPECT_EQ(back->offers, offer::kLogging | offer::kPrompts | offer::kStatelessOnly);
+  record.offers = offer::kAll + 1;
+  EXPECT_EQ(why_refused(encode(record)), "a field out of range");
+}
+
 TEST(ResumeRecord, ABytePastOrShortIsRefused) {
   const std::string bytes = encode(a_record());
   EXPECT_EQ(why_refused(bytes + "x"), "a record cut short or with bytes after it");
@@ -73,7 +104,7 @@ TEST(ResumeRecord, ABytePastOrShortIsRefused) {
             "a record cut short or with bytes after it");
   EXPECT_EQ(why_refused(""), "a record of another version");
   std::string other_version = bytes;
-  other_version[0] = 2;
+  other_version[0] = 3;
   EXPECT_EQ(why_refused(other_version), "a record of another version");
 }
 

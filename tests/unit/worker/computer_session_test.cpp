@@ -266,5 +266,71 @@ TEST(ComputerSession, AParkedSessionLeavesARecordOfItsCallsAndTheSocketOpen) {
   EXPECT_NE(rig.last_received()["method"], "notifications/cancelled");
 }
 
+json unsupported_revision(const json& initialize, json supported) {
+  return json{{"jsonrpc", "2.0"},
+              {"id", initialize["id"]},
+              {"error",
+               {{"code", -32022},
+                {"message", "Unsupported protocol version: 2025-06-18"},
+                {"data", {{"supported", std::move(supported)}, {"requested", "2025-06-18"}}}}}};
+}
+
+TEST(ComputerSession, A2026OnlyComputerIsDiscoveredAndEveryRequestCarriesItsRevisionsMeta) {
+  SessionRig rig;
+  rig.send(unsupported_revision(rig.received_at(0), {"2026-07-28"}));
+  const json discover = rig.last_received();
+  ASSERT_EQ(discover["method"], "server/discover");
+  EXPECT_EQ(discover["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"], "2026-07-28");
+  EXPECT_EQ(rig.session().status().state, ipc::ComputerState::kHandshaking);
+  rig.send(json{{"jsonrpc", "2.0"},
+                {"id", discover["id"]},
+                {"result",
+                 {{"resultType", "complete"},
+                  {"supportedVersions", {"2026-07-28"}},
+                  {"capabilities", {{"tools", json::object()}, {"prompts", json::object()}}},
+                  {"_meta", {{"io.modelcontextprotocol/serverInfo", {{"name", "modern"}}}}}}}});
+  EXPECT_EQ(rig.session().status().state, ipc::ComputerState::kReady);
+  EXPECT_EQ(rig.session().status().offers, ipc::offer::kPrompts | ipc::offer::kStatelessOnly);
+  EXPECT_NE(rig.session().status().server_json.find("\"modern\""), std::string::npos);
+  EXPECT_EQ(rig.received().size(), 2u) << "no notifications/initialized: it has no handshake";
+
+  json params = echo(1);
+  params["_meta"] = {{"progressToken", "t"}, {"traceparent", "00-ab-cd-01"}};
+  rig.forward(7, params);
+  const json meta = rig.last_received()["params"]["_meta"];
+  EXPECT_EQ(meta["io.modelcontextprotocol/protocolVersion"], "2026-07-28");
+  EXPECT_EQ(meta["io.modelcontextprotocol/clientCapabilities"], json::object())
+      << "a caller of an older revision cannot be sent an input-required result";
+  EXPECT_EQ(meta["io.modelcontextprotocol/clientInfo"]["name"], "openab-sb");
+  EXPECT_EQ(meta["traceparent"], "00-ab-cd-01");
+  EXPECT_TRUE(meta["progressToken"].is_number()) << "the session's own token, as for any";
+
+  params["_meta"] = {
+      {"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+      {"io.modelcontextprotocol/clientCapabilities", {{"elicitation", json::object()}}}};
+  rig.forward(8, params);
+  EXPECT_EQ(rig.last_received()["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"],
+            (json{{"elicitation", json::object()}}))
+      << "a 2026-07-28 caller's own declaration is what the computer sees";
+}
+
+TEST(ComputerSession, ARefusedInitializeWithoutTheStatelessRevisionEndsTheSession) {
+  SessionRig rig;
+  rig.send(unsupported_revision(rig.received_at(0), {"2099-01-01"}));
+  EXPECT_EQ(rig.received().size(), 1u) << "nothing is discovered";
+  EXPECT_EQ(rig.ended, 1);
+}
+
+TEST(ComputerSession, ADiscoverResultWithoutTheStatelessRevisionEndsTheSession) {
+  SessionRig rig;
+  rig.send(unsupported_revision(rig.received_at(0), {"2026-07-28"}));
+  const json discover = rig.last_received();
+  rig.send(json{{"jsonrpc", "2.0"},
+                {"id", discover["id"]},
+                {"result", {{"supportedVersions", {"2025-11-25"}}}}});
+  EXPECT_EQ(rig.ended, 1);
+  EXPECT_NE(rig.session().status().state, ipc::ComputerState::kReady);
+}
+
 }  // namespace
 }  // namespace sb::worker

@@ -1,0 +1,76 @@
+#include "worker/stateless_revision.hpp"
+
+#include <algorithm>
+#include <optional>
+
+#include "shared/jsonrpc.hpp"
+
+namespace sb::worker {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr int kUnsupportedRevision = -32022;
+
+bool lists_stateless_revision(const json& versions) {
+  return versions.is_array() &&
+         std::any_of(versions.begin(), versions.end(),
+                     [](const json& version) { return version == kStatelessRevision; });
+}
+
+json client_info() {
+  return {{"name", jsonrpc::kProductName}, {"version", SWITCHBOARD_VERSION}};
+}
+
+json stateless_meta() {
+  return {{"io.modelcontextprotocol/clientCapabilities", json::object()},
+          {"io.modelcontextprotocol/clientInfo", client_info()},
+          {"io.modelcontextprotocol/protocolVersion", kStatelessRevision}};
+}
+
+}  // namespace
+
+bool refused_for_stateless_revision(const json& reply) {
+  const auto error = reply.find("error");
+  if (error == reply.end() || !error->is_object()) return false;
+  const auto code = error->find("code");
+  if (code == error->end() || *code != kUnsupportedRevision) return false;
+  const auto data = error->find("data");
+  if (data == error->end() || !data->is_object()) return false;
+  const auto supported = data->find("supported");
+  return supported != data->end() && lists_stateless_revision(*supported);
+}
+
+json discover_params() {
+  return {{"_meta", stateless_meta()}};
+}
+
+std::optional<std::string> discovered_server(const json& result) {
+  if (!result.is_object()) return std::nullopt;
+  const auto versions = result.find("supportedVersions");
+  if (versions == result.end() || !lists_stateless_revision(*versions)) return std::nullopt;
+  // The revision puts it in the result's `_meta`; an earlier draft beside it.
+  const auto meta = result.find("_meta");
+  if (meta != result.end() && meta->is_object()) {
+    const auto info = meta->find("io.modelcontextprotocol/serverInfo");
+    if (info != meta->end() && info->is_object()) return info->dump();
+  }
+  const auto info = result.find("serverInfo");
+  if (info != result.end() && info->is_object()) return info->dump();
+  return "null";
+}
+
+void require_stateless_meta(std::string& params_json) {
+  json params = json::parse(params_json, nullptr, /*allow_exceptions=*/false);
+  if (!params.is_object()) return;
+  json& meta = params["_meta"];
+  if (!meta.is_object()) meta = json::object();
+  if (!meta.contains("io.modelcontextprotocol/clientCapabilities"))
+    meta["io.modelcontextprotocol/clientCapabilities"] = json::object();
+  if (!meta.contains("io.modelcontextprotocol/clientInfo"))
+    meta["io.modelcontextprotocol/clientInfo"] = client_info();
+  meta["io.modelcontextprotocol/protocolVersion"] = kStatelessRevision;
+  params_json = params.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+}  // namespace sb::worker

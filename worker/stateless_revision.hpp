@@ -1,0 +1,35 @@
+// A computer that speaks only the stateless revision 2026-07-28 (docs/protocol.md,
+// "Handshake"): how the worker recognises one when its `initialize` is refused, finds it
+// with `server/discover` instead, and writes every request toward it with the `_meta` that
+// revision requires, whichever revision the caller speaks.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+namespace sb::worker {
+
+inline constexpr std::string_view kStatelessRevision = "2026-07-28";
+
+// Whether an error reply to `initialize` is 2026-07-28's "unsupported protocol version"
+// (-32022) with the stateless revision among the ones it names as supported.
+bool refused_for_stateless_revision(const nlohmann::json& reply);
+
+// The params of the worker's `server/discover`: the revision's `_meta`, declaring nothing
+// the worker itself could answer.
+nlohmann::json discover_params();
+
+// The server info of a `server/discover` result that lists the stateless revision among
+// its supported versions (as JSON text: an object, or "null" when it gives none), or
+// nothing when the result does not list it.
+std::optional<std::string> discovered_server(const nlohmann::json& result);
+
+// `params_json` (a request's params as the caller wrote them, an object) with the `_meta`
+// members 2026-07-28 requires added where the caller sent none: the protocol version
+// (always that revision), the client's capabilities (none: a caller of an older revision
+// cannot be sent an input-required result) and the client's info (the switchboard's).
+// Whatever else the caller's `_meta` holds (a progress token, trace context) is kept.
+void require_stateless_meta(std::string& params_json);
+
+}  // namespace sb::worker
