@@ -53,6 +53,11 @@ const std::string* Exchange::params_string(std::string_view name) const {
                                                             : nullptr;
 }
 
+bool Exchange::computer_speaks_only_stateless() const {
+  const auto view = services().workers.view(context().computer);
+  return view && view->ready && (view->status.offers & ipc::offer::kStatelessOnly) != 0;
+}
+
 bool Exchange::offered(std::uint32_t offer_bit) const {
   const auto view = services().workers.view(context().computer);
   return !view || !view->ready || (view->status.offers & offer_bit) != 0;

@@ -38,6 +38,8 @@ struct Exchange {
   const nlohmann::json* meta_member(std::string_view name) const;
   // A 2026-07-28 request: its caller speaks the stateless era (docs/protocol.md, "Eras").
   bool stateless() const;
+  // Whether the computer, attached and ready, speaks only 2026-07-28 (ipc::offer::).
+  bool computer_speaks_only_stateless() const;
   // Whether the computer offers what `offer_bit` (ipc::offer::) names, as far as is known:
   // a computer not attached or not ready yet is not held against it.
   bool offered(std::uint32_t offer_bit) const;

@@ -68,13 +68,16 @@ Abandon forward(const Exchange& exchange, CallRequest request,
   const auto started =
       context.carried ? context.carried->started : std::chrono::steady_clock::now();
   const bool stateless = exchange.stateless();
-  if (stateless) {
-    // A 2026-07-28 caller gets its revision's members whatever the computer speaks
-    // (docs/protocol.md, "Revisions"): the reply is read whole to be shaped.
+  if (stateless || exchange.computer_speaks_only_stateless()) {
+    // A caller gets its own revision's members whatever the computer speaks
+    // (docs/protocol.md, "Eras"): a 2026-07-28 caller those a computer of an older revision
+    // does not write, an older caller none of those a 2026-only computer writes. The reply
+    // is read whole to be shaped.
     request.reply_may_arrive = false;
-    reply = [reply = std::move(reply), method = request.method](CallResult result) {
+    reply = [reply = std::move(reply), method = request.method,
+             era = context.era](CallResult result) {
       if (result.status == ipc::CallStatus::kReplied)
-        shape_reply_for_2026(result.reply_without_id, method);
+        shape_reply(result.reply_without_id, method, era);
       return reply(std::move(result));
     };
   }

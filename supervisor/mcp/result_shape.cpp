@@ -58,11 +58,18 @@ void shape_list(json& result, bool narrowed, Era era) {
     result["cacheScope"] = "private";
 }
 
-void shape_reply_for_2026(std::string& reply_without_id, std::string_view method) {
+void shape_reply(std::string& reply_without_id, std::string_view method, Era era) {
   json reply = json::parse(reply_without_id, nullptr, /*allow_exceptions=*/false);
   if (!reply.is_object()) return;
   const auto result = reply.find("result");
   if (result == reply.end() || !result->is_object()) return;
+  if (era == Era::kHandshake) {
+    const std::size_t members = result->size();
+    strip_stateless_members(*result);
+    if (result->size() != members)
+      reply_without_id = reply.dump(-1, ' ', false, json::error_handler_t::replace);
+    return;
+  }
   const bool asks = method == "tools/call" || method == "resources/read" || method == "prompts/get";
   const auto type = result->find("resultType");
   const bool type_allowed =

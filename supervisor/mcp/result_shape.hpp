@@ -25,12 +25,12 @@ nlohmann::json complete(nlohmann::json result, Era era);
 // of the three.
 void shape_list(nlohmann::json& result, bool narrowed, Era era);
 
-// A computer's reply to `method` (a JSON object without its id) as a 2026-07-28 caller must
-// get it, whichever revision the computer answered in: `resultType` kept when it is one the
-// method may have ("complete"; "input_required" on tools/call, resources/read and
-// prompts/get; "task" on tools/call), else "complete"; and a resources/read result's
-// `ttlMs` and `cacheScope` as a list's are, never narrowed. The bytes are left as they are
-// when nothing needs changing, and so is an error.
-void shape_reply_for_2026(std::string& reply_without_id, std::string_view method);
+// A computer's reply to `method` (a JSON object without its id) as a caller of `era` must
+// get it, whichever revision the computer answered in. Stateless: `resultType` kept when it
+// is one the method may have ("complete"; "input_required" on tools/call, resources/read
+// and prompts/get; "task" on tools/call), else "complete"; and a resources/read result's
+// `ttlMs` and `cacheScope` as a list's are, never narrowed. Handshake: none of the three.
+// The bytes are left as they are when nothing needs changing, and so is an error.
+void shape_reply(std::string& reply_without_id, std::string_view method, Era era);
 
 }  // namespace sb::supervisor

@@ -2,7 +2,7 @@
 // to a computer through the switchboard and runs the same scenario whatever its revision,
 // failing on the first thing that differs from what a server of its own era would answer.
 //
-//   node eras.mjs URL CLIENT
+//   node eras.mjs URL CLIENT COMPUTER
 //
 // URL is the switchboard's /mcp/<computer> behind proxy.mjs (which adds the token).
 // CLIENT is one of
@@ -10,13 +10,15 @@
 //   v2-legacy     @modelcontextprotocol/client 2.x, versionNegotiation "legacy"
 //   v2-auto       @modelcontextprotocol/client 2.x, versionNegotiation "auto"
 //   v2-2026       @modelcontextprotocol/client 2.x, pinned to 2026-07-28
-// The computer is server-everything (a handshake-era server on the v1 SDK).
+// and COMPUTER the era of the computer behind the switchboard: `handshake` for
+// server-everything (on the v1 SDK), `stateless` for modern_computer.mjs (2026-07-28 only).
 import assert from "node:assert/strict";
 
-const [url, kind] = process.argv.slice(2);
+const [url, kind, computer] = process.argv.slice(2);
 const kinds = ["v1", "v2-legacy", "v2-auto", "v2-2026"];
-if (!url || !kinds.includes(kind)) {
-  console.error(`usage: node eras.mjs URL ${kinds.join("|")}`);
+const computers = ["handshake", "stateless"];
+if (!url || !kinds.includes(kind) || !computers.includes(computer)) {
+  console.error(`usage: node eras.mjs URL ${kinds.join("|")} ${computers.join("|")}`);
   process.exit(2);
 }
 
@@ -153,10 +155,10 @@ await step("completion/complete", async () => {
   assert.deepEqual(result.completion.values, ["Sales", "Support"]);
 });
 
-// Requests from the computer during a call reach a handshake-era caller on the call's
-// stream. A 2026-07-28 caller would get them as an input-required result, which the
-// switchboard does not bridge yet (docs/protocol.md, "Eras").
-if (!modern) {
+// Requests from a handshake-era computer during a call reach a handshake-era caller on the
+// call's stream. Across the eras they become input-required results or requests the other
+// way, which the switchboard does not bridge yet (docs/protocol.md, "Eras").
+if (!modern && computer === "handshake") {
   await step("elicitation during tools/call", async () => {
     onRequest("elicitation/create", async () => ({
       action: "accept",

@@ -65,7 +65,7 @@ TEST(ResultShape, AHandshakeCallerGetsNoneOfThe2026Members) {
 }
 
 std::string shaped_reply(std::string reply, std::string_view method) {
-  shape_reply_for_2026(reply, method);
+  shape_reply(reply, method, Era::kStateless);
   return reply;
 }
 
@@ -89,6 +89,20 @@ TEST(ResultShape, AReplyWithTheRevisionsMembersIsLeftByteForByte) {
             "resources/read"},
            {R"({"jsonrpc":"2.0","error":{"code":-32602,"message":"no"}})", "tools/call"}}) {
     EXPECT_EQ(shaped_reply(reply, method), reply) << method;
+  }
+}
+
+TEST(ResultShape, A2026ComputersReplyReachesAHandshakeCallerWithoutTheRevisionsMembers) {
+  std::string read =
+      R"({"jsonrpc":"2.0","result":{"cacheScope":"public","contents":[],"resultType":"complete",)"
+      R"("ttlMs":5}})";
+  shape_reply(read, "resources/read", Era::kHandshake);
+  EXPECT_EQ(json::parse(read), json::parse(R"({"jsonrpc":"2.0","result":{"contents":[]}})"));
+  for (const std::string reply : {R"({"jsonrpc":"2.0","result":{"content":[]}})",
+                                  R"({"jsonrpc":"2.0","error":{"code":-32602,"message":"no"}})"}) {
+    std::string shaped = reply;
+    shape_reply(shaped, "tools/call", Era::kHandshake);
+    EXPECT_EQ(shaped, reply) << "left byte for byte";
   }
 }
 

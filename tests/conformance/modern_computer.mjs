@@ -1,0 +1,84 @@
+// A computer that speaks only MCP 2026-07-28, as the official v2 server SDK serves one on
+// stdio with `legacy: "reject"`: an `initialize` is answered -32022 naming the revisions
+// it supports, and every request must carry that revision's `_meta`. It offers what
+// eras.mjs calls, under the names server-everything gives them, so that the era matrix
+// runs one scenario against both (tests/conformance/README.md, "The era matrix").
+//
+//   switchboard-connect ... -- node modern_computer.mjs
+import { completable, McpServer, ResourceTemplate } from "@modelcontextprotocol/server";
+import { serveStdio } from "@modelcontextprotocol/server/stdio";
+import { z } from "zod";
+
+const departments = ["Engineering", "Sales", "Marketing", "Support"];
+
+function newServer() {
+  const server = new McpServer(
+    { name: "switchboard-modern-computer", version: "1.0.0" },
+    { capabilities: { tools: {}, resources: {}, prompts: {}, completions: {} } },
+  );
+
+  server.registerTool(
+    "echo",
+    { description: "Echoes its message", inputSchema: z.object({ message: z.string() }) },
+    async ({ message }) => ({ content: [{ type: "text", text: `Echo: ${message}` }] }),
+  );
+  server.registerTool(
+    "get-sum",
+    { description: "Adds two numbers", inputSchema: z.object({ a: z.number(), b: z.number() }) },
+    async ({ a, b }) => ({ content: [{ type: "text", text: `${a + b}` }] }),
+  );
+  server.registerTool(
+    "trigger-long-running-operation",
+    {
+      description: "Reports progress once per step",
+      inputSchema: z.object({ duration: z.number(), steps: z.number() }),
+    },
+    async ({ duration, steps }, ctx) => {
+      const token = ctx.mcpReq._meta?.progressToken;
+      for (let step = 1; step <= steps; step++) {
+        await new Promise((done) => setTimeout(done, (duration * 1000) / steps));
+        if (token !== undefined) {
+          await ctx.mcpReq.notify({
+            method: "notifications/progress",
+            params: { progressToken: token, progress: step, total: steps },
+          });
+        }
+      }
+      return { content: [{ type: "text", text: `Done in ${steps} steps.` }] };
+    },
+  );
+
+  server.registerResource(
+    "A document",
+    "demo://resource/static/document/notes.md",
+    { mimeType: "text/markdown" },
+    async (uri) => ({ contents: [{ uri: uri.href, mimeType: "text/markdown", text: "# Notes" }] }),
+  );
+  server.registerResource(
+    "Dynamic Text Resource",
+    new ResourceTemplate("demo://resource/dynamic/text/{resourceId}", { list: undefined }),
+    { mimeType: "text/plain" },
+    async (uri, { resourceId }) => ({ contents: [{ uri: uri.href, text: `text ${resourceId}` }] }),
+  );
+
+  server.registerPrompt("simple-prompt", { description: "A prompt without arguments" }, () => ({
+    messages: [{ role: "user", content: { type: "text", text: "A simple prompt." } }],
+  }));
+  server.registerPrompt(
+    "completable-prompt",
+    {
+      description: "A department to complete",
+      argsSchema: z.object({
+        department: completable(z.string(), (value) =>
+          departments.filter((name) => name.startsWith(value)),
+        ),
+      }),
+    },
+    ({ department }) => ({
+      messages: [{ role: "user", content: { type: "text", text: `Lead ${department}.` } }],
+    }),
+  );
+  return server;
+}
+
+serveStdio(newServer, { legacy: "reject" });
