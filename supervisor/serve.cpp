@@ -26,6 +26,7 @@
 #include "supervisor/http/server.hpp"
 #include "supervisor/mcp/call_book.hpp"
 #include "supervisor/mcp/handler.hpp"
+#include "supervisor/mcp/input_book.hpp"
 #include "supervisor/mcp/param_header_book.hpp"
 #include "supervisor/mcp/stream_board.hpp"
 #include "supervisor/mcp/subscription_book.hpp"
@@ -165,7 +166,7 @@ class Supervisor {
         state_{.config = config,
                .clients = std::make_shared<ClientTable>(config->clients),
                .services = {workers_, audit_, calls_, tasks_, replies_, metrics_,
-                            tools_list_errors_, subscriptions_, streams_, param_headers_},
+                            tools_list_errors_, subscriptions_, streams_, param_headers_, inputs_},
                .resumable = resumable_},
         http_services_(http_services(state_, timings)),
         http_(io_, config->listen_ip, config->listen_port, http_services_,
@@ -440,6 +441,7 @@ class Supervisor {
   SubscriptionBook subscriptions_;
   StreamBoard streams_;
   ParamHeaderBook param_headers_;
+  InputBook inputs_;
   ReplyBudget replies_;
   LogThrottle tools_list_errors_;
   ResumableStreams resumable_;

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "shared/jsonrpc.hpp"
+#include "supervisor/mcp/input_bridge.hpp"
 #include "supervisor/mcp/reply_text.hpp"
 #include "supervisor/mcp/result_shape.hpp"
 #include "supervisor/metrics/metrics.hpp"
@@ -83,8 +84,13 @@ Abandon forward(const Exchange& exchange, CallRequest request,
   }
   auto entry = std::make_shared<std::uint64_t>(0);
   auto forwarded_id = std::make_shared<std::uint64_t>(0);
-  request.on_message = message_sink(exchange, entry, forwarded_id, !stateless);
-  const McpDone& done = exchange.request.done;
+  // A 2026-07-28 caller is asked by input-required results (docs/protocol.md, "Input
+  // required"); other callers on their stream.
+  const auto bridge = stateless ? bridge_for(exchange, request.method) : nullptr;
+  request.on_message = bridge ? bridged_sink(exchange, bridge)
+                              : message_sink(exchange, entry, forwarded_id, !stateless);
+  const McpDone done =
+      bridge ? bridged_done(bridge, exchange.services().inputs) : exchange.request.done;
   const std::uint64_t call_id = workers.forward(
       exchange.context().computer, std::move(request),
       [&book, &budget = exchange.services().replies, entry, reply, done](CallResult result) {
@@ -96,6 +102,7 @@ Abandon forward(const Exchange& exchange, CallRequest request,
       });
   if (call_id == 0) return {};
   *forwarded_id = call_id;
+  if (bridge) bridge->call_id = call_id;
   // A switch carries the call with its caller's connection (docs/architecture.md,
   // "Switching").
   if (context.forwarded) *context.forwarded = CarriedCall{.call_id = call_id, .started = started};
@@ -107,11 +114,13 @@ Abandon forward(const Exchange& exchange, CallRequest request,
         done(ReplyText{
             .body = dump(jsonrpc::error_response(id, kRequestCancelled, "request cancelled"))});
       });
-  return [&book, &workers, entry, call_id, ended_early] {
+  Abandon abandon = [&book, &workers, entry, call_id, ended_early] {
     book.close(*entry);
     workers.cancel(call_id, "caller disconnected");
     ended_early("abandoned");
   };
+  if (bridge) bridge->abandon = abandon;
+  return abandon;
 }
 
 CallRequest request_to_computer(const Exchange& exchange, std::string method, int timeout_secs) {

@@ -4,6 +4,7 @@
 #include "supervisor/mcp/completion.hpp"
 #include "supervisor/mcp/exchange.hpp"
 #include "supervisor/mcp/forward.hpp"
+#include "supervisor/mcp/input_bridge.hpp"
 #include "supervisor/mcp/lifecycle.hpp"
 #include "supervisor/mcp/prompts.hpp"
 #include "supervisor/mcp/resources.hpp"
@@ -73,6 +74,9 @@ Abandon handle_mcp(const json& message, McpRequest request) {
   if (!has_id) {
     if (*method == "notifications/cancelled") cancel_call(exchange);
     return exchange.swallow();  // other notifications from a caller have nowhere to go
+  }
+  if (exchange.stateless()) {
+    if (auto taken_up = take_up_round(exchange)) return std::move(*taken_up);
   }
   return answer(exchange, method->get_ref<const std::string&>());
 }

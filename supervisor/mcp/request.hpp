@@ -20,6 +20,7 @@ namespace sb::supervisor {
 
 class AuditLog;
 class CallBook;
+class InputBook;
 class Metrics;
 class ParamHeaderBook;
 class StreamBoard;
@@ -65,6 +66,7 @@ struct McpServices {
   SubscriptionBook& subscriptions;
   StreamBoard& streams;
   ParamHeaderBook& param_headers;  // learnt from tools/list, checked by routes/
+  InputBook& inputs;               // input-required rounds awaiting their callers' retries
 };
 
 // The JSON text of a reply: `head` followed by `body`. A computer's reply arrives as one

@@ -156,9 +156,10 @@ await step("completion/complete", async () => {
 });
 
 // Requests from a handshake-era computer during a call reach a handshake-era caller on the
-// call's stream. Across the eras they become input-required results or requests the other
-// way, which the switchboard does not bridge yet (docs/protocol.md, "Eras").
-if (!modern && computer === "handshake") {
+// call's stream, and a 2026-07-28 caller as input-required results, which the v2 client
+// fulfils through the same handlers and retries (docs/protocol.md, "Input required").
+// server-everything offers these tools only to a client that declared the capabilities.
+if (computer === "handshake") {
   await step("elicitation during tools/call", async () => {
     onRequest("elicitation/create", async () => ({
       action: "accept",

@@ -112,21 +112,76 @@ TEST_F(Fidelity, ARequestFromTheComputerIsRefusedWhenItsCallerDoesNotAcceptEvent
   held.answer_and_expect_plain_echo();
 }
 
-// A 2026-07-28 caller's revision has no requests from the server (docs/protocol.md,
-// "Requests from the computer"): the computer is told at once, the call goes on, and the
-// caller's stream carries only what its revision has.
-TEST_F(Fidelity, ARequestFromTheComputerDuringA2026CallIsRefusedWith32601) {
+// A 2026-07-28 caller's revision has no requests from the server: what it declared it can
+// take reaches it as an input-required result, and its retry naming the round's
+// requestState answers the computer and takes the call up (docs/protocol.md, "Input
+// required").
+json stateless_echo(const json& declared, const json& more = json::object()) {
+  json params{{"name", "echo"}, {"arguments", hold(1)}};
+  params["_meta"] = {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+                     {"io.modelcontextprotocol/clientCapabilities", declared}};
+  params.update(more);
+  return params;
+}
+
+const json kDeclaresElicitation{{"elicitation", json::object()}};
+
+TEST_F(Fidelity, AnElicitationDuringA2026CallIsAnInputRequiredResultTheRetryAnswers) {
   SwitchboardProcess sb(config());
   auto fake = attach_alpha(sb);
   ASSERT_TRUE(fake);
-  json call = tool_call(1, "echo", hold(1));
-  call["params"]["_meta"] = {
-      {"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
-      {"io.modelcontextprotocol/clientCapabilities", {{"elicitation", json::object()}}}};
-  const Headers headers = with(
-      with(with(kAcceptBoth, "MCP-Protocol-Version", "2026-07-28"), "Mcp-Method", "tools/call"),
-      "Mcp-Name", "echo");
-  OpenCall open(sb.port(), post(kPath, alice_.secret, call, headers));
+  OpenCall open(sb.port(), stateless(alice_.secret, 1, "tools/call",
+                                     stateless_echo(kDeclaresElicitation), "echo"));
+  const json seen = computer_call(*fake, hold(1));
+  ASSERT_FALSE(seen.is_null());
+  fake->send_text(elicitation("e-26").dump());
+  const HttpResponse asked = open.rest();
+  const json round = asked.final_message();
+  ASSERT_EQ(round["id"], 1) << asked.body;
+  const json result = round["result"];
+  EXPECT_EQ(result["resultType"], "input_required") << result;
+  ASSERT_EQ(result["inputRequests"].size(), 1u) << result;
+  const std::string key = result["inputRequests"].begin().key();
+  EXPECT_EQ(result["inputRequests"][key],
+            (json{{"method", "elicitation/create"}, {"params", kElicitParams}}));
+  const std::string state = result["requestState"];
+
+  // Another caller naming the round, or anyone naming a round never issued: as if none.
+  const json answer{{key, {{"action", "accept"}, {"content", {{"colour", "teal"}}}}}};
+  const json retry_params =
+      stateless_echo(kDeclaresElicitation, {{"inputResponses", answer}, {"requestState", state}});
+  const auto bobs = http(sb.port(), stateless(bob_.secret, 2, "tools/call", retry_params, "echo"));
+  EXPECT_EQ(bobs.status, 200) << bobs.body;
+  EXPECT_EQ(error_code(bobs.json()), kInvalidParams) << bobs.body;
+  json forged = retry_params;
+  forged["requestState"] = state.substr(0, state.size() - 1) + (state.back() == '0' ? "1" : "0");
+  EXPECT_EQ(
+      error_code(http(sb.port(), stateless(alice_.secret, 3, "tools/call", forged, "echo")).json()),
+      kInvalidParams);
+
+  OpenCall retry(sb.port(), stateless(alice_.secret, 4, "tools/call", retry_params, "echo"));
+  EXPECT_EQ(answer_to(*fake, "e-26"), accept_answer("e-26", {{"colour", "teal"}}))
+      << "the computer gets its own id back with the caller's result, once";
+  fake->answer_echo(seen);
+  const json reply = retry.rest().final_message();
+  EXPECT_EQ(reply["id"], 4) << "the retry's own id";
+  EXPECT_EQ(echoed(reply), hold(1)) << reply;
+  EXPECT_EQ(reply["result"]["resultType"], "complete");
+
+  // The round is over: naming it again finds nothing.
+  EXPECT_EQ(
+      error_code(
+          http(sb.port(), stateless(alice_.secret, 5, "tools/call", retry_params, "echo")).json()),
+      kInvalidParams);
+  EXPECT_EQ(fake->requests("tools/call").size(), 1u) << "one call at the computer throughout";
+}
+
+TEST_F(Fidelity, ARequestA2026CallerDidNotDeclareIsRefusedWith32601) {
+  SwitchboardProcess sb(config());
+  auto fake = attach_alpha(sb);
+  ASSERT_TRUE(fake);
+  OpenCall open(sb.port(), stateless(alice_.secret, 1, "tools/call",
+                                     stateless_echo({{"sampling", json::object()}}), "echo"));
   const json seen = computer_call(*fake, hold(1));
   ASSERT_FALSE(seen.is_null());
   fake->send_text(elicitation("e-26").dump());

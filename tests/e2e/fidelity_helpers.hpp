@@ -20,6 +20,7 @@
 namespace sbtest {
 
 inline constexpr int kRequestCancelled = -32800;
+inline constexpr int kInvalidParams = -32602;
 inline const std::string kPath = "/mcp/alpha";
 
 inline const Headers kAcceptBoth{{"Content-Type", "application/json"},

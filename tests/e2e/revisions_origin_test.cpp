@@ -242,8 +242,6 @@ TEST_F(Fidelity, AStatelessCallerDiscoversTheServerAndCallsWithoutInitialize) {
 // 2026-07-28 to the letter (docs/protocol.md, "Revisions"): what the revision requires of a
 // request, checked before anything is sent, and the HTTP status of each error.
 
-constexpr int kInvalidParams = sb::jsonrpc::kInvalidParams;
-
 void expect_refused(const HttpResponse& response, int status, int code, const json& id) {
   EXPECT_EQ(response.status, status) << response.body;
   EXPECT_EQ(error_code(response.json()), code) << response.body;

@@ -9,6 +9,7 @@
 #include "supervisor/audit/audit_log.hpp"
 #include "supervisor/bounds/reply_budget.hpp"
 #include "supervisor/mcp/call_book.hpp"
+#include "supervisor/mcp/input_book.hpp"
 #include "supervisor/mcp/param_header_book.hpp"
 #include "supervisor/mcp/request.hpp"
 #include "supervisor/mcp/stream_board.hpp"
@@ -39,8 +40,9 @@ struct ServicesWithoutWorkers {
   SubscriptionBook subscriptions{static_cast<std::size_t>(config::Limits{}.max_subscriptions)};
   StreamBoard streams;
   ParamHeaderBook param_headers;
-  McpServices services{workers,           audit,         calls,   tasks,        replies, metrics,
-                       tools_list_errors, subscriptions, streams, param_headers};
+  InputBook inputs;
+  McpServices services{workers,           audit,         calls,   tasks,         replies, metrics,
+                       tools_list_errors, subscriptions, streams, param_headers, inputs};
 };
 
 }  // namespace sb::supervisor
