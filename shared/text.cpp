@@ -78,6 +78,17 @@ bool glob_matches(std::string_view pattern, std::string_view text) {
   return p == pattern.size();
 }
 
+// A star of `narrower` becomes a byte `pattern` does not hold: only a star of `pattern` can
+// match it, as only a star can match every text that star could stand for. So `pattern`
+// matches the result exactly when it matches everything `narrower` does.
+bool glob_includes(std::string_view pattern, std::string_view narrower) {
+  constexpr char kAnyRun = '\0';
+  if (pattern.find(kAnyRun) != std::string_view::npos) return false;
+  std::string text(narrower);
+  std::replace(text.begin(), text.end(), '*', kAnyRun);
+  return glob_matches(pattern, text);
+}
+
 std::optional<std::string> decode_base64(std::string_view text) {
   if (text.size() % 4 != 0) return std::nullopt;
   std::size_t padding = 0;

@@ -20,6 +20,8 @@ std::string to_hex(const unsigned char* bytes, std::size_t size);
 // Whether `text` matches `pattern`, in which `*` stands for any run of characters (none
 // included) and every other byte for itself. At worst in time their sizes' product.
 bool glob_matches(std::string_view pattern, std::string_view text);
+// Whether every text `narrower` matches is matched by `pattern` too (both `*` patterns).
+bool glob_includes(std::string_view pattern, std::string_view narrower);
 // The bytes `text` encodes in standard Base64 (RFC 4648 §4), read strictly: whole groups
 // of four, padding only at the end, and no bits left over; none for anything else.
 std::optional<std::string> decode_base64(std::string_view text);

@@ -36,6 +36,10 @@ struct UriPatterns {
   bool all = false;
   std::vector<std::string> patterns;
   bool allows(std::string_view uri) const;
+  // Whether every URI an RFC 6570 template can expand to is allowed: each expression
+  // (`{…}`) may become any text, and one pattern must match them all. A template that is
+  // not well formed is not.
+  bool allows_template(std::string_view uri_template) const;
   bool any() const { return all || !patterns.empty(); }
   friend bool operator==(const UriPatterns&, const UriPatterns&) = default;
 };

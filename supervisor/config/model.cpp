@@ -5,6 +5,8 @@
 #include <netinet/in.h>
 
 #include <algorithm>
+#include <optional>
+#include <string>
 
 #include "shared/text.hpp"
 #include "supervisor/config/addresses.hpp"
@@ -38,6 +40,36 @@ bool UriPatterns::allows(std::string_view uri) const {
   if (all) return true;
   return std::any_of(patterns.begin(), patterns.end(),
                      [uri](const std::string& pattern) { return glob_matches(pattern, uri); });
+}
+
+namespace {
+
+// The URIs `uri_template` can expand to, as a `*` pattern; nothing for a brace unmatched.
+std::optional<std::string> template_as_glob(std::string_view uri_template) {
+  std::string glob;
+  for (std::size_t at = 0; at < uri_template.size(); ++at) {
+    const char c = uri_template[at];
+    if (c == '}') return std::nullopt;
+    if (c != '{') {
+      glob.push_back(c);
+      continue;
+    }
+    const auto close = uri_template.find_first_of("{}", at + 1);
+    if (close == std::string_view::npos || uri_template[close] != '}') return std::nullopt;
+    glob.push_back('*');
+    at = close;
+  }
+  return glob;
+}
+
+}  // namespace
+
+bool UriPatterns::allows_template(std::string_view uri_template) const {
+  if (all) return true;
+  const auto glob = template_as_glob(uri_template);
+  return glob && std::any_of(patterns.begin(), patterns.end(), [&](const std::string& pattern) {
+           return glob_includes(pattern, *glob);
+         });
 }
 
 int Timeouts::for_tool(std::string_view tool) const {

@@ -22,9 +22,10 @@ bool may_complete(const Exchange& exchange) {
     const json name = ref->value("name", json());
     return name.is_string() && exchange.context().prompts.allows(name.get<std::string>());
   }
+  // A resource's is its template's: every URI it can name must be granted.
   if (type == "ref/resource") {
     const json uri = ref->value("uri", json());
-    return uri.is_string() && exchange.context().resources.allows(uri.get<std::string>());
+    return uri.is_string() && exchange.context().resources.allows_template(uri.get<std::string>());
   }
   return false;
 }

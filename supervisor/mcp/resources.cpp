@@ -25,12 +25,20 @@ Abandon resources_list(const Exchange& exchange) {
   return granted_list(exchange, resource_grant(exchange), "resources/list", "resources", "uri");
 }
 
-// A template names no one resource, so only a caller that may read every one sees them.
+// A caller sees a template only when it may read every resource the template can name.
 Abandon resource_templates_list(const Exchange& exchange) {
-  if (!exchange.context().resources.all || !exchange.offered(ipc::offer::kResources))
+  const config::UriPatterns& granted = exchange.context().resources;
+  if (!granted.any() || !exchange.offered(ipc::offer::kResources))
     return empty_list(exchange, "resourceTemplates");
-  return relay_list(
-      exchange, ListFilter{.method = "resources/templates/list", .member = "resourceTemplates"});
+  ListFilter filter{.method = "resources/templates/list", .member = "resourceTemplates"};
+  if (!granted.all) {
+    filter.keep = [granted](const json& item) {
+      const auto uri_template = item.is_object() ? item.find("uriTemplate") : item.end();
+      return uri_template != item.end() && uri_template->is_string() &&
+             granted.allows_template(uri_template->get_ref<const std::string&>());
+    };
+  }
+  return relay_list(exchange, std::move(filter));
 }
 
 Abandon resources_read(const Exchange& exchange) {

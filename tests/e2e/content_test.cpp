@@ -28,7 +28,8 @@ FakeComputerOptions content_computer() {
   options.replies["resources/templates/list"] =
       json{{"result",
             {{"resourceTemplates",
-              json::array({{{"name", "file"}, {"uriTemplate", "file:///srv/{name}"}}})}}}};
+              json::array({{{"name", "file"}, {"uriTemplate", "file:///srv/{name}"}},
+                           {{"name", "doc"}, {"uriTemplate", "file:///srv/{dir}/{name}.md"}}})}}}};
   options.replies["resources/read"] = json{
       {"result",
        {{"contents", json::array({{{"uri", "file:///srv/report.md"}, {"text", "the report"}}})}}}};
@@ -103,16 +104,21 @@ TEST_F(Content, EachCallerSeesExactlyItsGrantAndANarrowedListIsPrivate) {
             (std::vector<std::string>{"greet", "admin"}));
   EXPECT_EQ(ask(sb, bob_, rpc(6, "prompts/list"))["result"]["prompts"], json::array());
 
-  // Templates name no one resource: only for a caller granted every one.
-  EXPECT_EQ(ask(sb, alice_, rpc(7, "resources/templates/list"))["result"]["resourceTemplates"],
-            json::array());
+  // A template only when every URI it can name is granted: alice's `file:///srv/*.md`
+  // covers `…/{dir}/{name}.md`, not `…/{name}`, which can name secret.txt.
+  const json alices_templates = ask(sb, alice_, rpc(7, "resources/templates/list"));
+  EXPECT_EQ(members(alices_templates, "resourceTemplates", "uriTemplate"),
+            std::vector<std::string>{"file:///srv/{dir}/{name}.md"});
+  EXPECT_FALSE(alices_templates["result"].contains("cacheScope")) << "not of alice's revision";
   EXPECT_EQ(members(ask(sb, root_, rpc(8, "resources/templates/list")), "resourceTemplates",
                     "uriTemplate"),
-            std::vector<std::string>{"file:///srv/{name}"});
-  // bob's lists and alice's templates never reached the computer.
+            (std::vector<std::string>{"file:///srv/{name}", "file:///srv/{dir}/{name}.md"}));
+  EXPECT_EQ(ask(sb, bob_, rpc(9, "resources/templates/list"))["result"]["resourceTemplates"],
+            json::array());
+  // bob's lists never reached the computer.
   EXPECT_EQ(fake->requests("resources/list").size(), 4u) << "alice's and root's, twice";
   EXPECT_EQ(fake->requests("prompts/list").size(), 2u);
-  EXPECT_EQ(fake->requests("resources/templates/list").size(), 1u);
+  EXPECT_EQ(fake->requests("resources/templates/list").size(), 2u);
 }
 
 TEST_F(Content, AReadOrGetOutsideTheGrantIsAnsweredAsAnUnknownOneWithoutReachingTheComputer) {
@@ -195,6 +201,10 @@ TEST_F(Content, ACompletionIsForwardedOnlyForWhatTheCallerMayUse) {
       json::array());
   EXPECT_EQ(complete(json{{"type", "ref/resource"},
                           {"uri", "file:///etc/{x}"}})["result"]["completion"]["values"],
+            json::array());
+  // `file:///srv/{x}` can name more than `*.md`: a template is completed as it is listed.
+  EXPECT_EQ(complete(json{{"type", "ref/resource"},
+                          {"uri", "file:///srv/{x}"}})["result"]["completion"]["values"],
             json::array());
   EXPECT_EQ(fake->requests("completion/complete").size(), 2u);
 }

@@ -10,6 +10,22 @@
 namespace sb {
 namespace {
 
+TEST(GlobIncludes, APatternIncludesWhatEveryTextOfTheNarrowerOneMatches) {
+  EXPECT_TRUE(glob_includes("*", "anything*at/all*"));
+  EXPECT_TRUE(glob_includes("demo://resource/*", "demo://resource/dynamic/text/*"));
+  EXPECT_TRUE(glob_includes("demo://*/text/*", "demo://resource/dynamic/text/*"));
+  EXPECT_TRUE(glob_includes("a*b", "a*b"));
+  EXPECT_TRUE(glob_includes("a*", "a**"));
+  EXPECT_TRUE(glob_includes("file:///x.md", "file:///x.md"));
+  // Each of these leaves out some text the narrower one matches.
+  EXPECT_FALSE(glob_includes("demo://resource/dynamic/text/a*", "demo://resource/dynamic/text/*"));
+  EXPECT_FALSE(glob_includes("demo://resource/*.md", "demo://resource/*"));
+  EXPECT_FALSE(glob_includes("a*b*c", "a*c"));
+  EXPECT_FALSE(glob_includes("file:///x.md", "file:///*.md"));
+  EXPECT_FALSE(glob_includes("a?b", "a*b")) << "only a star stands for a run";
+  EXPECT_FALSE(glob_includes(std::string_view("a\0b", 3), "a*b"));
+}
+
 TEST(GlobMatches, AStarStandsForAnyRunOfCharactersNoneIncluded) {
   EXPECT_TRUE(glob_matches("*", ""));
   EXPECT_TRUE(glob_matches("*", "anything://at/all"));

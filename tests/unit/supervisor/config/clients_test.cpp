@@ -241,6 +241,14 @@ TEST(ConfigGrants, ResourcesAndPromptsPerComputer) {
   EXPECT_TRUE(resources->allows("test://static"));
   EXPECT_FALSE(resources->allows("test://static/x"));
   EXPECT_FALSE(resources->allows("file:///etc/passwd"));
+  // A template only when every URI it can name is granted.
+  EXPECT_TRUE(resources->allows_template("file:///srv/{dir}/{name}.md"));
+  EXPECT_TRUE(resources->allows_template("test://static"));
+  EXPECT_FALSE(resources->allows_template("file:///srv/{name}"));
+  EXPECT_FALSE(resources->allows_template("file:///srv/{name}.md{?raw}"));
+  EXPECT_FALSE(resources->allows_template("file:///srv/{name.md"));
+  EXPECT_FALSE(resources->allows_template("file:///srv/name}.md"));
+  EXPECT_TRUE(UriPatterns{.all = true}.allows_template("any{thing"));
   EXPECT_EQ(grant.resources_for("muse-vm"), nullptr);
   EXPECT_EQ(grant.prompts_for("macmini"), nullptr);
   ASSERT_NE(grant.prompts_for("muse-vm"), nullptr);
