@@ -121,6 +121,8 @@ std::string Bench::name_of(Path path) {
       return "nginx proxy";
     case Path::kNginxInnerProxy:
       return "nginx inner proxy";
+    case Path::kRelay2026:
+      return "relay, 2026-07-28 caller";
   }
   return "?";
 }

@@ -21,16 +21,30 @@ std::string nonce_of(int caller, std::uint64_t id) {
 
 }  // namespace
 
-std::string request_body(int caller, std::uint64_t id, const CallSpec& spec) {
+std::string_view tool_of(const CallSpec& spec) {
+  return spec.result_bytes ? "screenshot" : "echo";
+}
+
+std::string request_body(int caller, std::uint64_t id, const CallSpec& spec, bool stateless) {
   const std::string progress =
       spec.progress ? R"(,"progress":)" + std::to_string(spec.progress) : std::string();
-  const std::string meta = spec.progress
-                               ? R"("_meta":{"progressToken":"p)" + std::to_string(id) + R"("},)"
-                               : std::string();
+  std::string meta;
+  if (spec.progress || stateless) {
+    meta = R"("_meta":{)";
+    if (stateless) {
+      meta += R"("io.modelcontextprotocol/clientCapabilities":{},)"
+              R"("io.modelcontextprotocol/protocolVersion":"2026-07-28")";
+    }
+    if (spec.progress) {
+      if (stateless) meta += ',';
+      meta += R"("progressToken":"p)" + std::to_string(id) + '"';
+    }
+    meta += "},";
+  }
   return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"method":"tools/call","params":{)" +
-         meta + R"("name":")" + (spec.result_bytes ? "screenshot" : "echo") +
-         R"(","arguments":{"nonce":")" + nonce_of(caller, id) + R"(","bytes":)" +
-         std::to_string(spec.result_bytes) + progress + "}}}";
+         meta + R"("name":")" + std::string(tool_of(spec)) + R"(","arguments":{"nonce":")" +
+         nonce_of(caller, id) + R"(","bytes":)" + std::to_string(spec.result_bytes) + progress +
+         "}}}";
 }
 
 std::string held_call_body(std::uint64_t id) {

@@ -12,7 +12,11 @@
 namespace sbbench {
 
 // The caller's work before a call: the request, built the same way on both paths.
-std::string request_body(int caller, std::uint64_t id, const CallSpec& spec);
+// A 2026-07-28 caller's (`stateless`) carries that revision's `_meta`.
+std::string request_body(int caller, std::uint64_t id, const CallSpec& spec,
+                         bool stateless = false);
+// The tool a call of `spec` names.
+std::string_view tool_of(const CallSpec& spec);
 std::string held_call_body(std::uint64_t id);
 std::string cancel_body(std::uint64_t id);
 // Whether `text` is a notifications/progress for the progress token of call `id`.

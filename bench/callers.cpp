@@ -53,12 +53,12 @@ struct CallerPool::Impl {
   net::io_context io{1};
   net::executor_work_guard<net::io_context::executor_type> work{io.get_executor()};
   std::thread thread;
-  std::array<std::vector<std::unique_ptr<Caller>>, 6> by_path;  // indexed by Path
+  std::array<std::vector<std::unique_ptr<Caller>>, 7> by_path;  // indexed by Path
   int next_index = 0;
   long relayed_ok = 0;  // only the thread that asks for runs and waits for them touches it
 
   Tally counted(Path path, Tally tally) {
-    if (path == Path::kRelay) relayed_ok += tally.ok;
+    if (path == Path::kRelay || path == Path::kRelay2026) relayed_ok += tally.ok;
     return tally;
   }
 
@@ -118,7 +118,7 @@ std::optional<std::string> CallerPool::connect_relay(int port, const std::string
   return impl_->connect_http(path, count, [&](int i) {
     const auto& computer = computers[static_cast<std::size_t>(i) % computers.size()];
     return std::make_unique<HttpCaller>(impl_->io, impl_->next_index++, port, "/mcp/" + computer,
-                                        token);
+                                        token, nullptr, path == Path::kRelay2026);
   });
 }
 

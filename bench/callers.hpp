@@ -26,7 +26,8 @@
 
 namespace sbbench {
 
-enum class Path { kRelay, kDirect, kBareRelay, kNginx, kNginxProxy, kNginxInnerProxy };
+// kRelay2026: the relay's call from a 2026-07-28 caller (docs/protocol.md, "Eras").
+enum class Path { kRelay, kDirect, kBareRelay, kNginx, kNginxProxy, kNginxInnerProxy, kRelay2026 };
 
 struct CallSpec {
   std::size_t result_bytes = 0;  // 0: a small text result; else the image data's length

@@ -20,15 +20,17 @@ namespace sbbench {
 class HttpCaller final : public Caller {
  public:
   // `fixed_reply`: every reply must be exactly this (a yardstick's); else the relay's check.
+  // `stateless`: a 2026-07-28 caller, its `_meta` and headers on each call.
   HttpCaller(net::io_context& io, int index, int port, std::string target, const std::string& token,
-             std::shared_ptr<const std::string> fixed_reply = nullptr)
+             std::shared_ptr<const std::string> fixed_reply = nullptr, bool stateless = false)
       : Caller(index),
         stream_(io),
         port_(port),
         target_(std::move(target)),
         authorization_("Bearer " + token),
         host_("127.0.0.1:" + std::to_string(port)),
-        fixed_reply_(std::move(fixed_reply)) {}
+        fixed_reply_(std::move(fixed_reply)),
+        stateless_(stateless) {}
 
   net::awaitable<std::optional<std::string>> connect() {
     const auto [error] = co_await stream_.async_connect(
@@ -46,7 +48,8 @@ class HttpCaller final : public Caller {
   net::awaitable<std::optional<std::string>> call(const CallSpec& spec) override {
     if (spec.progress) co_return co_await call_with_progress(spec);
     const std::uint64_t id = next_id_++;
-    if (auto error = co_await post(request_body(index_, id, spec))) co_return error;
+    if (auto error = co_await post(request_body(index_, id, spec, stateless_), tool_of(spec)))
+      co_return error;
     http::response_parser<http::empty_body> parser;
     parser.body_limit(kMaxResponseBytes);  // the body is read below, not by the parser
     const auto [read_error, read] =
@@ -110,8 +113,9 @@ class HttpCaller final : public Caller {
   }
 
  private:
-  // The relay's request with `body`, a JSON-RPC message, as every caller sends it.
-  net::awaitable<std::optional<std::string>> post(std::string body) {
+  // The relay's request with `body`, a JSON-RPC message, as every caller sends it; a
+  // 2026-07-28 caller's tools/call repeats its method and `tool` in headers.
+  net::awaitable<std::optional<std::string>> post(std::string body, std::string_view tool = {}) {
     http::request<http::string_body> request{http::verb::post, target_, 11};
     request.set(http::field::host, host_);
     request.set(http::field::authorization, authorization_);
@@ -119,7 +123,11 @@ class HttpCaller final : public Caller {
     request.set(http::field::accept, "application/json, text/event-stream");
     // A caller of the revision whose streams are resumable (docs/protocol.md, "Resumable
     // streams"), as today's SDK clients are.
-    request.set("MCP-Protocol-Version", "2025-11-25");
+    request.set("MCP-Protocol-Version", stateless_ ? "2026-07-28" : "2025-11-25");
+    if (stateless_ && !tool.empty()) {
+      request.set("Mcp-Method", "tools/call");
+      request.set("Mcp-Name", tool);
+    }
     request.keep_alive(true);
     request.body() = std::move(body);
     request.prepare_payload();
@@ -130,8 +138,9 @@ class HttpCaller final : public Caller {
 
   // One POST of `body` and its whole response, however it is framed (a stream is chunked).
   net::awaitable<std::optional<std::string>> exchange(std::string body,
-                                                      http::response<http::string_body>& out) {
-    if (auto error = co_await post(std::move(body))) co_return error;
+                                                      http::response<http::string_body>& out,
+                                                      std::string_view tool = {}) {
+    if (auto error = co_await post(std::move(body), tool)) co_return error;
     http::response_parser<http::string_body> parser;
     parser.body_limit(kMaxResponseBytes);
     const auto [read_error, read] = co_await http::async_read(stream_, buffer_, parser, kAwait);
@@ -145,7 +154,9 @@ class HttpCaller final : public Caller {
   net::awaitable<std::optional<std::string>> call_with_progress(const CallSpec& spec) {
     const std::uint64_t id = next_id_++;
     http::response<http::string_body> response;
-    if (auto error = co_await exchange(request_body(index_, id, spec), response)) co_return error;
+    if (auto error =
+            co_await exchange(request_body(index_, id, spec, stateless_), response, tool_of(spec)))
+      co_return error;
     if (response.result_int() != 200)
       co_return "HTTP " + std::to_string(response.result_int()) + ": " +
           response.body().substr(0, 160);
@@ -172,6 +183,7 @@ class HttpCaller final : public Caller {
   std::string authorization_;
   std::string host_;
   std::shared_ptr<const std::string> fixed_reply_;
+  bool stateless_ = false;
 };
 
 }  // namespace sbbench

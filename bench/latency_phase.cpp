@@ -20,7 +20,10 @@ void Bench::latency(BenchSwitchboard& switchboard, const BareRelay& bare, Comput
                     CallerPool& pool) {
   connect(pool, switchboard, fleet, {switchboard.computers()[0].name}, 1);
   connect_bare(pool, bare, {switchboard.computers()[0].name}, 1);
-  std::vector<Path> paths{Path::kRelay, Path::kDirect, Path::kBareRelay};
+  if (auto error = pool.connect_relay(switchboard.port(), switchboard.token(),
+                                      {switchboard.computers()[0].name}, 1, Path::kRelay2026))
+    throw std::runtime_error("2026-07-28 callers: " + *error);
+  std::vector<Path> paths{Path::kRelay, Path::kDirect, Path::kBareRelay, Path::kRelay2026};
   const auto nginx = start_nginx(pool);
   if (nginx) paths.insert(paths.end(), {Path::kNginx, Path::kNginxProxy, Path::kNginxInnerProxy});
   const CallSpec small;
@@ -44,6 +47,7 @@ void Bench::latency(BenchSwitchboard& switchboard, const BareRelay& bare, Comput
   const auto relay = latency_of(samples[Path::kRelay]);
   const auto direct = latency_of(samples[Path::kDirect]);
   const auto floor = latency_of(samples[Path::kBareRelay]);
+  const auto stateless = latency_of(samples[Path::kRelay2026]);
   // What the relay is built from: a bare hop between two processes, same-sized message.
   const auto hop = latency_of(
       unix_round_trips(plan_.latency_rounds * plan_.latency_calls_per_round, kSmallCallBytes));
@@ -57,10 +61,14 @@ void Bench::latency(BenchSwitchboard& switchboard, const BareRelay& bare, Comput
             << difference_row("relay − direct", relay, direct) << latency_row("bare relay", floor)
             << ratio_row("bare relay / direct", floor, direct)
             << ratio_row("relay / bare relay", relay, floor) << latency_row("bare process hop", hop)
-            << "\n"
+            << latency_row("relay, 2026-07-28 caller", stateless)
+            << ratio_row("2026-07-28 caller / relay", stateless, relay) << "\n"
             << kBareRelayText << " Bare process hop: a " << kSmallCallBytes
             << "-byte message to a forked child over a Unix socket pair and back, blocking "
-               "reads, nothing else.\n\n";
+               "reads, nothing else. The 2026-07-28 caller sends the same call with that "
+               "revision's `_meta` and headers to the same handshake-era fake computer, "
+               "whose reply the switchboard reads whole to give it `resultType` "
+               "(docs/protocol.md, \"Eras\").\n\n";
   if (direct.samples && relay.samples && floor.samples) {
     verdicts_.add("latency p50 ≤ 2.3× direct", ratio(relay.p50, direct.p50),
                   relay.p50 <= 2.3 * direct.p50, ratio(floor.p50, direct.p50));
