@@ -170,6 +170,7 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
   std::string server_json_ = "null";
   std::uint32_t offers_ = 0;  // ipc::offer:: bits
   bool discovering_ = false;  // initialize was refused; server/discover is asked instead
+  std::string log_level_;     // set by logging/setLevel, for a computer that speaks only 2026
   std::map<std::uint64_t, RoutedRequest> routed_;  // by key
   std::uint64_t next_route_key_ = 1;
   LogThrottle refused_frames_;

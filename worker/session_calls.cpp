@@ -37,6 +37,13 @@ std::string take_progress_token(std::string& params_json, std::uint64_t token) {
 void Session::forward(ForwardedCall forwarded) {
   const std::uint64_t call_id = forwarded.call_id;
   if (phase_ != Phase::kReady) return reply_status(call_id, ipc::CallStatus::kNotAttached);
+  // 2026-07-28 has no logging/setLevel: the level goes on each request instead.
+  if ((offers_ & ipc::offer::kStatelessOnly) && forwarded.method == "logging/setLevel") {
+    log_level_ = log_level_of(forwarded.params_json);
+    constexpr std::string_view kEmptyResult = R"({"jsonrpc":"2.0","result":{}})";
+    return hooks_.reply(call_id, ipc::CallOutcome{ipc::CallStatus::kReplied, kEmptyResult.size()},
+                        std::string(kEmptyResult));
+  }
   PendingCall call{.call_id = call_id,
                    .caller = std::move(forwarded.caller),
                    .stream = forwarded.stream,
@@ -47,7 +54,7 @@ void Session::forward(ForwardedCall forwarded) {
   PendingCall& pending = *pending_.find(*id);
   std::string params = std::move(forwarded.params_json);
   pending.progress_token = take_progress_token(params, *id);
-  if (offers_ & ipc::offer::kStatelessOnly) require_stateless_meta(params);
+  if (offers_ & ipc::offer::kStatelessOnly) require_stateless_meta(params, log_level_);
   arm_deadline(*id, forwarded.timeout);
   std::string frame = R"({"id":)" + std::to_string(*id) + R"(,"jsonrpc":"2.0","method":)" +
                       json(forwarded.method).dump() + R"(,"params":)" + params + "}";

@@ -1,6 +1,7 @@
 #include "worker/stateless_revision.hpp"
 
 #include <algorithm>
+#include <array>
 #include <optional>
 
 #include "shared/jsonrpc.hpp"
@@ -60,7 +61,7 @@ std::optional<std::string> discovered_server(const json& result) {
   return "null";
 }
 
-void require_stateless_meta(std::string& params_json) {
+void require_stateless_meta(std::string& params_json, std::string_view log_level) {
   json params = json::parse(params_json, nullptr, /*allow_exceptions=*/false);
   if (!params.is_object()) return;
   json& meta = params["_meta"];
@@ -70,7 +71,19 @@ void require_stateless_meta(std::string& params_json) {
   if (!meta.contains("io.modelcontextprotocol/clientInfo"))
     meta["io.modelcontextprotocol/clientInfo"] = client_info();
   meta["io.modelcontextprotocol/protocolVersion"] = kStatelessRevision;
+  if (!log_level.empty() && !meta.contains("io.modelcontextprotocol/logLevel"))
+    meta["io.modelcontextprotocol/logLevel"] = log_level;
   params_json = params.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string log_level_of(std::string_view params_json) {
+  static constexpr std::array<std::string_view, 8> kLevels{
+      "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"};
+  const json params = json::parse(params_json, nullptr, /*allow_exceptions=*/false);
+  const auto level = params.is_object() ? params.find("level") : params.end();
+  if (level == params.end() || !level->is_string()) return {};
+  const auto& name = level->get_ref<const std::string&>();
+  return std::find(kLevels.begin(), kLevels.end(), name) != kLevels.end() ? name : std::string();
 }
 
 }  // namespace sb::worker

@@ -28,8 +28,14 @@ std::optional<std::string> discovered_server(const nlohmann::json& result);
 // `params_json` (a request's params as the caller wrote them, an object) with the `_meta`
 // members 2026-07-28 requires added where the caller sent none: the protocol version
 // (always that revision), the client's capabilities (none: a caller of an older revision
-// cannot be sent an input-required result) and the client's info (the switchboard's).
-// Whatever else the caller's `_meta` holds (a progress token, trace context) is kept.
-void require_stateless_meta(std::string& params_json);
+// cannot be sent an input-required result) and the client's info (the switchboard's);
+// and the log level a `logging/setLevel` set on this socket (`log_level`, "" for none),
+// which that revision asks for on each request instead. Whatever else the caller's `_meta`
+// holds (a progress token, trace context, its own log level) is kept.
+void require_stateless_meta(std::string& params_json, std::string_view log_level);
+
+// The level a `logging/setLevel` request's params name, or "" when they name none of the
+// levels MCP has.
+std::string log_level_of(std::string_view params_json);
 
 }  // namespace sb::worker

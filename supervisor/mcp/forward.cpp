@@ -4,6 +4,7 @@
 
 #include "shared/jsonrpc.hpp"
 #include "supervisor/mcp/input_bridge.hpp"
+#include "supervisor/mcp/log_levels.hpp"
 #include "supervisor/mcp/reply_text.hpp"
 #include "supervisor/mcp/result_shape.hpp"
 #include "supervisor/metrics/metrics.hpp"
@@ -41,15 +42,19 @@ constexpr std::string_view kCannotBeAsked =
 // revision has no requests from the server (docs/protocol.md, "Requests from the
 // computer"): the computer is told so, and the caller's stream carries what it has.
 MessageCallback message_sink(const Exchange& exchange, std::shared_ptr<std::uint64_t> entry,
-                             std::shared_ptr<std::uint64_t> call_id, bool can_be_asked) {
+                             std::shared_ptr<std::uint64_t> call_id) {
   if (!exchange.request.on_message) return {};
+  const bool stateless = exchange.stateless();
   return [&book = exchange.services().calls, &metrics = exchange.services().metrics,
           &workers = exchange.services().workers, computer = exchange.context().computer, entry,
-          call_id, can_be_asked,
+          call_id, stateless, log_level = requested_log_level(exchange),
           sink = exchange.request.on_message](const ipc::MessageMeta& meta, std::string body) {
     if (meta.kind == ipc::MessageKind::kProgress) metrics.progress_routed(computer);
-    if (meta.kind != ipc::MessageKind::kRequest) return sink(ReplyText{.body = std::move(body)});
-    if (!can_be_asked) return workers.answer(*call_id, meta.key, std::string(kCannotBeAsked));
+    if (meta.kind != ipc::MessageKind::kRequest) {
+      if (stateless && !stateless_caller_takes(body, log_level)) return;
+      return sink(ReplyText{.body = std::move(body)});
+    }
+    if (stateless) return workers.answer(*call_id, meta.key, std::string(kCannotBeAsked));
     const auto routed_id = book.route_request(*entry, meta.key);
     if (routed_id) sink(with_id_text(*routed_id, std::move(body)));
   };
@@ -87,8 +92,8 @@ Abandon forward(const Exchange& exchange, CallRequest request,
   // A 2026-07-28 caller is asked by input-required results (docs/protocol.md, "Input
   // required"); other callers on their stream.
   const auto bridge = stateless ? bridge_for(exchange, request.method) : nullptr;
-  request.on_message = bridge ? bridged_sink(exchange, bridge)
-                              : message_sink(exchange, entry, forwarded_id, !stateless);
+  request.on_message =
+      bridge ? bridged_sink(exchange, bridge) : message_sink(exchange, entry, forwarded_id);
   const McpDone done =
       bridge ? bridged_done(bridge, exchange.services().inputs) : exchange.request.done;
   const std::uint64_t call_id = workers.forward(

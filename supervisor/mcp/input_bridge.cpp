@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "shared/jsonrpc.hpp"
+#include "supervisor/mcp/log_levels.hpp"
 #include "supervisor/metrics/metrics.hpp"
 
 namespace sb::supervisor {
@@ -82,6 +83,7 @@ std::shared_ptr<BridgedCall> bridge_for(const Exchange& exchange, std::string_vi
   call->first_id = exchange.id;
   call->request_id = exchange.id;
   call->declared = declared_capabilities(exchange);
+  call->log_level = requested_log_level(exchange);
   call->done = exchange.request.done;
   call->on_message = exchange.request.on_message;
   return call;
@@ -107,7 +109,8 @@ MessageCallback bridged_sink(const Exchange& exchange, std::shared_ptr<BridgedCa
           computer = exchange.context().computer](const ipc::MessageMeta& meta, std::string body) {
     if (meta.kind == ipc::MessageKind::kProgress) metrics.progress_routed(computer);
     if (meta.kind != ipc::MessageKind::kRequest) {
-      if (call->on_message) call->on_message(ReplyText{.body = std::move(body)});
+      if (call->on_message && stateless_caller_takes(body, call->log_level))
+        call->on_message(ReplyText{.body = std::move(body)});
       return;
     }
     const json request = json::parse(body, nullptr, /*allow_exceptions=*/false);
@@ -155,6 +158,7 @@ std::optional<Abandon> take_up_round(const Exchange& exchange) {
   }
   call->request_id = exchange.id;
   call->declared = declared_capabilities(exchange);
+  call->log_level = requested_log_level(exchange);
   call->done = exchange.request.done;
   call->on_message = exchange.request.on_message;
   if (!call->asked.empty()) end_round(call, book, workers);

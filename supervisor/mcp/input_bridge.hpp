@@ -36,6 +36,7 @@ struct BridgedCall {
   // up), what it declared it can take, and where its answer goes; none between rounds.
   nlohmann::json request_id;
   nlohmann::json declared;
+  std::string log_level;  // its `_meta` log level, "" for none (log_levels.hpp)
   McpDone done;
   McpMessage on_message;
   Abandon abandon;                     // ends the call: its current caller is gone

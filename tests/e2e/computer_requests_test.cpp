@@ -431,13 +431,23 @@ TEST_F(Fidelity, WithSeveralClientsLoggingStaysOffTheSharedSocket) {
   EXPECT_TRUE(fake->requests("logging/setLevel").empty());
 }
 
-TEST_F(Fidelity, WithOneClientLoggingReachesItsStream) {
-  SwitchboardProcess sb(ConfigBuilder()
-                            .computer("alpha", alpha_)
-                            .client("alice", alice_, R"({ alpha = ["echo"] })", "alpha"));
+// alice alone can reach alpha, which offers logging.
+ConfigBuilder alice_alone(const Secret& alpha, const Secret& alice) {
+  return ConfigBuilder()
+      .computer("alpha", alpha)
+      .client("alice", alice, R"({ alpha = ["echo"] })", "alpha");
+}
+
+std::unique_ptr<FakeComputer> attach_logging(const SwitchboardProcess& sb, const Secret& alpha,
+                                             const Secret& alice) {
   FakeComputerOptions options;
   options.offers_logging = true;
-  auto fake = attach_ready(sb, alpha_, "alpha", alice_.secret, options);
+  return attach_ready(sb, alpha, "alpha", alice.secret, options);
+}
+
+TEST_F(Fidelity, WithOneClientLoggingReachesItsStream) {
+  SwitchboardProcess sb(alice_alone(alpha_, alice_));
+  auto fake = attach_logging(sb, alpha_, alice_);
   ASSERT_TRUE(fake);
   const json init = post_mcp(sb.port(), kPath, alice_.secret, initialize_request(1)).json();
   EXPECT_TRUE(init["result"]["capabilities"].contains("logging")) << init;
@@ -455,6 +465,36 @@ TEST_F(Fidelity, WithOneClientLoggingReachesItsStream) {
   fake->answer(id_of(seen), text_result("done"));
   EXPECT_EQ(result_text(call.next()), "done");
   EXPECT_TRUE(call.next().is_null());
+}
+
+// 2026-07-28 has no logging/setLevel: a request names the level it wants in `_meta`, and
+// gets no log message without one (docs/protocol.md, "Eras").
+TEST_F(Fidelity, A2026RequestGetsOnlyTheLogMessagesItsMetaLevelAsksFor) {
+  SwitchboardProcess sb(alice_alone(alpha_, alice_));
+  auto fake = attach_logging(sb, alpha_, alice_);
+  ASSERT_TRUE(fake);
+  const auto log_line = [](const std::string& level) {
+    return json{{"jsonrpc", "2.0"},
+                {"method", "notifications/message"},
+                {"params", {{"level", level}, {"data", level}}}};
+  };
+  const auto call_logging = [&](int n, const json& meta) {
+    json params{{"name", "echo"}, {"arguments", hold(n)}, {"_meta", kStatelessMeta}};
+    params["_meta"].update(meta);
+    OpenCall call(sb.port(), stateless(alice_.secret, n, "tools/call", params, "echo"));
+    const json seen = computer_call(*fake, hold(n));
+    EXPECT_FALSE(seen.is_null());
+    for (const char* level : {"info", "error"}) fake->send_text(log_line(level).dump());
+    fake->answer(id_of(seen), text_result("done"));
+    const HttpResponse answer = call.rest();
+    EXPECT_EQ(result_text(answer.final_message()), "done") << answer.body;
+    return answer.body;
+  };
+  const std::string warned = call_logging(1, {{"io.modelcontextprotocol/logLevel", "warning"}});
+  EXPECT_NE(warned.find(R"("data":"error")"), std::string::npos) << warned;
+  EXPECT_EQ(warned.find(R"("data":"info")"), std::string::npos) << warned;
+  const std::string silent = call_logging(2, json::object());
+  EXPECT_EQ(silent.find("notifications/message"), std::string::npos) << silent;
 }
 
 }  // namespace

@@ -275,6 +275,15 @@ json unsupported_revision(const json& initialize, json supported) {
                 {"data", {{"supported", std::move(supported)}, {"requested", "2025-06-18"}}}}}};
 }
 
+// Refuses the session's initialize as a 2026-only computer does, and answers the
+// server/discover that follows with `result`; returns that discover request.
+json discover_as_2026_only(SessionRig& rig, const json& result) {
+  rig.send(unsupported_revision(rig.received_at(0), {"2026-07-28"}));
+  const json discover = rig.last_received();
+  rig.send(json{{"jsonrpc", "2.0"}, {"id", discover["id"]}, {"result", result}});
+  return discover;
+}
+
 TEST(ComputerSession, A2026OnlyComputerIsDiscoveredAndEveryRequestCarriesItsRevisionsMeta) {
   SessionRig rig;
   rig.send(unsupported_revision(rig.received_at(0), {"2026-07-28"}));
@@ -314,6 +323,29 @@ TEST(ComputerSession, A2026OnlyComputerIsDiscoveredAndEveryRequestCarriesItsRevi
       << "a 2026-07-28 caller's own declaration is what the computer sees";
 }
 
+TEST(ComputerSession, ALogLevelSetForA2026OnlyComputerGoesOnEachRequestInstead) {
+  SessionRig rig;
+  discover_as_2026_only(rig, {{"supportedVersions", {"2026-07-28"}}});
+  const std::size_t sent_before = rig.received().size();
+  rig.session().forward(ForwardedCall{.call_id = 5,
+                                      .caller = "alice",
+                                      .timeout = 60s,
+                                      .method = "logging/setLevel",
+                                      .params_json = R"({"level":"warning"})"});
+  rig.settle();
+  EXPECT_EQ(rig.received().size(), sent_before) << "the revision has no logging/setLevel";
+  ASSERT_EQ(rig.replies.size(), 1u);
+  EXPECT_EQ(rig.replies[0].call_id, 5u);
+  EXPECT_EQ(json::parse(rig.replies[0].body)["result"], json::object());
+  rig.forward(6, echo(1));
+  EXPECT_EQ(rig.last_received()["params"]["_meta"]["io.modelcontextprotocol/logLevel"], "warning");
+  json params = echo(2);
+  params["_meta"] = {{"io.modelcontextprotocol/logLevel", "debug"}};
+  rig.forward(7, params);
+  EXPECT_EQ(rig.last_received()["params"]["_meta"]["io.modelcontextprotocol/logLevel"], "debug")
+      << "a 2026-07-28 caller's own level is kept";
+}
+
 TEST(ComputerSession, ARefusedInitializeWithoutTheStatelessRevisionEndsTheSession) {
   SessionRig rig;
   rig.send(unsupported_revision(rig.received_at(0), {"2099-01-01"}));
@@ -323,11 +355,7 @@ TEST(ComputerSession, ARefusedInitializeWithoutTheStatelessRevisionEndsTheSessio
 
 TEST(ComputerSession, ADiscoverResultWithoutTheStatelessRevisionEndsTheSession) {
   SessionRig rig;
-  rig.send(unsupported_revision(rig.received_at(0), {"2026-07-28"}));
-  const json discover = rig.last_received();
-  rig.send(json{{"jsonrpc", "2.0"},
-                {"id", discover["id"]},
-                {"result", {{"supportedVersions", {"2025-11-25"}}}}});
+  discover_as_2026_only(rig, {{"supportedVersions", {"2025-11-25"}}});
   EXPECT_EQ(rig.ended, 1);
   EXPECT_NE(rig.session().status().state, ipc::ComputerState::kReady);
 }
