@@ -142,7 +142,8 @@ std::optional<ResumeRecord> decode_resume_record(std::string_view bytes, std::st
       static_cast<std::size_t>(*max_inflight) > kMaxResumedCalls)
     return fail("an in-flight cap out of range");
   record.max_inflight = *max_inflight;
-  if (!attached_at || (offers & ~offer::kAll) != 0) return fail("a field out of range");
+  if (!attached_at || (offers & ~std::uint64_t{offer::kAll}) != 0)
+    return fail("a field out of range");
   record.attached_at = *attached_at;
   record.offers = static_cast<std::uint32_t>(offers);
   if (record.generation == 0) return fail("no generation");

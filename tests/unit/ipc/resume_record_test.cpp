@@ -95,6 +95,11 @@ TEST(ResumeRecord, TheStatelessOnlyBitCrosses) {
   EXPECT_EQ(back->offers, offer::kLogging | offer::kPrompts | offer::kStatelessOnly);
   record.offers = offer::kAll + 1;
   EXPECT_EQ(why_refused(encode(record)), "a field out of range");
+  // A bit beyond the 32 the offers have, in the number the record carries them in.
+  std::string high_bit = encode(a_record());
+  const std::size_t offers_at = 8 * 7 + a_record().peer.size() + a_record().server_json.size();
+  high_bit[offers_at + 4] = 1;
+  EXPECT_EQ(why_refused(high_bit), "a field out of range");
 }
 
 TEST(ResumeRecord, ABytePastOrShortIsRefused) {
