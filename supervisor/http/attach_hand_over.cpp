@@ -61,10 +61,10 @@ std::optional<HttpResponse> attach_computer(beast::tcp_stream& stream, Request r
   if (!door.admits(token, peer)) return unauthorized_response();
   const tcp protocol = stream.socket().local_endpoint().protocol();
   base::UniqueFd socket(stream.socket().release());
-  const AttachVerdict verdict = door.enter(*token, socket, upgrade_bytes(request, read_past), peer);
-  if (verdict == AttachVerdict::kHandedOver) return std::nullopt;
+  const HandOver verdict = door.enter(*token, socket, upgrade_bytes(request, read_past), peer);
+  if (verdict == HandOver::kDone) return std::nullopt;
   stream.socket().assign(protocol, socket.release());
-  if (verdict == AttachVerdict::kWorkerUnavailable)
+  if (verdict == HandOver::kWorkerUnavailable)
     return text_response(503, "the computer's worker is restarting; dial again shortly");
   refuse_upgraded(stream.release_socket(), std::move(request), 4003,
                   "the VM secret was revoked or rotated");

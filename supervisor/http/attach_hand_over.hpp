@@ -13,22 +13,17 @@
 #include "base/unique_fd.hpp"
 #include "supervisor/http/request_reader.hpp"
 #include "supervisor/http/types.hpp"
+#include "supervisor/workers/hand_over.hpp"
 
 namespace sb::supervisor {
 
-enum class AttachVerdict {
-  kHandedOver,         // the socket is the worker's now
-  kWorkerUnavailable,  // 503: the worker is restarting
-  kRevoked,            // the secret was rotated out between the check and the hand-over: 4003
-};
-
 // What lets a computer in (routes/ keeps it): first whether the bearer token is some
 // computer's secret (a refusal audited and counted there), and only then, for one that is,
-// the socket handed to its worker. `enter` takes `socket` only for kHandedOver.
+// the socket handed to its worker. `enter` takes `socket` only for HandOver::kDone.
 struct ComputerDoor {
   std::function<bool(const std::optional<std::string>& bearer_token, const std::string& peer)>
       admits;
-  std::function<AttachVerdict(const std::string& bearer_token, base::UniqueFd& socket,
+  std::function<HandOver(const std::string& bearer_token, base::UniqueFd& socket,
                               std::string upgrade_bytes, const std::string& peer)>
       enter;
 };

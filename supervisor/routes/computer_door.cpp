@@ -16,20 +16,13 @@ bool admits_computer(SupervisorState& state, const std::optional<std::string>& t
   return false;
 }
 
-AttachVerdict enter_computer(SupervisorState& state, const std::string& token,
-                             base::UniqueFd& socket, std::string upgrade_bytes,
-                             const std::string& peer) {
+HandOver enter_computer(SupervisorState& state, const std::string& token, base::UniqueFd& socket,
+                        std::string upgrade_bytes, const std::string& peer) {
   const McpServices& services = state.services;
-  switch (services.workers.hand_over(verifier_of(token), socket, std::move(upgrade_bytes), peer)) {
-    case HandOver::kDone:
-      return AttachVerdict::kHandedOver;
-    case HandOver::kWorkerUnavailable:
-      return AttachVerdict::kWorkerUnavailable;
-    case HandOver::kRevoked:
-      break;
-  }
-  services.audit.write("vm_revoked", {{"peer", peer}, {"at", "attach"}});
-  return AttachVerdict::kRevoked;
+  const HandOver handed =
+      services.workers.hand_over(verifier_of(token), socket, std::move(upgrade_bytes), peer);
+  if (handed == HandOver::kRevoked) services.audit.write("vm_revoked", {{"peer", peer}, {"at", "attach"}});
+  return handed;
 }
 
 }  // namespace sb::supervisor

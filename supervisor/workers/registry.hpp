@@ -30,6 +30,7 @@
 #include "shared/service_notify.hpp"
 #include "shared/timings.hpp"
 #include "shared/verifier.hpp"
+#include "supervisor/workers/hand_over.hpp"
 #include "supervisor/config/config.hpp"
 #include "supervisor/switching/descriptors.hpp"
 #include "supervisor/switching/switch_state.hpp"
@@ -84,8 +85,6 @@ struct ComputerView {
   bool attached = false;  // a live socket holds the slot, possibly mid-handshake
   bool ready = false;     // handshake complete and the worker alive
 };
-
-enum class HandOver { kDone, kRevoked, kWorkerUnavailable };
 
 // One row of `switchboard workers`.
 struct WorkerRow {

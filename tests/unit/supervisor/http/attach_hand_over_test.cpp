@@ -26,7 +26,7 @@ Request upgrade(std::string_view version = "13", bool key = true) {
 
 struct Door {
   bool admits = false;
-  AttachVerdict verdict = AttachVerdict::kWorkerUnavailable;
+  HandOver verdict = HandOver::kWorkerUnavailable;
   int asked = 0;
   int entered = 0;
   std::optional<std::string> token;
@@ -46,7 +46,7 @@ struct Door {
                    const std::string&) {
               ++entered;
               bytes = std::move(upgrade_bytes);
-              if (verdict == AttachVerdict::kHandedOver) taken = std::move(socket);
+              if (verdict == HandOver::kDone) taken = std::move(socket);
               return verdict;
             }};
   }
@@ -82,7 +82,7 @@ TEST(AttachHandOver, AnUnknownSecretOrAWorkerRestartingKeepsTheSocketForTheAnswe
 
 TEST(AttachHandOver, HandsOverTheSocketWithTheRequestAndWhatFollowedIt) {
   Loopback loop;
-  Door door{.admits = true, .verdict = AttachVerdict::kHandedOver};
+  Door door{.admits = true, .verdict = HandOver::kDone};
   boost::beast::flat_buffer read_past;
   const std::string early = "\x81\x05hello";
   boost::asio::buffer_copy(read_past.prepare(early.size()), boost::asio::buffer(early));
@@ -98,7 +98,7 @@ TEST(AttachHandOver, HandsOverTheSocketWithTheRequestAndWhatFollowedIt) {
 
 TEST(AttachHandOver, ARevokedSecretIsClosedAsAWebSocketWith4003) {
   Loopback loop;
-  Door door{.admits = true, .verdict = AttachVerdict::kRevoked};
+  Door door{.admits = true, .verdict = HandOver::kRevoked};
   const boost::beast::flat_buffer nothing;
   EXPECT_FALSE(attach_computer(loop.server(), upgrade(), nothing, "p", door.door()));
   // 101, then a close frame: opcode 8, FIN, the code 4003 (0x0fa3) first in its payload.

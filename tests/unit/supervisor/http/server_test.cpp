@@ -88,7 +88,7 @@ class ServerTest : public ::testing::Test {
                               return false;
                             },
                         .enter = [](const std::string&, base::UniqueFd&, std::string,
-                                    const std::string&) { return AttachVerdict::kRevoked; }}};
+                                    const std::string&) { return HandOver::kRevoked; }}};
   std::optional<HttpServer> server_;
   tcp::socket client_;
   std::string received_;
