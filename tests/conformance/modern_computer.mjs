@@ -5,7 +5,12 @@
 // runs one scenario against both (tests/conformance/README.md, "The era matrix").
 //
 //   switchboard-connect ... -- node modern_computer.mjs
-import { completable, McpServer, ResourceTemplate } from "@modelcontextprotocol/server";
+import {
+  completable,
+  inputRequired,
+  McpServer,
+  ResourceTemplate,
+} from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { z } from "zod";
 
@@ -45,6 +50,52 @@ function newServer() {
         }
       }
       return { content: [{ type: "text", text: `Done in ${steps} steps.` }] };
+    },
+  );
+
+  // What 2026-07-28 has instead of requests from the server: an input-required result, and
+  // the caller's retry with its answer.
+  server.registerTool(
+    "trigger-elicitation-request",
+    { description: "Asks the caller for its name first", inputSchema: z.object({}) },
+    async (_args, ctx) => {
+      const answer = ctx.mcpReq.inputResponses?.ask;
+      if (!answer) {
+        return inputRequired({
+          inputRequests: {
+            ask: inputRequired.elicit({
+              message: "Your name?",
+              requestedSchema: {
+                type: "object",
+                properties: { name: { type: "string" } },
+                required: ["name"],
+              },
+            }),
+          },
+        });
+      }
+      return { content: [{ type: "text", text: `User provided: ${JSON.stringify(answer)}` }] };
+    },
+  );
+  server.registerTool(
+    "trigger-sampling-request",
+    {
+      description: "Asks the caller's model first",
+      inputSchema: z.object({ prompt: z.string(), maxTokens: z.number() }),
+    },
+    async ({ prompt, maxTokens }, ctx) => {
+      const answer = ctx.mcpReq.inputResponses?.sample;
+      if (!answer) {
+        return inputRequired({
+          inputRequests: {
+            sample: inputRequired.createMessage({
+              messages: [{ role: "user", content: { type: "text", text: prompt } }],
+              maxTokens,
+            }),
+          },
+        });
+      }
+      return { content: [{ type: "text", text: `LLM sampling result: ${answer.content?.text}` }] };
     },
   );
 
