@@ -20,6 +20,12 @@ void PendingCalls::put_back(std::uint64_t id, PendingCall call) {
   calls_.emplace(id, std::move(call));
 }
 
+std::uint64_t PendingCalls::renew(PendingCall call) {
+  const std::uint64_t id = next_id_++;
+  put_back(id, std::move(call));
+  return id;
+}
+
 std::optional<PendingCall> PendingCalls::take(std::uint64_t id) {
   const auto found = calls_.find(id);
   if (found == calls_.end()) return std::nullopt;

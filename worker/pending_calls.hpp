@@ -22,6 +22,12 @@ struct PendingCall {
   std::chrono::milliseconds timeout{0};
   std::chrono::steady_clock::time_point last_moment{};  // started + max_total: never later
   DeadlineQueue::Deadline deadline;
+  // A computer that speaks only 2026-07-28 may answer this call input-required, to be asked
+  // of its caller (session_asking.cpp): the method and params as sent, for the retry, and
+  // the rounds asked so far. Empty method: it may not.
+  std::string ask_method;
+  std::string ask_params;
+  int ask_rounds = 0;
 };
 
 class PendingCalls {
@@ -55,6 +61,8 @@ class PendingCalls {
   // caps it was admitted under.
   void resume_ids_from(std::uint64_t next_id) { next_id_ = next_id; }
   void put_back(std::uint64_t id, PendingCall call);
+  // The call again under a fresh id, in the place it held: a retry of it is on its way.
+  std::uint64_t renew(PendingCall call);
 
   // A call taken for its reply keeps its place in both caps until delivered(call_id): the
   // reply may still be on its way to a slow caller (docs/robustness.md, "Memory").

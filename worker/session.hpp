@@ -1,7 +1,9 @@
 // Session: the ComputerSession of one attached computer (computer_session.hpp), its member
-// functions in two files by seam: the socket's life (upgrade, MCP handshake, writing,
+// functions in four files by seam: the socket's life (upgrade, MCP handshake, writing,
 // liveness, close) in computer_session.cpp; calls, replies and the computer's own messages
-// in session_calls.cpp. Included by those two alone.
+// in session_calls.cpp; a 2026-only computer's input-required results asked of the caller
+// in session_asking.cpp; its part in a switch in place in session_switching.cpp. Included
+// by those four alone.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -31,6 +33,10 @@ namespace sb::worker {
 
 using namespace sb::asio_names;
 using json = nlohmann::json;
+
+// Requests from the computer waiting for their caller's answer; past this the computer is
+// answered -32601 at once. A tool asks a question or two, not hundreds.
+inline constexpr std::size_t kMaxRoutedRequests = 16;
 
 // The computer's socket, handed over as a descriptor, as the session's stream needs it.
 tcp::socket adopt_tcp_socket(net::io_context& io, base::UniqueFd socket);
@@ -110,6 +116,15 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
   void handle_request_from_computer(const ScannedMessage& scanned, std::string_view text,
                                     const json& message);
 
+  // ---- a 2026-only computer's input-required result, asked of its caller
+  //      (session_asking.cpp; docs/protocol.md, "Input required") ----
+
+  bool ask_caller(PendingCall& call, std::string_view reply_text);
+  void answer_asked(std::uint64_t key, std::string_view response_without_id);
+  void retry_asked(std::uint64_t id);
+  void end_asked(std::uint64_t id, const json& error);
+  void fail_asks_before_parking();
+
   // ---- the MCP handshake (docs/protocol.md, "Handshake") ----
 
   void send_handshake();
@@ -145,6 +160,15 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
   struct RoutedRequest {
     std::uint64_t pending_id = 0;  // the call it was routed to
     std::string original_id;       // the computer's id, as JSON text
+    std::string input_key;         // instead, a key of an input-required result's requests
+  };
+
+  // What a 2026-only computer asked a call's caller in an input-required result, until
+  // every answer is in and the call is retried with them.
+  struct AskRound {
+    nlohmann::json answers = nlohmann::json::object();  // by input key
+    nlohmann::json request_state;                       // as the computer gave it; null: none
+    std::size_t waiting = 0;
   };
 
   websocket::stream<SessionSocket> ws_;
@@ -172,6 +196,7 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
   bool discovering_ = false;  // initialize was refused; server/discover is asked instead
   std::string log_level_;     // set by logging/setLevel, for a computer that speaks only 2026
   std::map<std::uint64_t, RoutedRequest> routed_;  // by key
+  std::map<std::uint64_t, AskRound> asking_;       // by the call's id on the socket
   std::uint64_t next_route_key_ = 1;
   LogThrottle refused_frames_;
   LogThrottle dropped_messages_;

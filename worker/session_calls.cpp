@@ -11,10 +11,6 @@
 namespace sb::worker {
 namespace {
 
-// Requests from the computer waiting for their caller's answer; past this the computer is
-// answered -32601 at once. A tool asks a question or two, not hundreds.
-constexpr std::size_t kMaxRoutedRequests = 16;
-
 // Puts `token` (unique on this socket) in place of the caller's params._meta.progressToken
 // and returns the caller's token as JSON text, or "" when the call has none. Only a call
 // that mentions a token at all pays for a parse.
@@ -54,7 +50,15 @@ void Session::forward(ForwardedCall forwarded) {
   PendingCall& pending = *pending_.find(*id);
   std::string params = std::move(forwarded.params_json);
   pending.progress_token = take_progress_token(params, *id);
-  if (offers_ & ipc::offer::kStatelessOnly) require_stateless_meta(params, log_level_);
+  if (offers_ & ipc::offer::kStatelessOnly) {
+    // A caller that takes messages can be asked what the computer asks in an input-required
+    // result, on a method that may have one; one of 2026-07-28 declares for itself.
+    const bool askable = pending.stream && may_be_input_required(forwarded.method);
+    if (require_stateless_meta(params, log_level_, askable)) {
+      pending.ask_method = forwarded.method;
+      pending.ask_params = params;
+    }
+  }
   arm_deadline(*id, forwarded.timeout);
   std::string frame = R"({"id":)" + std::to_string(*id) + R"(,"jsonrpc":"2.0","method":)" +
                       json(forwarded.method).dump() + R"(,"params":)" + params + "}";
@@ -79,6 +83,7 @@ void Session::answer(std::uint64_t call_id, std::uint64_t key,
   if (found == routed_.end()) return;
   const PendingCall* call = pending_.find(found->second.pending_id);
   if (!call || call->call_id != call_id) return;
+  if (!found->second.input_key.empty()) return answer_asked(key, response_without_id);
   // The supervisor sends {"jsonrpc":"2.0","result"|"error":...}: the id goes in front.
   if (response_without_id.size() < 3 || response_without_id.front() != '{') return;
   std::string frame =
@@ -89,6 +94,7 @@ void Session::answer(std::uint64_t call_id, std::uint64_t key,
 
 void Session::fail_all_pending() {
   routed_.clear();
+  asking_.clear();
   for (auto& call : pending_.take_all()) {
     if (!call.handshake) reply_status(call.call_id, ipc::CallStatus::kDisconnected);
   }
@@ -109,6 +115,7 @@ void Session::end_early(std::uint64_t id, std::string_view reason) {
 
 void Session::forget_routed(std::uint64_t pending_id) {
   std::erase_if(routed_, [&](const auto& entry) { return entry.second.pending_id == pending_id; });
+  asking_.erase(pending_id);
 }
 
 void Session::handle_message(std::string_view text) {
@@ -192,6 +199,7 @@ void Session::handle_response(const ScannedMessage& scanned, std::string_view te
   forget_routed(*scanned.id);
   hooks_.status_changed();
   if (call->handshake) return on_handshake_reply(json::parse(text, nullptr, false));
+  if (!call->ask_method.empty() && ask_caller(*call, text)) return;
   ipc::CallOutcome outcome{ipc::CallStatus::kReplied, text.size(), scanned.kind,
                            scanned.error_code};
   // The reply may wait in the supervisor for a slow caller: until it has left, the call

@@ -65,6 +65,7 @@ void Session::give_up_parking() {
 }
 
 ipc::ResumeRecord Session::take_record() {
+  fail_asks_before_parking();
   ipc::ResumeRecord record{.generation = settings_.generation,
                            .peer = settings_.peer,
                            .max_inflight = settings_.max_inflight,

@@ -61,19 +61,30 @@ std::optional<std::string> discovered_server(const json& result) {
   return "null";
 }
 
-void require_stateless_meta(std::string& params_json, std::string_view log_level) {
+bool may_be_input_required(std::string_view method) {
+  return method == "tools/call" || method == "resources/read" || method == "prompts/get";
+}
+
+bool require_stateless_meta(std::string& params_json, std::string_view log_level, bool askable) {
   json params = json::parse(params_json, nullptr, /*allow_exceptions=*/false);
-  if (!params.is_object()) return;
+  if (!params.is_object()) return false;
   json& meta = params["_meta"];
   if (!meta.is_object()) meta = json::object();
-  if (!meta.contains("io.modelcontextprotocol/clientCapabilities"))
-    meta["io.modelcontextprotocol/clientCapabilities"] = json::object();
+  const bool declared_here = !meta.contains("io.modelcontextprotocol/clientCapabilities");
+  if (declared_here) {
+    meta["io.modelcontextprotocol/clientCapabilities"] = askable
+                                                             ? json{{"elicitation", json::object()},
+                                                                    {"roots", json::object()},
+                                                                    {"sampling", json::object()}}
+                                                             : json::object();
+  }
   if (!meta.contains("io.modelcontextprotocol/clientInfo"))
     meta["io.modelcontextprotocol/clientInfo"] = client_info();
   meta["io.modelcontextprotocol/protocolVersion"] = kStatelessRevision;
   if (!log_level.empty() && !meta.contains("io.modelcontextprotocol/logLevel"))
     meta["io.modelcontextprotocol/logLevel"] = log_level;
   params_json = params.dump(-1, ' ', false, json::error_handler_t::replace);
+  return declared_here && askable;
 }
 
 std::string log_level_of(std::string_view params_json) {

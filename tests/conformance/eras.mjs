@@ -166,13 +166,12 @@ await step("cancel a call", async () => {
   assert.deepEqual(result.content, [{ type: "text", text: "Echo: after" }]);
 });
 
-// Requests from a handshake-era computer during a call reach a handshake-era caller on the
-// call's stream, and a 2026-07-28 caller as input-required results, which the v2 client
-// fulfils through the same handlers and retries (docs/protocol.md, "Input required"). A
-// 2026-only computer's input-required results reach a 2026-07-28 caller as they are; to an
-// older caller they are not bridged yet (docs/protocol.md, "Eras").
-// server-everything offers these tools only to a client that declared the capabilities.
-if (computer === "handshake" || modern) {
+// What a computer asks during a call reaches the caller in the caller's own era
+// (docs/protocol.md, "Input required"): a handshake-era caller gets requests on the call's
+// stream, a 2026-07-28 caller input-required results, which the v2 client fulfils through
+// the same handlers and retries; whichever era the computer asked in. server-everything
+// offers these tools only to a client that declared the capabilities.
+{
   await step("elicitation during tools/call", async () => {
     onRequest("elicitation/create", async () => ({
       action: "accept",

@@ -346,6 +346,67 @@ TEST(ComputerSession, ALogLevelSetForA2026OnlyComputerGoesOnEachRequestInstead) 
       << "a 2026-07-28 caller's own level is kept";
 }
 
+json asks_for_name(const json& request) {
+  return json{{"jsonrpc", "2.0"},
+              {"id", request["id"]},
+              {"result",
+               {{"resultType", "input_required"},
+                {"inputRequests",
+                 {{"ask", {{"method", "elicitation/create"}, {"params", {{"message", "Name?"}}}}}}},
+                {"requestState", "s1"}}}};
+}
+
+TEST(ComputerSession, A2026OnlyComputersInputRequiredIsAskedOfTheCallerAndTheCallRetried) {
+  SessionRig rig;
+  discover_as_2026_only(rig, {{"supportedVersions", {"2026-07-28"}}});
+  rig.forward(7, echo(1), /*stream=*/true);
+  const json sent = rig.last_received();
+  EXPECT_EQ(sent["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"],
+            (json{{"elicitation", json::object()},
+                  {"roots", json::object()},
+                  {"sampling", json::object()}}))
+      << "a caller that takes messages can be asked";
+  rig.send(asks_for_name(sent));
+  EXPECT_TRUE(rig.replies.empty()) << "the call waits for its caller's answer";
+  ASSERT_EQ(rig.messages.size(), 1u);
+  EXPECT_EQ(rig.messages[0].call_id, 7u);
+  EXPECT_EQ(rig.messages[0].meta.kind, ipc::MessageKind::kRequest);
+  EXPECT_EQ(rig.messages[0].body, (json{{"jsonrpc", "2.0"},
+                                        {"method", "elicitation/create"},
+                                        {"params", {{"message", "Name?"}}}}));
+
+  const json accepted{{"action", "accept"}, {"content", {{"name", "ada"}}}};
+  rig.session().answer(7, rig.messages[0].meta.key,
+                       json{{"jsonrpc", "2.0"}, {"result", accepted}}.dump());
+  rig.settle();
+  const json retry = rig.last_received();
+  ASSERT_EQ(retry["method"], "tools/call");
+  EXPECT_NE(retry["id"], sent["id"]) << "a new request on the socket";
+  EXPECT_EQ(retry["params"]["inputResponses"], (json{{"ask", accepted}}));
+  EXPECT_EQ(retry["params"]["requestState"], "s1");
+  EXPECT_EQ(retry["params"]["arguments"], sent["params"]["arguments"]);
+  rig.send(json{{"jsonrpc", "2.0"}, {"id", retry["id"]}, {"result", {{"n", 1}}}});
+  ASSERT_EQ(rig.replies.size(), 1u);
+  EXPECT_EQ(rig.replies[0].call_id, 7u);
+  EXPECT_EQ(json::parse(rig.replies[0].body)["result"], (json{{"n", 1}}));
+}
+
+TEST(ComputerSession, ACallersRefusalToBeAskedEndsTheCallWithIt) {
+  SessionRig rig;
+  discover_as_2026_only(rig, {{"supportedVersions", {"2026-07-28"}}});
+  rig.forward(8, echo(1), /*stream=*/true);
+  rig.send(asks_for_name(rig.last_received()));
+  ASSERT_EQ(rig.messages.size(), 1u);
+  const std::size_t sent_before = rig.received().size();
+  rig.session().answer(8, rig.messages[0].meta.key,
+                       R"({"jsonrpc":"2.0","error":{"code":-32601,"message":"no"}})");
+  rig.settle();
+  EXPECT_EQ(rig.received().size(), sent_before) << "nothing is retried";
+  ASSERT_EQ(rig.replies.size(), 1u);
+  EXPECT_EQ(rig.replies[0].outcome.kind, ipc::ReplyKind::kRpcError);
+  EXPECT_EQ(json::parse(rig.replies[0].body)["error"]["code"], -32601);
+}
+
 TEST(ComputerSession, ARefusedInitializeWithoutTheStatelessRevisionEndsTheSession) {
   SessionRig rig;
   rig.send(unsupported_revision(rig.received_at(0), {"2099-01-01"}));
