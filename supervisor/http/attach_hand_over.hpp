@@ -24,7 +24,7 @@ struct ComputerDoor {
   std::function<bool(const std::optional<std::string>& bearer_token, const std::string& peer)>
       admits;
   std::function<HandOver(const std::string& bearer_token, base::UniqueFd& socket,
-                              std::string upgrade_bytes, const std::string& peer)>
+                         std::string upgrade_bytes, const std::string& peer)>
       enter;
 };
 

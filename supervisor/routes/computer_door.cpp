@@ -21,7 +21,8 @@ HandOver enter_computer(SupervisorState& state, const std::string& token, base::
   const McpServices& services = state.services;
   const HandOver handed =
       services.workers.hand_over(verifier_of(token), socket, std::move(upgrade_bytes), peer);
-  if (handed == HandOver::kRevoked) services.audit.write("vm_revoked", {{"peer", peer}, {"at", "attach"}});
+  if (handed == HandOver::kRevoked)
+    services.audit.write("vm_revoked", {{"peer", peer}, {"at", "attach"}});
   return handed;
 }
 

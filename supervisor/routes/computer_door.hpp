@@ -17,8 +17,7 @@ namespace sb::supervisor {
 bool admits_computer(SupervisorState& state, const std::optional<std::string>& token,
                      const std::string& peer);
 // Hands `socket` to the worker of the computer whose secret `token` is, as of now.
-HandOver enter_computer(SupervisorState& state, const std::string& token,
-                             base::UniqueFd& socket, std::string upgrade_bytes,
-                             const std::string& peer);
+HandOver enter_computer(SupervisorState& state, const std::string& token, base::UniqueFd& socket,
+                        std::string upgrade_bytes, const std::string& peer);
 
 }  // namespace sb::supervisor

@@ -30,10 +30,10 @@
 #include "shared/service_notify.hpp"
 #include "shared/timings.hpp"
 #include "shared/verifier.hpp"
-#include "supervisor/workers/hand_over.hpp"
 #include "supervisor/config/config.hpp"
 #include "supervisor/switching/descriptors.hpp"
 #include "supervisor/switching/switch_state.hpp"
+#include "supervisor/workers/hand_over.hpp"
 
 namespace sb::supervisor {
 
