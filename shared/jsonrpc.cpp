@@ -1,6 +1,21 @@
 #include "shared/jsonrpc.hpp"
 
+#include <algorithm>
+#include <array>
+
 namespace sb::jsonrpc {
+
+bool may_be_input_required(std::string_view method) {
+  return method == "tools/call" || method == "resources/read" || method == "prompts/get";
+}
+
+std::optional<std::size_t> log_severity(std::string_view level) {
+  static constexpr std::array<std::string_view, 8> kLevels{
+      "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"};
+  const auto found = std::find(kLevels.begin(), kLevels.end(), level);
+  if (found == kLevels.end()) return std::nullopt;
+  return static_cast<std::size_t>(found - kLevels.begin());
+}
 
 std::string_view relay_error_message(int code) {
   switch (code) {

@@ -1,7 +1,9 @@
 // JSON-RPC shapes and the switchboard's error codes (docs/protocol.md, "Errors").
 #pragma once
 
+#include <cstddef>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string_view>
 
 namespace sb::jsonrpc {
@@ -17,9 +19,20 @@ inline constexpr int kNotAttached = -32001;
 inline constexpr int kOverloaded = -32002;
 inline constexpr int kTimeout = -32003;
 inline constexpr int kDisconnected = -32004;
+// 2026-07-28's "unsupported protocol version", with the supported ones in `data.supported`.
+inline constexpr int kUnsupportedRevision = -32022;
 
 inline constexpr std::string_view kProtocolVersion = "2025-06-18";
 inline constexpr std::string_view kProductName = "openab-sb";
+// The stateless revision (docs/protocol.md, "Eras"): `_meta` on every request.
+inline constexpr std::string_view kStatelessRevision = "2026-07-28";
+
+// Whether 2026-07-28 lets a result of `method` be input-required.
+bool may_be_input_required(std::string_view method);
+
+// A log level's severity (MCP's levels, RFC 5424's order: "debug" is 0, "emergency" 7), or
+// nothing for a name that is none of them.
+std::optional<std::size_t> log_severity(std::string_view level);
 
 // Deeper JSON than this is refused before parsing: nobody's MCP needs it, and a parser
 // or destructor that recurses must never meet a megabyte of brackets.

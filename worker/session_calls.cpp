@@ -53,7 +53,7 @@ void Session::forward(ForwardedCall forwarded) {
   if (offers_ & ipc::offer::kStatelessOnly) {
     // A caller that takes messages can be asked what the computer asks in an input-required
     // result, on a method that may have one; one of 2026-07-28 declares for itself.
-    const bool askable = pending.stream && may_be_input_required(forwarded.method);
+    const bool askable = pending.stream && jsonrpc::may_be_input_required(forwarded.method);
     if (require_stateless_meta(params, log_level_, askable)) {
       pending.ask_method = forwarded.method;
       pending.ask_params = params;

@@ -1,7 +1,6 @@
 #include "worker/stateless_revision.hpp"
 
 #include <algorithm>
-#include <array>
 #include <optional>
 
 #include "shared/jsonrpc.hpp"
@@ -11,12 +10,10 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr int kUnsupportedRevision = -32022;
-
 bool lists_stateless_revision(const json& versions) {
   return versions.is_array() &&
          std::any_of(versions.begin(), versions.end(),
-                     [](const json& version) { return version == kStatelessRevision; });
+                     [](const json& version) { return version == jsonrpc::kStatelessRevision; });
 }
 
 json client_info() {
@@ -26,7 +23,7 @@ json client_info() {
 json stateless_meta() {
   return {{"io.modelcontextprotocol/clientCapabilities", json::object()},
           {"io.modelcontextprotocol/clientInfo", client_info()},
-          {"io.modelcontextprotocol/protocolVersion", kStatelessRevision}};
+          {"io.modelcontextprotocol/protocolVersion", jsonrpc::kStatelessRevision}};
 }
 
 }  // namespace
@@ -35,7 +32,7 @@ bool refused_for_stateless_revision(const json& reply) {
   const auto error = reply.find("error");
   if (error == reply.end() || !error->is_object()) return false;
   const auto code = error->find("code");
-  if (code == error->end() || *code != kUnsupportedRevision) return false;
+  if (code == error->end() || *code != jsonrpc::kUnsupportedRevision) return false;
   const auto data = error->find("data");
   if (data == error->end() || !data->is_object()) return false;
   const auto supported = data->find("supported");
@@ -61,10 +58,6 @@ std::optional<std::string> discovered_server(const json& result) {
   return "null";
 }
 
-bool may_be_input_required(std::string_view method) {
-  return method == "tools/call" || method == "resources/read" || method == "prompts/get";
-}
-
 bool require_stateless_meta(std::string& params_json, std::string_view log_level, bool askable) {
   json params = json::parse(params_json, nullptr, /*allow_exceptions=*/false);
   if (!params.is_object()) return false;
@@ -80,7 +73,7 @@ bool require_stateless_meta(std::string& params_json, std::string_view log_level
   }
   if (!meta.contains("io.modelcontextprotocol/clientInfo"))
     meta["io.modelcontextprotocol/clientInfo"] = client_info();
-  meta["io.modelcontextprotocol/protocolVersion"] = kStatelessRevision;
+  meta["io.modelcontextprotocol/protocolVersion"] = jsonrpc::kStatelessRevision;
   if (!log_level.empty() && !meta.contains("io.modelcontextprotocol/logLevel"))
     meta["io.modelcontextprotocol/logLevel"] = log_level;
   params_json = params.dump(-1, ' ', false, json::error_handler_t::replace);
@@ -88,13 +81,11 @@ bool require_stateless_meta(std::string& params_json, std::string_view log_level
 }
 
 std::string log_level_of(std::string_view params_json) {
-  static constexpr std::array<std::string_view, 8> kLevels{
-      "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"};
   const json params = json::parse(params_json, nullptr, /*allow_exceptions=*/false);
   const auto level = params.is_object() ? params.find("level") : params.end();
   if (level == params.end() || !level->is_string()) return {};
   const auto& name = level->get_ref<const std::string&>();
-  return std::find(kLevels.begin(), kLevels.end(), name) != kLevels.end() ? name : std::string();
+  return jsonrpc::log_severity(name) ? name : std::string();
 }
 
 }  // namespace sb::worker

@@ -11,8 +11,6 @@
 
 namespace sb::worker {
 
-inline constexpr std::string_view kStatelessRevision = "2026-07-28";
-
 // Whether an error reply to `initialize` is 2026-07-28's "unsupported protocol version"
 // (-32022) with the stateless revision among the ones it names as supported.
 bool refused_for_stateless_revision(const nlohmann::json& reply);
@@ -37,9 +35,6 @@ std::optional<std::string> discovered_server(const nlohmann::json& result);
 // take elicitation, sampling and roots requests (the worker asks them of it on the call's
 // stream); the result says whether it was.
 bool require_stateless_meta(std::string& params_json, std::string_view log_level, bool askable);
-
-// Whether 2026-07-28 lets a result of `method` be input-required.
-bool may_be_input_required(std::string_view method);
 
 // The level a `logging/setLevel` request's params name, or "" when they name none of the
 // levels MCP has.

@@ -9,9 +9,11 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
+#include "shared/jsonrpc.hpp"
+
 namespace sb::supervisor {
 
-inline constexpr std::string_view kStatelessRevision = "2026-07-28";
+inline constexpr std::string_view kStatelessRevision = jsonrpc::kStatelessRevision;
 
 enum class Era : std::uint8_t { kHandshake, kStateless };
 

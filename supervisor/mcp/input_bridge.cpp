@@ -75,8 +75,7 @@ void end_round(const std::shared_ptr<BridgedCall>& call, InputBook& book, Worker
 
 std::shared_ptr<BridgedCall> bridge_for(const Exchange& exchange, std::string_view method) {
   if (!exchange.stateless() || !exchange.request.done) return nullptr;
-  if (method != "tools/call" && method != "resources/read" && method != "prompts/get")
-    return nullptr;
+  if (!jsonrpc::may_be_input_required(method)) return nullptr;
   auto call = std::make_shared<BridgedCall>();
   call->owner = exchange.owner();
   call->method = std::string(method);

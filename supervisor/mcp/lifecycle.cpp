@@ -16,14 +16,13 @@ using json = nlohmann::json;
 // callers are served (docs/protocol.md, "Revisions").
 constexpr std::array<std::string_view, 5> kProtocolVersions{
     "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"};
-constexpr std::string_view kStatelessVersion = "2026-07-28";
 constexpr std::string_view kNewestVersion = "2025-11-25";
 
 // The revision initialize answers with: the caller's, when the switchboard speaks it.
 std::string negotiated_version(const json* params) {
   if (!params) return std::string(kNewestVersion);
   const auto asked = params->find("protocolVersion");
-  if (asked != params->end() && asked->is_string() && *asked != kStatelessVersion &&
+  if (asked != params->end() && asked->is_string() && *asked != kStatelessRevision &&
       supported_protocol_version(asked->get_ref<const std::string&>())) {
     return asked->get<std::string>();
   }

@@ -1,23 +1,13 @@
 #include "supervisor/mcp/log_levels.hpp"
 
-#include <algorithm>
-#include <array>
 #include <nlohmann/json.hpp>
+
+#include "shared/jsonrpc.hpp"
 
 namespace sb::supervisor {
 namespace {
 
 using json = nlohmann::json;
-
-// MCP's levels, least severe first (RFC 5424's, in its order).
-constexpr std::array<std::string_view, 8> kLevels{"debug", "info",     "notice", "warning",
-                                                  "error", "critical", "alert",  "emergency"};
-
-// The level's place in kLevels, or kLevels.size() for none of them.
-std::size_t severity(std::string_view level) {
-  return static_cast<std::size_t>(std::find(kLevels.begin(), kLevels.end(), level) -
-                                  kLevels.begin());
-}
 
 }  // namespace
 
@@ -25,7 +15,7 @@ std::string requested_log_level(const Exchange& exchange) {
   const json* level = exchange.meta_member("io.modelcontextprotocol/logLevel");
   if (!level || !level->is_string()) return {};
   const auto& name = level->get_ref<const std::string&>();
-  return severity(name) < kLevels.size() ? name : std::string();
+  return jsonrpc::log_severity(name) ? name : std::string();
 }
 
 bool stateless_caller_takes(std::string_view message, std::string_view wanted) {
@@ -38,8 +28,9 @@ bool stateless_caller_takes(std::string_view message, std::string_view wanted) {
   if (params == parsed.end() || !params->is_object()) return false;
   const auto level = params->find("level");
   if (level == params->end() || !level->is_string()) return false;
-  const std::size_t at = severity(level->get_ref<const std::string&>());
-  return at < kLevels.size() && at >= severity(wanted);
+  const auto at = jsonrpc::log_severity(level->get_ref<const std::string&>());
+  const auto least = jsonrpc::log_severity(wanted);
+  return at && least && *at >= *least;
 }
 
 }  // namespace sb::supervisor

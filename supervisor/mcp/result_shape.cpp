@@ -70,7 +70,7 @@ void shape_reply(std::string& reply_without_id, std::string_view method, Era era
       reply_without_id = reply.dump(-1, ' ', false, json::error_handler_t::replace);
     return;
   }
-  const bool asks = method == "tools/call" || method == "resources/read" || method == "prompts/get";
+  const bool asks = jsonrpc::may_be_input_required(method);
   const auto type = result->find("resultType");
   const bool type_allowed =
       type != result->end() &&

@@ -15,7 +15,6 @@ using json = nlohmann::json;
 // The 2026-07-28 revision's codes.
 constexpr int kHeaderMismatch = -32020;
 constexpr int kMissingClientCapability = -32021;
-constexpr int kUnsupportedRevision = -32022;
 
 // Gone from 2026-07-28 (a stateless revision has no session to initialize, ping or set a
 // level on, and subscriptions and task results moved elsewhere): 404, -32601.
@@ -48,7 +47,7 @@ HttpResponse refusal(int status, const json& id, int code, const std::string& me
 HttpResponse unsupported(const json& id, const std::string& requested) {
   json supported = json::array();
   for (const auto version : supported_protocol_versions()) supported.push_back(version);
-  return refusal(400, id, kUnsupportedRevision,
+  return refusal(400, id, jsonrpc::kUnsupportedRevision,
                  "unsupported protocol revision; supported: " + supported_protocol_versions_text(),
                  json{{"requested", requested}, {"supported", std::move(supported)}});
 }
@@ -196,7 +195,8 @@ GateVerdict check_revision(const HttpRequest& request, const MessageFacts& facts
 
 int stateless_error_status(std::int64_t code) {
   if (code == jsonrpc::kMethodNotFound) return 404;
-  if (code == kHeaderMismatch || code == kMissingClientCapability || code == kUnsupportedRevision)
+  if (code == kHeaderMismatch || code == kMissingClientCapability ||
+      code == jsonrpc::kUnsupportedRevision)
     return 400;
   return 200;
 }
