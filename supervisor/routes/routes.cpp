@@ -120,7 +120,7 @@ class Routes {
   // answer is the same 404 whichever it was.
   std::optional<Resolved> resolve(const Caller& caller, std::string_view computer) const {
     const config::NameList* tools = caller.grant.tools_for(computer);
-    if (!tools || !state_.services.workers.view(computer)) return std::nullopt;
+    if (!tools || !state_.services.workers.has(computer)) return std::nullopt;
     return Resolved{&caller, std::string(computer), tools};
   }
 

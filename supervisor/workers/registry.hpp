@@ -190,6 +190,8 @@ class WorkerRegistry {
   }
 
   std::optional<ComputerView> view(std::string_view computer) const;
+  // Whether `computer` is configured now, without reading its status.
+  bool has(std::string_view computer) const { return find(computer) != nullptr; }
   std::vector<std::string> names() const;  // config order
   bool any_ready() const;
   std::vector<WorkerRow> rows() const;
