@@ -6,8 +6,8 @@
 // Input: a selector byte (even: a resume record, odd: a state), then the bytes. Checked:
 // a refusal has a reason; what is accepted keeps the promises its reader relies on (ids
 // below the next id and unique, routes to calls held, every size within its bound, each
-// descriptor named once) and encodes to the very bytes it was read from (a record of the
-// previous version, to one that reads back the same).
+// descriptor named once) and encodes to the very bytes it was read from (a record of an
+// earlier version, to one that reads back the same).
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -39,9 +39,9 @@ void check_record(const std::string& bytes) {
   for (const auto& route : record->routed) {
     FUZZ_CHECK(ids.contains(route.pending_id) && route.key < record->next_route_key);
   }
-  // A record of the current version encodes to the very bytes it was read from; one of
-  // version 1 (still read, so that an upgrade keeps its computers) to a current record
-  // that reads back as itself.
+  // A record of the current version encodes to the very bytes it was read from; one of an
+  // earlier version (still read, so that an upgrade keeps its computers) to a current
+  // record that reads back as itself.
   const std::string encoded = sb::ipc::encode(*record);
   std::uint64_t version = 0;
   std::memcpy(&version, bytes.data(), sizeof version);  // a record is longer than this

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "ipc/meta_codec.hpp"
+#include "shared/jsonrpc.hpp"
 
 namespace sb::ipc {
 namespace {
@@ -69,6 +70,21 @@ std::string check_calls(const ResumeRecord& record) {
   return {};
 }
 
+std::string check_listen(const ResumeRecord& record) {
+  std::set<std::string_view> uris;
+  for (const auto& uri : record.listen_uris) {
+    if (uri.empty() || uri.size() > kMaxListenUriBytes) return "a listened URI out of bounds";
+    if (!uris.insert(uri).second) return "a listened URI listed twice";
+  }
+  if (record.newest_listen >= record.next_id || record.active_listen >= record.next_id)
+    return "a listen id the socket never issued";
+  if (uris.empty() && (record.newest_listen != 0 || record.active_listen != 0))
+    return "a listen for no URI";
+  if (!record.log_level.empty() && !jsonrpc::log_severity(record.log_level))
+    return "a log level MCP does not have";
+  return {};
+}
+
 }  // namespace
 
 std::string encode(const ResumeRecord& record) {
@@ -97,7 +113,9 @@ std::string encode(const ResumeRecord& record) {
   out.number(record.routed.size());
   for (const auto& route : record.routed)
     out.number(route.key).number(route.pending_id).text(route.original_id);
-  out.text(record.unread);
+  out.number(record.newest_listen).number(record.active_listen).number(record.listen_uris.size());
+  for (const auto& uri : record.listen_uris) out.text(uri);
+  out.text(record.log_level).text(record.unread);
   return out.take();
 }
 
@@ -109,7 +127,7 @@ std::optional<ResumeRecord> decode_resume_record(std::string_view bytes, std::st
   if (bytes.size() > kMaxResumeRecordBytes) return fail("a record over its size bound");
   MetaReader in(bytes);
   const std::uint64_t version = in.number();
-  if (version != kResumeRecordVersion && version != 1) return fail("a record of another version");
+  if (version == 0 || version > kResumeRecordVersion) return fail("a record of another version");
   ResumeRecord record;
   record.generation = in.number();
   record.peer = std::string(in.text());
@@ -136,6 +154,14 @@ std::optional<ResumeRecord> decode_resume_record(std::string_view bytes, std::st
     route.original_id = std::string(in.text());
     record.routed.push_back(std::move(route));
   }
+  if (version >= 3) {
+    record.newest_listen = in.number();
+    record.active_listen = in.number();
+    const std::uint64_t uri_count = in.number();
+    if (uri_count > kMaxResumedListenUris) return fail("more listened URIs than a worker keeps");
+    for (std::uint64_t i = 0; i < uri_count; ++i) record.listen_uris.emplace_back(in.text());
+    record.log_level = std::string(in.text());
+  }
   record.unread = std::string(in.text());
   if (!in.complete()) return fail("a record cut short or with bytes after it");
   if (!max_inflight || *max_inflight < 1 ||
@@ -155,6 +181,7 @@ std::optional<ResumeRecord> decode_resume_record(std::string_view bytes, std::st
   if (record.calls.size() > static_cast<std::size_t>(record.max_inflight))
     return fail("more calls than its in-flight cap");
   if (auto problem = check_calls(record); !problem.empty()) return fail(std::move(problem));
+  if (auto problem = check_listen(record); !problem.empty()) return fail(std::move(problem));
   return record;
 }
 

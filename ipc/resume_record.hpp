@@ -18,9 +18,9 @@
 namespace sb::ipc {
 
 // Raised whenever the layout or the meaning of a field changes. Version 1 carried the
-// offers in one byte; a worker still reads it, so that an upgrade across the change keeps
-// its computers attached.
-inline constexpr std::uint64_t kResumeRecordVersion = 2;
+// offers in one byte, version 2 no listen and no log level; a worker still reads both, so
+// that an upgrade across the change keeps its computers attached.
+inline constexpr std::uint64_t kResumeRecordVersion = 3;
 // Bounds on what a record may hold: a session has at most 64 calls in flight and 16
 // requests routed to callers; what the socket read past the last message is a frame
 // header and a read's worth of bytes.
@@ -29,6 +29,10 @@ inline constexpr std::size_t kMaxResumedCalls = 64;
 inline constexpr std::size_t kMaxResumedRoutes = 16;
 inline constexpr std::size_t kMaxUnreadBytes = 64 * 1024;
 inline constexpr std::size_t kMaxRecordText = 4096;  // a peer, a caller, an id, a token
+// What a worker follows for a computer that speaks only 2026-07-28 (one listen): at most
+// this many URIs, each of at most the bytes a subscription's URI may have.
+inline constexpr std::size_t kMaxResumedListenUris = 256;
+inline constexpr std::size_t kMaxListenUriBytes = 8 * 1024;
 
 // A time on the steady clock, which is CLOCK_MONOTONIC: one clock for every process of
 // the machine's boot, so a deadline means the same in the old worker and the new one.
@@ -66,6 +70,13 @@ struct ResumeRecord {
   std::uint64_t next_route_key = 1;
   std::vector<ResumedCall> calls;
   std::vector<ResumedRoute> routed;
+  // A computer that speaks only 2026-07-28: the URIs it is asked to follow, the listen sent
+  // for them last and the acknowledged one (ids on the socket; 0: none), and the log level a
+  // logging/setLevel set ("" for none).
+  std::vector<std::string> listen_uris;
+  std::uint64_t newest_listen = 0;
+  std::uint64_t active_listen = 0;
+  std::string log_level;
   // Bytes read from the socket and not yet handed to the WebSocket stream, starting at a
   // frame boundary.
   std::string unread;
@@ -73,9 +84,9 @@ struct ResumeRecord {
 
 std::string encode(const ResumeRecord& record);
 // Nothing, and `why` set, unless `bytes` is exactly one record of this version (or of
-// version 1) whose
-// fields agree with each other (ids below next_id and unique, routes naming calls held,
-// tokens and ids that are JSON of the right kind, every size within its bound).
+// version 1 or 2) whose fields agree with each other (ids below next_id and unique, routes
+// naming calls held, tokens and ids that are JSON of the right kind, every size within its
+// bound).
 std::optional<ResumeRecord> decode_resume_record(std::string_view bytes, std::string& why);
 
 }  // namespace sb::ipc

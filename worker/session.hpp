@@ -2,8 +2,8 @@
 // functions in four files by seam: the socket's life (upgrade, MCP handshake, writing,
 // liveness, close) in computer_session.cpp; calls, replies and the computer's own messages
 // in session_calls.cpp; a 2026-only computer's input-required results asked of the caller
-// in session_asking.cpp; its part in a switch in place in session_switching.cpp. Included
-// by those four alone.
+// in session_asking.cpp, and its subscriptions in session_listening.cpp; its part in a
+// switch in place in session_switching.cpp. Included by those five alone.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -109,7 +110,7 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
   void handle_message(std::string_view text);
   void refuse_frame();
   void drop_stray_reply();
-  void handle_notification(const std::string& method, const json& message);
+  void handle_notification(const std::string& method, json message);
   void relay_progress(json message);
   void drop_message(std::string_view method);
   void handle_response(const ScannedMessage& scanned, std::string_view text);
@@ -124,6 +125,15 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
   void retry_asked(std::uint64_t id);
   void end_asked(std::uint64_t id, const json& error);
   void fail_asks_before_parking();
+
+  // ---- a 2026-only computer's subscriptions, kept as one subscriptions/listen
+  //      (session_listening.cpp; docs/protocol.md, "Subscriptions") ----
+
+  bool keeps_listen(const ForwardedCall& forwarded) const;
+  void change_listen(ForwardedCall forwarded);
+  void on_listen_acknowledged(std::uint64_t id);
+  bool take_listen_message(const std::string& method, json& message);
+  void end_listen(std::uint64_t id);
 
   // ---- the MCP handshake (docs/protocol.md, "Handshake") ----
 
@@ -140,6 +150,8 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
   void restart_deadline(PendingCall& call);
   void on_deadline(std::uint64_t id);
   void reply_status(std::uint64_t call_id, ipc::CallStatus status);
+  // A reply the worker writes itself (`response` with a null id, which is cut out).
+  void reply_written(std::uint64_t call_id, const json& response);
 
   // ---- writing ----
 
@@ -195,6 +207,12 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
   std::uint32_t offers_ = 0;  // ipc::offer:: bits
   bool discovering_ = false;  // initialize was refused; server/discover is asked instead
   std::string log_level_;     // set by logging/setLevel, for a computer that speaks only 2026
+  // What a computer that speaks only 2026 follows for the supervisor: the URIs subscribed,
+  // the listen sent for them last, and the acknowledged one updates are taken from (ids on
+  // the socket; 0: none).
+  std::set<std::string, std::less<>> listened_uris_;
+  std::uint64_t newest_listen_ = 0;
+  std::uint64_t active_listen_ = 0;
   std::map<std::uint64_t, RoutedRequest> routed_;  // by key
   std::map<std::uint64_t, AskRound> asking_;       // by the call's id on the socket
   std::uint64_t next_route_key_ = 1;

@@ -110,15 +110,8 @@ void Session::end_asked(std::uint64_t id, const json& error) {
   auto call = pending_.take(id);
   if (!call) return;
   forget_routed(id);
-  const std::string body = json{{"error", error}, {"jsonrpc", "2.0"}}.dump();
-  const auto code = error.value("code", json());
   pending_.hold_until_delivered(call->call_id, call->caller);
-  hooks_.reply(call->call_id,
-               ipc::CallOutcome{ipc::CallStatus::kReplied, body.size(), ipc::ReplyKind::kRpcError,
-                                code.is_number_integer()
-                                    ? std::optional<std::int64_t>(code.get<std::int64_t>())
-                                    : std::nullopt},
-               body);
+  reply_written(call->call_id, json{{"error", error}, {"jsonrpc", "2.0"}});
   hooks_.status_changed();
 }
 

@@ -36,10 +36,9 @@ void Session::forward(ForwardedCall forwarded) {
   // 2026-07-28 has no logging/setLevel: the level goes on each request instead.
   if ((offers_ & ipc::offer::kStatelessOnly) && forwarded.method == "logging/setLevel") {
     log_level_ = log_level_of(forwarded.params_json);
-    constexpr std::string_view kEmptyResult = R"({"jsonrpc":"2.0","result":{}})";
-    return hooks_.reply(call_id, ipc::CallOutcome{ipc::CallStatus::kReplied, kEmptyResult.size()},
-                        std::string(kEmptyResult));
+    return reply_written(call_id, jsonrpc::result_response(nullptr, json::object()));
   }
+  if (keeps_listen(forwarded)) return change_listen(std::move(forwarded));
   PendingCall call{.call_id = call_id,
                    .caller = std::move(forwarded.caller),
                    .stream = forwarded.stream,
@@ -124,11 +123,12 @@ void Session::handle_message(std::string_view text) {
   if (scanned->is_response) return handle_response(*scanned, text);
   // Requests and notifications from the computer are rare and small, so the tree is built
   // after all.
-  const json message = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  json message = json::parse(text, nullptr, /*allow_exceptions=*/false);
   const auto method = message.find("method");
   if (method == message.end() || !method->is_string()) return refuse_frame();
   if (scanned->has_id) return handle_request_from_computer(*scanned, text, message);
-  handle_notification(method->get_ref<const std::string&>(), message);
+  std::string name = method->get<std::string>();
+  handle_notification(name, std::move(message));
 }
 
 // Two messages in one frame, a bare array, a scalar: refused, and the calls it might
@@ -149,8 +149,9 @@ void Session::drop_stray_reply() {
   }
 }
 
-void Session::handle_notification(const std::string& method, const json& message) {
-  if (method == "notifications/progress") return relay_progress(message);
+void Session::handle_notification(const std::string& method, json message) {
+  if (method == "notifications/progress") return relay_progress(std::move(message));
+  if ((offers_ & ipc::offer::kStatelessOnly) && take_listen_message(method, message)) return;
   // A task's owner, a resource's subscribers and who listens for list changes are known to
   // the supervisor alone; call id 0 names no call.
   if (method == "notifications/tasks/status" || method == "notifications/resources/updated" ||
@@ -267,6 +268,19 @@ void Session::on_deadline(std::uint64_t id) {
 
 void Session::reply_status(std::uint64_t call_id, ipc::CallStatus status) {
   hooks_.reply(call_id, ipc::CallOutcome{status, 0}, std::string());
+}
+
+void Session::reply_written(std::uint64_t call_id, const json& response) {
+  json body = response;
+  body.erase("id");
+  std::string text = body.dump();
+  ipc::CallOutcome outcome{ipc::CallStatus::kReplied, text.size()};
+  if (const auto error = body.find("error"); error != body.end() && error->is_object()) {
+    outcome.kind = ipc::ReplyKind::kRpcError;
+    if (const auto code = error->find("code"); code != error->end() && code->is_number_integer())
+      outcome.error_code = code->get<std::int64_t>();
+  }
+  hooks_.reply(call_id, outcome, std::move(text));
 }
 
 }  // namespace sb::worker

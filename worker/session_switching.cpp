@@ -75,6 +75,10 @@ ipc::ResumeRecord Session::take_record() {
                            .offers = offers_,
                            .next_id = pending_.next_id(),
                            .next_route_key = next_route_key_,
+                           .listen_uris = {listened_uris_.begin(), listened_uris_.end()},
+                           .newest_listen = newest_listen_,
+                           .active_listen = active_listen_,
+                           .log_level = log_level_,
                            .unread = ws_.next_layer().take_unread()};
   for (const auto& [id, call] : pending_.calls()) {
     record.calls.push_back(ipc::ResumedCall{.id = id,
@@ -123,6 +127,10 @@ void Session::restore(ipc::ResumeRecord record, const std::vector<std::uint64_t>
   offers_ = record.offers;
   pending_.resume_ids_from(record.next_id);
   next_route_key_ = record.next_route_key;
+  listened_uris_ = {record.listen_uris.begin(), record.listen_uris.end()};
+  newest_listen_ = record.newest_listen;
+  active_listen_ = record.active_listen;
+  log_level_ = std::move(record.log_level);
   std::vector<std::uint64_t> orphans;
   for (auto& call : record.calls) {
     pending_.put_back(call.id, PendingCall{.call_id = call.call_id,

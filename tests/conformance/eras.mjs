@@ -41,10 +41,17 @@ async function v1Client() {
     }[method];
     client.setRequestHandler(schema, handler);
   };
+  const onNotification = (method, handler) => {
+    const schema = {
+      "notifications/message": types.LoggingMessageNotificationSchema,
+      "notifications/resources/updated": types.ResourceUpdatedNotificationSchema,
+    }[method];
+    client.setNotificationHandler(schema, handler);
+  };
   // v1 takes a result schema before the options.
   const callTool = (params, options) => client.callTool(params, undefined, options);
   await client.connect(new StreamableHTTPClientTransport(new URL(url)));
-  return { client, onRequest, callTool, modern: false };
+  return { client, onRequest, onNotification, callTool, modern: false };
 }
 
 async function v2Client() {
@@ -56,12 +63,13 @@ async function v2Client() {
   }[kind];
   const client = new Client(info, { capabilities, versionNegotiation });
   const onRequest = (method, handler) => client.setRequestHandler(method, handler);
+  const onNotification = (method, handler) => client.setNotificationHandler(method, handler);
   const callTool = (params, options) => client.callTool(params, options);
   await client.connect(new StreamableHTTPClientTransport(new URL(url)));
   const era = client.getProtocolEra();
   const expected = kind === "v2-legacy" ? "legacy" : "modern";
   assert.equal(era, expected, `the client negotiated the ${era} era`);
-  return { client, onRequest, callTool, modern: era === "modern" };
+  return { client, onRequest, onNotification, callTool, modern: era === "modern" };
 }
 
 // A handshake-era caller's result carries none of the 2026-07-28 members.
@@ -85,7 +93,40 @@ async function step(name, run) {
   }
 }
 
-const { client, onRequest, callTool, modern } = kind === "v1" ? await v1Client() : await v2Client();
+const { client, onRequest, onNotification, callTool, modern } =
+  kind === "v1" ? await v1Client() : await v2Client();
+
+// The first notification of `method` whose params satisfy `wanted`, within `seconds`.
+function nextNotification(method, wanted, seconds) {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`no ${method} within ${seconds} s`)),
+      seconds * 1000,
+    );
+    onNotification(method, (notification) => {
+      if (!wanted(notification.params)) return;
+      clearTimeout(timer);
+      resolve(notification.params);
+    });
+  });
+}
+
+const textOf = (result) => result.content.map((block) => block.text).join("");
+
+// server-everything's toggles are per session, and through switchboard-connect every
+// caller shares one: turned on with a call, and again when an earlier caller left it on.
+async function turnOn(name, params = {}) {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const result = await client.callTool({ name, arguments: {}, ...params });
+    if (textOf(result).startsWith("Started")) return;
+  }
+  throw new Error(`${name} did not turn on`);
+}
+
+async function turnOff(name) {
+  const result = await client.callTool({ name, arguments: {} });
+  assert.match(textOf(result), /^Stopped/, `${name} did not turn off`);
+}
 
 await step("tools/list", async () => {
   const { tools } = inItsEra(await client.listTools(), "tools/list", modern);
@@ -123,6 +164,41 @@ await step("resources/list and read", async () => {
   );
   assert.equal(contents[0].uri, document.uri);
   assert.ok(contents[0].text.length > 0);
+});
+
+// A handshake-era caller subscribes and gets the update on its session's stream; a
+// 2026-07-28 caller listens and gets it on that request's stream (docs/protocol.md,
+// "Subscriptions"), whichever era the computer follows resources in.
+await step("subscribe and get an update", async () => {
+  const { resources } = await client.listResources();
+  const uri = resources.find((r) => r.uri.startsWith("demo://resource/static/document/")).uri;
+  const update = nextNotification("notifications/resources/updated", (p) => p.uri === uri, 20);
+  let listening;
+  if (modern) {
+    listening = await client.listen({ resourceSubscriptions: [uri] });
+    assert.deepEqual(listening.honoredFilter.resourceSubscriptions, [uri]);
+  } else {
+    inItsEra(await client.subscribeResource({ uri }), "resources/subscribe", modern);
+  }
+  await turnOn("toggle-subscriber-updates");
+  await update;
+  await turnOff("toggle-subscriber-updates");
+  if (modern) await listening.close();
+  else await client.unsubscribeResource({ uri });
+});
+
+// Each era asks for log messages its own way: the older ones for the session with
+// logging/setLevel, 2026-07-28 on each request in _meta. Either way the messages the
+// computer logs during a call reach that call's caller.
+await step("logging during tools/call", async () => {
+  const logged = [];
+  onNotification("notifications/message", (notification) => logged.push(notification.params));
+  let params = {};
+  if (modern) params = { _meta: { "io.modelcontextprotocol/logLevel": "debug" } };
+  else inItsEra(await client.setLoggingLevel("debug"), "logging/setLevel", modern);
+  await turnOn("toggle-simulated-logging", params);
+  assert.ok(logged.length > 0, "no log message reached the caller during the call");
+  await turnOff("toggle-simulated-logging");
 });
 
 await step("resources/templates/list", async () => {

@@ -15,11 +15,23 @@ import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { z } from "zod";
 
 const departments = ["Engineering", "Sales", "Marketing", "Support"];
+const documentUri = "demo://resource/static/document/notes.md";
+let logging = false;
+let updating = false;
+let updates;
 
 function newServer() {
   const server = new McpServer(
     { name: "switchboard-modern-computer", version: "1.0.0" },
-    { capabilities: { tools: {}, resources: {}, prompts: {}, completions: {} } },
+    {
+      capabilities: {
+        tools: {},
+        resources: { subscribe: true },
+        prompts: {},
+        completions: {},
+        logging: {},
+      },
+    },
   );
 
   server.registerTool(
@@ -99,9 +111,40 @@ function newServer() {
     },
   );
 
+  // As server-everything's tools of these names: each call turns the behaviour on or off,
+  // and turning it on shows it at once.
+  server.registerTool(
+    "toggle-simulated-logging",
+    { description: "Logs at two levels when turned on", inputSchema: z.object({}) },
+    async (_args, ctx) => {
+      logging = !logging;
+      if (logging) {
+        // 2026-07-28 logs only for a request that named a level, and at that level or above.
+        await ctx.mcpReq.log("debug", "Debug-level message");
+        await ctx.mcpReq.log("error", "Error-level message");
+      }
+      return { content: [{ type: "text", text: logging ? "Started logging" : "Stopped logging" }] };
+    },
+  );
+  server.registerTool(
+    "toggle-subscriber-updates",
+    { description: "Updates the document every second when on", inputSchema: z.object({}) },
+    async () => {
+      updating = !updating;
+      clearInterval(updates);
+      if (updating) {
+        const update = () => server.server.sendResourceUpdated({ uri: documentUri });
+        await update();
+        updates = setInterval(update, 1000);
+      }
+      const state = updating ? "Started" : "Stopped";
+      return { content: [{ type: "text", text: `${state} updating ${documentUri}` }] };
+    },
+  );
+
   server.registerResource(
     "A document",
-    "demo://resource/static/document/notes.md",
+    documentUri,
     { mimeType: "text/markdown" },
     async (uri) => ({ contents: [{ uri: uri.href, mimeType: "text/markdown", text: "# Notes" }] }),
   );

@@ -31,6 +31,10 @@ ResumeRecord a_record() {
                                  .last_moment = now + 500s},
                                 {.id = 11, .call_id = 78, .caller = "bob", .timeout = 5s}},
                       .routed = {{.key = 2, .pending_id = 10, .original_id = R"("ask-1")"}},
+                      .listen_uris = {"demo://a", "demo://b"},
+                      .newest_listen = 11,
+                      .active_listen = 9,
+                      .log_level = "warning",
                       .unread = std::string("\x81\x05hel", 5)};
 }
 
@@ -63,27 +67,49 @@ TEST(ResumeRecord, RoundTripsEveryField) {
   EXPECT_EQ(back->calls[1].caller, "bob");
   ASSERT_EQ(back->routed.size(), 1u);
   EXPECT_EQ(back->routed[0].original_id, R"("ask-1")");
+  EXPECT_EQ(back->listen_uris, record.listen_uris);
+  EXPECT_EQ(back->newest_listen, 11u);
+  EXPECT_EQ(back->active_listen, 9u);
+  EXPECT_EQ(back->log_level, "warning");
   EXPECT_EQ(back->unread, record.unread);
 }
 
-// `record` as a worker of the previous build wrote it: version 1, its offers in one byte
+// `record` (without a listen or a log level) as a worker of version 2 wrote it: no listen
+// and no log level between the routes and the unread bytes.
+std::string as_version_2(ResumeRecord record) {
+  record.listen_uris.clear();
+  record.newest_listen = record.active_listen = 0;
+  record.log_level.clear();
+  std::string bytes = encode(record);
+  bytes[0] = 2;
+  const std::size_t listen_bytes = 8 * 4;  // two ids, a count, an empty text
+  bytes.erase(bytes.size() - 8 - record.unread.size() - listen_bytes, listen_bytes);
+  return bytes;
+}
+
+// `record` as a worker of version 1 wrote it: as version 2, with its offers in one byte
 // (after the version, generation, peer, in-flight cap, both attach times and server info).
 std::string as_version_1(const ResumeRecord& record) {
-  std::string bytes = encode(record);
+  std::string bytes = as_version_2(record);
   bytes[0] = 1;
   const std::size_t offers_at = 8 * 7 + record.peer.size() + record.server_json.size();
   bytes.replace(offers_at, 8, 1, static_cast<char>(record.offers));
   return bytes;
 }
 
-TEST(ResumeRecord, ARecordOfThePreviousVersionIsStillRead) {
+TEST(ResumeRecord, RecordsOfThePreviousVersionsAreStillRead) {
   const ResumeRecord record = a_record();
-  std::string why;
-  const auto back = decode_resume_record(as_version_1(record), why);
-  ASSERT_TRUE(back) << why;
-  EXPECT_EQ(back->offers, offer::kLogging | offer::kPrompts);
-  EXPECT_EQ(back->next_id, 12u);
-  EXPECT_EQ(back->unread, record.unread);
+  for (const std::string& bytes : {as_version_1(record), as_version_2(record)}) {
+    std::string why;
+    const auto back = decode_resume_record(bytes, why);
+    ASSERT_TRUE(back) << why;
+    EXPECT_EQ(back->offers, offer::kLogging | offer::kPrompts);
+    EXPECT_EQ(back->next_id, 12u);
+    EXPECT_EQ(back->calls.size(), 2u);
+    EXPECT_TRUE(back->listen_uris.empty());
+    EXPECT_EQ(back->log_level, "");
+    EXPECT_EQ(back->unread, record.unread);
+  }
 }
 
 TEST(ResumeRecord, TheStatelessOnlyBitCrosses) {
@@ -109,7 +135,7 @@ TEST(ResumeRecord, ABytePastOrShortIsRefused) {
             "a record cut short or with bytes after it");
   EXPECT_EQ(why_refused(""), "a record of another version");
   std::string other_version = bytes;
-  other_version[0] = 3;
+  other_version[0] = 4;
   EXPECT_EQ(why_refused(other_version), "a record of another version");
 }
 
@@ -139,6 +165,17 @@ TEST(ResumeRecord, FieldsThatDisagreeAreRefused) {
             "more unread bytes than a read takes");
   EXPECT_EQ(refused([](ResumeRecord& r) { r.peer.assign(kMaxRecordText + 1, 'p'); }),
             "a peer label out of bounds");
+  EXPECT_EQ(refused([](ResumeRecord& r) { r.listen_uris[1] = "demo://a"; }),
+            "a listened URI listed twice");
+  EXPECT_EQ(refused([](ResumeRecord& r) { r.listen_uris[0].assign(kMaxListenUriBytes + 1, 'u'); }),
+            "a listened URI out of bounds");
+  EXPECT_EQ(refused([](ResumeRecord& r) { r.listen_uris.assign(kMaxResumedListenUris + 1, "u"); }),
+            "more listened URIs than a worker keeps");
+  EXPECT_EQ(refused([](ResumeRecord& r) { r.active_listen = 12; }),
+            "a listen id the socket never issued");
+  EXPECT_EQ(refused([](ResumeRecord& r) { r.listen_uris.clear(); }), "a listen for no URI");
+  EXPECT_EQ(refused([](ResumeRecord& r) { r.log_level = "loud"; }),
+            "a log level MCP does not have");
 }
 
 }  // namespace

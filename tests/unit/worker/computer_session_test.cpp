@@ -407,6 +407,131 @@ TEST(ComputerSession, ACallersRefusalToBeAskedEndsTheCallWithIt) {
   EXPECT_EQ(json::parse(rig.replies[0].body)["error"]["code"], -32601);
 }
 
+// Subscribes (or unsubscribes) `uri` for caller `call_id` as the supervisor does, once
+// the replies so far have left it.
+void follow(SessionRig& rig, std::uint64_t call_id, const std::string& uri,
+            const std::string& method = "resources/subscribe") {
+  for (const Reply& reply : rig.replies) rig.session().delivered(reply.call_id);
+  rig.session().forward(ForwardedCall{.call_id = call_id,
+                                      .caller = "alice",
+                                      .timeout = 10s,
+                                      .method = method,
+                                      .params_json = json{{"uri", uri}}.dump()});
+  rig.settle();
+}
+
+// A message of the computer's about listen `id`, as the official 2026-07-28 server stamps it.
+json stamped(const std::string& method, json params, const json& id) {
+  params["_meta"] = {{"io.modelcontextprotocol/subscriptionId", id}};
+  return json{{"jsonrpc", "2.0"}, {"method", method}, {"params", std::move(params)}};
+}
+
+json acknowledged(const json& listen) {
+  json params = json::object();
+  params["notifications"] = listen["params"]["notifications"];
+  return stamped("notifications/subscriptions/acknowledged", std::move(params), listen["id"]);
+}
+
+json updated(const std::string& uri, const json& listen) {
+  json params = json::object();
+  params["uri"] = uri;
+  return stamped("notifications/resources/updated", std::move(params), listen["id"]);
+}
+
+TEST(ComputerSession, A2026OnlyComputerFollowsTheSubscribedResourcesInOneListen) {
+  SessionRig rig;
+  discover_as_2026_only(rig, {{"supportedVersions", {"2026-07-28"}},
+                              {"capabilities", {{"resources", {{"subscribe", true}}}}}});
+  follow(rig, 5, "demo://a");
+  const json first = rig.last_received();
+  ASSERT_EQ(first["method"], "subscriptions/listen");
+  EXPECT_EQ(first["params"]["notifications"]["resourceSubscriptions"], json::array({"demo://a"}));
+  EXPECT_EQ(first["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"], "2026-07-28");
+  EXPECT_TRUE(rig.replies.empty()) << "answered once the computer follows it";
+  rig.send(acknowledged(first));
+  ASSERT_EQ(rig.replies.size(), 1u);
+  EXPECT_EQ(rig.replies[0].call_id, 5u);
+  EXPECT_EQ(json::parse(rig.replies[0].body),
+            (json{{"jsonrpc", "2.0"}, {"result", json::object()}}));
+
+  rig.send(updated("demo://a", first));
+  ASSERT_EQ(rig.messages.size(), 1u);
+  EXPECT_EQ(rig.messages[0].call_id, 0u) << "the supervisor knows the subscribers";
+  EXPECT_EQ(rig.messages[0].body["params"], (json{{"uri", "demo://a"}}))
+      << "the worker's subscription id means nothing to a caller";
+
+  follow(rig, 6, "demo://b");
+  const json second = rig.last_received();
+  EXPECT_EQ(second["params"]["notifications"]["resourceSubscriptions"],
+            json::array({"demo://a", "demo://b"}));
+  rig.send(updated("demo://a", first));
+  rig.send(updated("demo://b", second));
+  EXPECT_EQ(rig.messages.size(), 2u) << "until it is acknowledged, the first listen is the one";
+  rig.send(acknowledged(second));
+  EXPECT_EQ(rig.replies.back().call_id, 6u);
+  EXPECT_EQ(rig.last_received()["method"], "notifications/cancelled");
+  EXPECT_EQ(rig.last_received()["params"]["requestId"], first["id"]);
+  rig.send(updated("demo://a", first));
+  rig.send(updated("demo://a", second));
+  ASSERT_EQ(rig.messages.size(), 3u) << "none twice";
+
+  const std::size_t sent = rig.received().size();
+  follow(rig, 7, "demo://b");
+  EXPECT_EQ(rig.received().size(), sent) << "followed already";
+  EXPECT_EQ(rig.replies.back().call_id, 7u);
+
+  follow(rig, 8, "demo://a", "resources/unsubscribe");
+  const json third = rig.last_received();
+  EXPECT_EQ(third["params"]["notifications"]["resourceSubscriptions"], json::array({"demo://b"}));
+  rig.send(acknowledged(third));
+  EXPECT_EQ(rig.replies.back().call_id, 8u);
+  EXPECT_EQ(rig.last_received()["params"]["requestId"], second["id"]);
+
+  follow(rig, 9, "demo://b", "resources/unsubscribe");
+  EXPECT_EQ(rig.replies.back().call_id, 9u) << "nothing left to follow: answered at once";
+  EXPECT_EQ(rig.last_received()["method"], "notifications/cancelled");
+  EXPECT_EQ(rig.last_received()["params"]["requestId"], third["id"]);
+}
+
+TEST(ComputerSession, AListenTheComputerNeverAcknowledgesTimesOutAndIsCancelled) {
+  SessionRig rig;
+  discover_as_2026_only(rig, {{"supportedVersions", {"2026-07-28"}},
+                              {"capabilities", {{"resources", {{"subscribe", true}}}}}});
+  rig.session().forward(ForwardedCall{.call_id = 5,
+                                      .caller = "alice",
+                                      .timeout = 50ms,
+                                      .method = "resources/subscribe",
+                                      .params_json = R"({"uri":"demo://a"})"});
+  rig.settle();
+  const json listen = rig.last_received();
+  ASSERT_TRUE(rig.run_until([&] { return !rig.replies.empty(); }));
+  EXPECT_EQ(rig.replies[0].outcome.status, ipc::CallStatus::kTimeout);
+  EXPECT_EQ(rig.last_received()["params"]["requestId"], listen["id"]);
+}
+
+TEST(ComputerSession, AParkedSessionCarriesItsListenAndLogLevel) {
+  SessionRig rig;
+  discover_as_2026_only(rig, {{"supportedVersions", {"2026-07-28"}},
+                              {"capabilities", {{"resources", {{"subscribe", true}}}}}});
+  rig.session().forward(ForwardedCall{.call_id = 4,
+                                      .caller = "alice",
+                                      .timeout = 10s,
+                                      .method = "logging/setLevel",
+                                      .params_json = R"({"level":"error"})"});
+  follow(rig, 5, "demo://a");
+  const json listen = rig.last_received();
+  rig.send(acknowledged(listen));
+  std::optional<ipc::ResumeRecord> record;
+  rig.session().park(1s, [&](ipc::ResumeRecord parked) { record = std::move(parked); });
+  ASSERT_TRUE(rig.run_until([&] { return record.has_value(); }));
+  EXPECT_EQ(record->listen_uris, std::vector<std::string>{"demo://a"});
+  EXPECT_EQ(record->active_listen, listen["id"].get<std::uint64_t>());
+  EXPECT_EQ(record->newest_listen, record->active_listen);
+  EXPECT_EQ(record->log_level, "error");
+  std::string why;
+  EXPECT_TRUE(ipc::decode_resume_record(ipc::encode(*record), why)) << why;
+}
+
 TEST(ComputerSession, ARefusedInitializeWithoutTheStatelessRevisionEndsTheSession) {
   SessionRig rig;
   rig.send(unsupported_revision(rig.received_at(0), {"2099-01-01"}));
