@@ -281,7 +281,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
         .accepts_event_stream = accepts_event_stream(header(request, "Accept").value_or("")),
         .twin_front = header(request, "Switchboard-Twin").has_value(),
         .carried = std::exchange(carried_, std::nullopt),
-        .forwarded = &forwarded_,
     };
     if (request_.origin && origin_allowed(config(), *request_.origin))
       framing_.cors = cors_headers(*request_.origin);
@@ -310,7 +309,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (request_.carried && request_.carried->streaming) open_events(/*head_written=*/true);
     const auto weak = weak_from_this();
     try {
-      hang_up_ = services_.route(
+      Underway underway = services_.route(
           request_,
           [weak](HttpResponse response) {
             if (auto self = weak.lock()) self->on_response(std::move(response));
@@ -318,6 +317,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
           [weak](std::string head, std::string body, std::string id) {
             if (auto self = weak.lock()) self->on_event(head, body, id);
           });
+      hang_up_ = std::move(underway.abandon);
+      forwarded_ = underway.call;
     } catch (const std::exception& error) {
       // A defect in a handler fails its own request, never the process and its computers.
       log_error("internal error while handling a request", {{"error", error.what()}});

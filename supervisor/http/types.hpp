@@ -37,10 +37,8 @@ struct HttpRequest {
   // (docs/twins.md, "Not attached here").
   bool twin_front = false;
   // Switching (docs/architecture.md, "Switching"): the call this request already is when it
-  // crossed a switch in flight, to be taken up rather than sent again; and where the
-  // request's forwarding notes its call, for a switch to carry.
+  // crossed a switch in flight, to be taken up rather than sent again.
   std::optional<CarriedCall> carried;
-  std::optional<CarriedCall>* forwarded = nullptr;
 };
 
 struct HttpResponse {
@@ -69,9 +67,10 @@ using SendEvent = std::function<void(std::string head, std::string body, std::st
 // Called by the connection when its caller hangs up before the response.
 using OnHangUp = std::function<void()>;
 // Handles one request (routes/ does): `respond` runs exactly once unless the returned
-// OnHangUp is called; `send_event` may run before it, when the caller accepts an event
-// stream.
-using RouteRequest = std::function<OnHangUp(const HttpRequest&, Respond, SendEvent)>;
+// Underway's `abandon` is called (when the caller hangs up); `send_event` may run before
+// it, when the caller accepts an event stream. The call the request became, if it did,
+// comes back with it.
+using RouteRequest = std::function<Underway(const HttpRequest&, Respond, SendEvent)>;
 
 // The path without its query string.
 std::string_view request_path(std::string_view target);

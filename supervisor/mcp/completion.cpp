@@ -32,7 +32,7 @@ bool may_complete(const Exchange& exchange) {
 
 }  // namespace
 
-Abandon complete(const Exchange& exchange) {
+Underway complete(const Exchange& exchange) {
   if (!may_complete(exchange) || !exchange.offered(ipc::offer::kCompletions)) {
     return exchange.finish(jsonrpc::result_response(
         exchange.id, complete(json{{"completion",

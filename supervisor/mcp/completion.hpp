@@ -7,6 +7,6 @@
 
 namespace sb::supervisor {
 
-Abandon complete(const Exchange& exchange);
+Underway complete(const Exchange& exchange);
 
 }  // namespace sb::supervisor

@@ -6,12 +6,12 @@ namespace sb::supervisor {
 
 using json = nlohmann::json;
 
-Abandon Exchange::finish(const json& reply) const {
+Underway Exchange::finish(const json& reply) const {
   request.done(ReplyText{.body = dump(reply), .error_code = error_code_of(reply)});
   return {};
 }
 
-Abandon Exchange::swallow() const {
+Underway Exchange::swallow() const {
   request.done(std::nullopt);
   return {};
 }

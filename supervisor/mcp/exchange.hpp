@@ -23,9 +23,9 @@ struct Exchange {
   const config::Config& config() const { return *request.config; }
 
   // Answers with `reply`, made here; nothing stays pending.
-  Abandon finish(const nlohmann::json& reply) const;
+  Underway finish(const nlohmann::json& reply) const;
   // Answers with nothing (HTTP 202): a notification or a response from the caller.
-  Abandon swallow() const;
+  Underway swallow() const;
   // Whose calls this caller may name: its computer, its name and its MCP session.
   CallOwner owner() const;
   // The message's params when they are an object; null otherwise.

@@ -62,9 +62,9 @@ MessageCallback message_sink(const Exchange& exchange, std::shared_ptr<std::uint
 
 }  // namespace
 
-Abandon forward(const Exchange& exchange, CallRequest request,
-                std::function<ReplyText(CallResult)> reply,
-                std::function<void(std::string_view outcome)> ended_early) {
+Underway forward(const Exchange& exchange, CallRequest request,
+                 std::function<ReplyText(CallResult)> reply,
+                 std::function<void(std::string_view outcome)> ended_early) {
   auto& book = exchange.services().calls;
   auto& workers = exchange.services().workers;
   if (!ended_early) ended_early = [](std::string_view) {};
@@ -108,9 +108,6 @@ Abandon forward(const Exchange& exchange, CallRequest request,
   if (call_id == 0) return {};
   *forwarded_id = call_id;
   if (bridge) bridge->call_id = call_id;
-  // A switch carries the call with its caller's connection (docs/architecture.md,
-  // "Switching").
-  if (context.forwarded) *context.forwarded = CarriedCall{.call_id = call_id, .started = started};
   *entry = book.open(
       exchange.owner(), dump(exchange.id), call_id,
       [&workers, call_id, ended_early, id = exchange.id, done](const std::string& reason) {
@@ -119,13 +116,16 @@ Abandon forward(const Exchange& exchange, CallRequest request,
         done(ReplyText{
             .body = dump(jsonrpc::error_response(id, kRequestCancelled, "request cancelled"))});
       });
-  Abandon abandon = [&book, &workers, entry, call_id, ended_early] {
+  std::function<void()> abandon = [&book, &workers, entry, call_id, ended_early] {
     book.close(*entry);
     workers.cancel(call_id, "caller disconnected");
     ended_early("abandoned");
   };
   if (bridge) bridge->abandon = abandon;
-  return abandon;
+  // A switch carries the call with its caller's connection (docs/architecture.md,
+  // "Switching").
+  return Underway{.abandon = std::move(abandon),
+                  .call = CarriedCall{.call_id = call_id, .started = started}};
 }
 
 CallRequest request_to_computer(const Exchange& exchange, std::string method, int timeout_secs) {
@@ -154,7 +154,7 @@ void cancel_call(const Exchange& exchange) {
   exchange.services().calls.cancel(exchange.owner(), dump(*request_id), why);
 }
 
-Abandon answer_routed_request(const Exchange& exchange) {
+Underway answer_routed_request(const Exchange& exchange) {
   const auto answer = exchange.services().calls.take_answer(exchange.owner(), dump(exchange.id));
   if (answer) {
     const json& message = exchange.message;

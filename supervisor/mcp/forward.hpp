@@ -15,10 +15,10 @@ namespace sb::supervisor {
 // Sends `request` to the exchange's computer; `reply` makes the caller's reply from the
 // result, which waits in memory only within the reply budget (docs/robustness.md,
 // "Memory"). `ended_early` hears "cancelled" or "abandoned" when the call ends without a
-// reply. The returned Abandon ends the call when its caller is gone.
-Abandon forward(const Exchange& exchange, CallRequest request,
-                std::function<ReplyText(CallResult)> reply,
-                std::function<void(std::string_view outcome)> ended_early = {});
+// reply. The returned Underway names the call and ends it when its caller is gone.
+Underway forward(const Exchange& exchange, CallRequest request,
+                 std::function<ReplyText(CallResult)> reply,
+                 std::function<void(std::string_view outcome)> ended_early = {});
 
 // The exchange's request as it goes to its computer: `method` with the caller's params,
 // under its caller's name and share, to be answered within `timeout_secs`.
@@ -28,6 +28,6 @@ CallRequest request_to_computer(const Exchange& exchange, std::string method, in
 void cancel_call(const Exchange& exchange);
 
 // A response from the caller: its answer to a request the computer routed to it.
-Abandon answer_routed_request(const Exchange& exchange);
+Underway answer_routed_request(const Exchange& exchange);
 
 }  // namespace sb::supervisor

@@ -12,8 +12,8 @@ namespace sb::supervisor {
 
 using json = nlohmann::json;
 
-Abandon granted_list(const Exchange& exchange, const ItemGrant& grant, std::string method,
-                     std::string member, const char* key) {
+Underway granted_list(const Exchange& exchange, const ItemGrant& grant, std::string method,
+                      std::string member, const char* key) {
   if (!grant.any || !exchange.offered(grant.offer_bit)) return empty_list(exchange, member);
   ListFilter filter{.method = std::move(method), .member = std::move(member)};
   if (!grant.all) {
@@ -25,7 +25,7 @@ Abandon granted_list(const Exchange& exchange, const ItemGrant& grant, std::stri
   return relay_list(exchange, std::move(filter));
 }
 
-Abandon granted_item(const Exchange& exchange, const ItemGrant& grant, const ItemRequest& item) {
+Underway granted_item(const Exchange& exchange, const ItemGrant& grant, const ItemRequest& item) {
   const std::string* name = exchange.params_string(item.key);
   if (!name) {
     return exchange.finish(jsonrpc::error_response(exchange.id, jsonrpc::kInvalidParams,

@@ -25,8 +25,8 @@ struct ItemGrant {
 };
 
 // `method`'s list of `member`, each item named by its `key` member ("uri", "name").
-Abandon granted_list(const Exchange& exchange, const ItemGrant& grant, std::string method,
-                     std::string member, const char* key);
+Underway granted_list(const Exchange& exchange, const ItemGrant& grant, std::string method,
+                      std::string member, const char* key);
 
 // One item `method` names by `params.<key>`, forwarded under `[timeouts] default_secs`
 // when granted; `unknown` makes the answer for an item that is not there.
@@ -37,6 +37,6 @@ struct ItemRequest {
   std::function<nlohmann::json(const nlohmann::json& id, const std::string& name)> unknown;
   bool may_arrive = false;  // the reply may be passed on while it arrives
 };
-Abandon granted_item(const Exchange& exchange, const ItemGrant& grant, const ItemRequest& item);
+Underway granted_item(const Exchange& exchange, const ItemGrant& grant, const ItemRequest& item);
 
 }  // namespace sb::supervisor

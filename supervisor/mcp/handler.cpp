@@ -17,14 +17,14 @@ namespace {
 
 using json = nlohmann::json;
 
-Abandon refuse(const McpRequest& request, const json& id, const std::string& message) {
+Underway refuse(const McpRequest& request, const json& id, const std::string& message) {
   const json no_message;
   return Exchange{no_message, nullptr, request}.finish(
       jsonrpc::error_response(id, jsonrpc::kInvalidRequest, message));
 }
 
 // A request with a method: to its handler, or -32601.
-Abandon answer(const Exchange& exchange, const std::string& method) {
+Underway answer(const Exchange& exchange, const std::string& method) {
   if (method == "initialize") return initialize(exchange);
   if (method == "ping")
     return exchange.finish(jsonrpc::result_response(exchange.id, json::object()));
@@ -52,7 +52,7 @@ Abandon answer(const Exchange& exchange, const std::string& method) {
 
 }  // namespace
 
-Abandon handle_mcp(const json& message, McpRequest request) {
+Underway handle_mcp(const json& message, McpRequest request) {
   if (!message.is_object()) return refuse(request, nullptr, "expected one JSON-RPC object");
   const auto id = message.find("id");
   const auto method = message.find("method");
@@ -94,7 +94,7 @@ void relay_computer_notification(const McpServices& services, const std::string&
     return relay_list_change(services, computer, body);
 }
 
-Abandon handle_tools_call(const ScannedToolCall& call, McpRequest request) {
+Underway handle_tools_call(const ScannedToolCall& call, McpRequest request) {
   const json no_message;  // nothing of it is read on this path
   return scanned_tools_call(Exchange{no_message, json::parse(call.id), request}, call);
 }

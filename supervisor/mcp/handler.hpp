@@ -12,12 +12,12 @@
 
 namespace sb::supervisor {
 
-// Handles one message. `request.done` runs exactly once, unless the returned Abandon
-// (empty when nothing is pending) is called first.
-Abandon handle_mcp(const nlohmann::json& message, McpRequest request);
+// Handles one message. `request.done` runs exactly once, unless the returned Underway's
+// `abandon` (empty when nothing is pending) is called first.
+Underway handle_mcp(const nlohmann::json& message, McpRequest request);
 // The same for a plain tools/call read by the scanner (call_scan.hpp): answered as
 // handle_mcp() answers that request, with the caller's own params forwarded.
-Abandon handle_tools_call(const ScannedToolCall& call, McpRequest request);
+Underway handle_tools_call(const ScannedToolCall& call, McpRequest request);
 
 // A computer's notification that names no call, from its worker (the less trusted side:
 // only a well-formed one goes anywhere): a task's status to its owner, a resource's

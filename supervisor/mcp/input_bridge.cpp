@@ -128,7 +128,7 @@ MessageCallback bridged_sink(const Exchange& exchange, std::shared_ptr<BridgedCa
   };
 }
 
-std::optional<Abandon> take_up_round(const Exchange& exchange) {
+std::optional<Underway> take_up_round(const Exchange& exchange) {
   const std::string* state = exchange.params_string("requestState");
   if (!state || !InputBook::round_of(*state)) return std::nullopt;
   auto& workers = exchange.services().workers;
@@ -161,7 +161,7 @@ std::optional<Abandon> take_up_round(const Exchange& exchange) {
   call->done = exchange.request.done;
   call->on_message = exchange.request.on_message;
   if (!call->asked.empty()) end_round(call, book, workers);
-  return Abandon{[call] {
+  return Underway{[call] {
     call->done = nullptr;
     call->on_message = nullptr;
     if (auto abandon = std::exchange(call->abandon, nullptr)) abandon();

@@ -39,7 +39,7 @@ struct BridgedCall {
   std::string log_level;  // its `_meta` log level, "" for none (log_levels.hpp)
   McpDone done;
   McpMessage on_message;
-  Abandon abandon;                     // ends the call: its current caller is gone
+  std::function<void()> abandon;       // ends the call: its current caller is gone
   std::optional<std::uint64_t> round;  // waiting for a retry
   std::map<std::string, Asked> asked;  // not answered yet, by input key
 };
@@ -60,6 +60,6 @@ MessageCallback bridged_sink(const Exchange& exchange, std::shared_ptr<BridgedCa
 // A 2026-07-28 caller's retry naming a round's requestState: the computer gets the
 // caller's answers and the call goes on, answering this request. Nothing when the request
 // names no state of the switchboard's (a computer's own passes through).
-std::optional<Abandon> take_up_round(const Exchange& exchange);
+std::optional<Underway> take_up_round(const Exchange& exchange);
 
 }  // namespace sb::supervisor

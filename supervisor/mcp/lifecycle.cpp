@@ -61,7 +61,7 @@ json server_info() {
 
 }  // namespace
 
-Abandon initialize(const Exchange& exchange) {
+Underway initialize(const Exchange& exchange) {
   const auto view = exchange.services().workers.view(exchange.context().computer);
   return exchange.finish(jsonrpc::result_response(
       exchange.id,
@@ -72,7 +72,7 @@ Abandon initialize(const Exchange& exchange) {
 }
 
 // What a 2026-07-28 caller asks instead of initialize: the same facts, no session.
-Abandon discover(const Exchange& exchange) {
+Underway discover(const Exchange& exchange) {
   const auto view = exchange.services().workers.view(exchange.context().computer);
   json versions = json::array();
   for (const auto version : kProtocolVersions) versions.push_back(version);
@@ -92,7 +92,7 @@ Abandon discover(const Exchange& exchange) {
 
 // A logging level is per socket: one caller may set it only when no other caller shares
 // the computer. Either way the caller is told it took.
-Abandon set_log_level(const Exchange& exchange) {
+Underway set_log_level(const Exchange& exchange) {
   const config::Config& config = exchange.config();
   const config::Computer* computer = config.find_computer(exchange.context().computer);
   if (computer && computer->sole_caller) {

@@ -11,9 +11,9 @@
 
 namespace sb::supervisor {
 
-Abandon initialize(const Exchange& exchange);
-Abandon discover(const Exchange& exchange);
-Abandon set_log_level(const Exchange& exchange);
+Underway initialize(const Exchange& exchange);
+Underway discover(const Exchange& exchange);
+Underway set_log_level(const Exchange& exchange);
 
 // What the switchboard tells a model about the computer behind it.
 std::string instructions(std::string_view computer, bool ready);

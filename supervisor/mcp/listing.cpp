@@ -44,7 +44,7 @@ ReplyText narrowed(const json& id, Era era, const ListFilter& filter, CallResult
 
 }  // namespace
 
-Abandon relay_list(const Exchange& exchange, ListFilter filter) {
+Underway relay_list(const Exchange& exchange, ListFilter filter) {
   CallRequest request =
       request_to_computer(exchange, filter.method, exchange.config().timeouts.control_secs);
   return forward(exchange, std::move(request),
@@ -52,7 +52,7 @@ Abandon relay_list(const Exchange& exchange, ListFilter filter) {
                      CallResult result) { return narrowed(id, era, filter, std::move(result)); });
 }
 
-Abandon empty_list(const Exchange& exchange, std::string_view member) {
+Underway empty_list(const Exchange& exchange, std::string_view member) {
   return exchange.finish(empty_list_reply(exchange.id, member, exchange.context().era));
 }
 

@@ -23,10 +23,10 @@ struct ListFilter {
 // result shaped as a list (result_shape.hpp), private when any could have been left out;
 // the computer's error as it came; and an empty list when no computer is attached or its
 // answer holds no list.
-Abandon relay_list(const Exchange& exchange, ListFilter filter);
+Underway relay_list(const Exchange& exchange, ListFilter filter);
 
 // The switchboard's own empty list, for a caller granted nothing of the kind or a computer
 // that offers none.
-Abandon empty_list(const Exchange& exchange, std::string_view member);
+Underway empty_list(const Exchange& exchange, std::string_view member);
 
 }  // namespace sb::supervisor

@@ -20,11 +20,11 @@ ItemGrant prompt_grant(const Exchange& exchange) {
 
 }  // namespace
 
-Abandon prompts_list(const Exchange& exchange) {
+Underway prompts_list(const Exchange& exchange) {
   return granted_list(exchange, prompt_grant(exchange), "prompts/list", "prompts", "name");
 }
 
-Abandon prompts_get(const Exchange& exchange) {
+Underway prompts_get(const Exchange& exchange) {
   return granted_item(exchange, prompt_grant(exchange),
                       ItemRequest{.method = "prompts/get",
                                   .key = "name",

@@ -11,8 +11,8 @@
 
 namespace sb::supervisor {
 
-Abandon prompts_list(const Exchange& exchange);
-Abandon prompts_get(const Exchange& exchange);
+Underway prompts_list(const Exchange& exchange);
+Underway prompts_get(const Exchange& exchange);
 
 // The answer to a prompt that is not there, or not the caller's to get: the same bytes
 // either way.

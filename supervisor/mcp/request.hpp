@@ -47,9 +47,8 @@ struct CallerContext {
   // message is written whole.
   bool reply_may_arrive = false;
   // Switching (docs/architecture.md, "Switching"): the call this request already is when it
-  // crossed a switch, taken up rather than sent; and where its forwarding notes its call.
+  // crossed a switch, taken up rather than sent again.
   std::optional<CarriedCall> carried;
-  std::optional<CarriedCall>* forwarded = nullptr;
 };
 
 // The process's parts that northbound MCP works with: one of each, owned by `serve`.
@@ -92,8 +91,8 @@ using McpDone = std::function<void(std::optional<ReplyText>)>;
 // A message for the caller while its call is in flight: a progress notification, a request
 // the computer routed to it, or a notification the one-client rule lets through.
 using McpMessage = std::function<void(ReplyText)>;
-// Ends a request early, when its caller is gone: what it holds is given back at once.
-using Abandon = std::function<void()>;
+// What each handler returns (switching/switch_state.hpp): its `abandon` ends the request
+// early when its caller is gone, giving back at once what it holds.
 
 // One caller's message to answer: who asks, with what, as of which config, and where the
 // answer goes. `on_message` is empty when the caller cannot take messages during a call

@@ -21,12 +21,12 @@ ItemGrant resource_grant(const Exchange& exchange) {
 
 }  // namespace
 
-Abandon resources_list(const Exchange& exchange) {
+Underway resources_list(const Exchange& exchange) {
   return granted_list(exchange, resource_grant(exchange), "resources/list", "resources", "uri");
 }
 
 // A caller sees a template only when it may read every resource the template can name.
-Abandon resource_templates_list(const Exchange& exchange) {
+Underway resource_templates_list(const Exchange& exchange) {
   const config::UriPatterns& granted = exchange.context().resources;
   if (!granted.any() || !exchange.offered(ipc::offer::kResources))
     return empty_list(exchange, "resourceTemplates");
@@ -41,7 +41,7 @@ Abandon resource_templates_list(const Exchange& exchange) {
   return relay_list(exchange, std::move(filter));
 }
 
-Abandon resources_read(const Exchange& exchange) {
+Underway resources_read(const Exchange& exchange) {
   return granted_item(exchange, resource_grant(exchange),
                       ItemRequest{.method = "resources/read",
                                   .key = "uri",

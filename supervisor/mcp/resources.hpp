@@ -11,9 +11,9 @@
 
 namespace sb::supervisor {
 
-Abandon resources_list(const Exchange& exchange);
-Abandon resource_templates_list(const Exchange& exchange);
-Abandon resources_read(const Exchange& exchange);
+Underway resources_list(const Exchange& exchange);
+Underway resource_templates_list(const Exchange& exchange);
+Underway resources_read(const Exchange& exchange);
 
 // The answer to a resource that is not there, or not the caller's to read: the same
 // bytes either way (-32602, as the 2026-07-28 revision has it).

@@ -14,7 +14,7 @@ namespace {
 
 using json = nlohmann::json;
 
-Abandon answer_empty(const Exchange& exchange) {
+Underway answer_empty(const Exchange& exchange) {
   return exchange.finish(
       jsonrpc::result_response(exchange.id, complete(json::object(), exchange.context().era)));
 }
@@ -168,7 +168,7 @@ json acknowledgement(const ListenFilter& honoured, const json& uris,
 
 }  // namespace
 
-Abandon resources_subscribe(const Exchange& exchange) {
+Underway resources_subscribe(const Exchange& exchange) {
   const std::string* uri = usable_uri(exchange, "resources/subscribe");
   if (!uri) return {};
   const auto session = attached_session(exchange.services().workers, exchange.context().computer);
@@ -202,7 +202,7 @@ Abandon resources_subscribe(const Exchange& exchange) {
       });
 }
 
-Abandon resources_unsubscribe(const Exchange& exchange) {
+Underway resources_unsubscribe(const Exchange& exchange) {
   const std::string* uri = usable_uri(exchange, "resources/unsubscribe");
   if (!uri) return {};
   const auto session = attached_session(exchange.services().workers, exchange.context().computer);
@@ -267,7 +267,7 @@ void relay_list_change(const McpServices& services, const std::string& computer,
     services.metrics.notification_dropped(computer);
 }
 
-Abandon subscriptions_listen(const Exchange& exchange) {
+Underway subscriptions_listen(const Exchange& exchange) {
   const json* params = exchange.params();
   const auto filter = params ? params->find("notifications") : json::const_iterator();
   if (!params || filter == params->end() || !filter->is_object()) {
@@ -311,7 +311,7 @@ Abandon subscriptions_listen(const Exchange& exchange) {
       subscribe_listener(exchange, *filter, Subscriber{context.caller, listen_session});
   exchange.request.on_message(
       ReplyText{.body = dump(acknowledgement(honoured, uris, subscription_id))});
-  return std::move(*ended);
+  return Underway{.abandon = std::move(*ended)};
 }
 
 }  // namespace sb::supervisor

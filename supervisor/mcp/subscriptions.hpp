@@ -16,13 +16,13 @@
 
 namespace sb::supervisor {
 
-Abandon resources_subscribe(const Exchange& exchange);
-Abandon resources_unsubscribe(const Exchange& exchange);
+Underway resources_subscribe(const Exchange& exchange);
+Underway resources_unsubscribe(const Exchange& exchange);
 // 2026-07-28's stream for what belongs to no call (docs/protocol.md, "Subscriptions"):
 // acknowledged first with what of its filter is honoured, then each list change and
 // subscribed resource's update it asked for, tagged with its subscription id, until the
 // caller hangs up.
-Abandon subscriptions_listen(const Exchange& exchange);
+Underway subscriptions_listen(const Exchange& exchange);
 
 // Opens `key`'s stream, whose messages go to `sink`. What to call when it ends; none when
 // that caller's session has one open on that computer already.

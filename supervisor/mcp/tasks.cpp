@@ -33,7 +33,7 @@ bool deliver_task_status(const McpServices& services, const std::string& compute
 // Any id the caller does not own gets the answer a task that does not exist gets, from the
 // switchboard itself, so the two cannot be told apart. A 2026-07-28 caller that did not
 // declare the tasks extension in this request is told it needs it, as the extension says.
-Abandon task_request(const Exchange& exchange, const std::string& method) {
+Underway task_request(const Exchange& exchange, const std::string& method) {
   const json* params = exchange.params();
   if (exchange.stateless() && !declares_tasks_extension(exchange)) {
     json reply = jsonrpc::error_response(exchange.id, kMissingClientCapability,
@@ -66,7 +66,7 @@ Abandon task_request(const Exchange& exchange, const std::string& method) {
                  [id = exchange.id](CallResult result) { return relayed(id, std::move(result)); });
 }
 
-Abandon tasks_list(const Exchange& exchange) {
+Underway tasks_list(const Exchange& exchange) {
   const auto session = attached_session(exchange.services().workers, exchange.context().computer);
   if (!session)
     return exchange.finish(jsonrpc::result_response(exchange.id, json{{"tasks", json::array()}}));

@@ -20,8 +20,8 @@ namespace sb::supervisor {
 inline constexpr std::string_view kTasksExtension = "io.modelcontextprotocol/tasks";
 
 // tasks/get, tasks/update, tasks/result or tasks/cancel, named by `method`.
-Abandon task_request(const Exchange& exchange, const std::string& method);
-Abandon tasks_list(const Exchange& exchange);
+Underway task_request(const Exchange& exchange, const std::string& method);
+Underway tasks_list(const Exchange& exchange);
 
 // Whether the request's _meta declares the tasks extension among its client's
 // capabilities: its tools/call may then create a task (2026-07-28).

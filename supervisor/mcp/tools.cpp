@@ -44,7 +44,7 @@ std::optional<json> refused_tool_name(const json& id, const std::string& tool) {
   return std::nullopt;
 }
 
-Abandon status_call(const Exchange& exchange, const CallAudit& audit) {
+Underway status_call(const Exchange& exchange, const CallAudit& audit) {
   const auto view = exchange.services().workers.view(exchange.context().computer);
   json status =
       view ? computer_status_json(*view, exchange.context().wildcard)
@@ -71,7 +71,7 @@ ReplyText call_reply(const json& id, Era era, CallResult result,
                    .not_attached = true};
 }
 
-Abandon call_tool(const Exchange& exchange, const ToolCallParts& parts) {
+Underway call_tool(const Exchange& exchange, const ToolCallParts& parts) {
   const CallerContext& context = exchange.context();
   const std::string& tool = parts.tool;
   CallAudit audit{.services = exchange.services(),
@@ -117,7 +117,7 @@ Abandon call_tool(const Exchange& exchange, const ToolCallParts& parts) {
 
 }  // namespace
 
-Abandon tools_list(const Exchange& exchange) {
+Underway tools_list(const Exchange& exchange) {
   CallRequest request{.caller = exchange.context().caller,
                       .caller_cap = exchange.context().caller_cap,
                       .timeout = std::chrono::seconds(exchange.config().timeouts.control_secs),
@@ -133,7 +133,7 @@ Abandon tools_list(const Exchange& exchange) {
                  });
 }
 
-Abandon tools_call(const Exchange& exchange) {
+Underway tools_call(const Exchange& exchange) {
   const json* params = exchange.params();
   const auto name = params ? params->find("name") : exchange.message.end();
   if (!params || name == params->end() || !name->is_string()) {
@@ -160,7 +160,7 @@ Abandon tools_call(const Exchange& exchange) {
                     .task = params->contains("task") || declares_tasks_extension(exchange)});
 }
 
-Abandon scanned_tools_call(const Exchange& exchange, const ScannedToolCall& call) {
+Underway scanned_tools_call(const Exchange& exchange, const ScannedToolCall& call) {
   if (const auto refused = refused_tool_name(exchange.id, call.tool))
     return exchange.finish(*refused);
   return call_tool(exchange, ToolCallParts{.tool = call.tool,

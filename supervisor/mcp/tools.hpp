@@ -15,12 +15,12 @@ namespace sb::supervisor {
 
 inline constexpr std::string_view kStatusTool = "vm_status";
 
-Abandon tools_list(const Exchange& exchange);
+Underway tools_list(const Exchange& exchange);
 // A tools/call read into the tree.
-Abandon tools_call(const Exchange& exchange);
+Underway tools_call(const Exchange& exchange);
 // A plain tools/call read by the scanner: its id is a string or an integer, its params an
 // object with a string name and, if any, object arguments.
-Abandon scanned_tools_call(const Exchange& exchange, const ScannedToolCall& call);
+Underway scanned_tools_call(const Exchange& exchange, const ScannedToolCall& call);
 
 // The caller's tools/list reply from the computer's answer: the tools its grant allows and
 // vm_status; only vm_status when the computer is not attached or its answer is no list. An

@@ -119,7 +119,7 @@ class Socket : public std::enable_shared_from_this<Socket> {
     }
     ++in_progress_;
     const std::uint64_t key = next_key_++;
-    pending_.emplace(key, Abandon{});
+    pending_.emplace(key, nullptr);
     McpRequest request{.context = owner_->request_context(),
                        .services = owner_->services(),
                        .config = owner_->config(),
@@ -133,10 +133,10 @@ class Socket : public std::enable_shared_from_this<Socket> {
                            }};
     request.context.mcp_session = mcp_session_;
     request.context.era = era_of(message);
-    Abandon abandon = handle_mcp(message, std::move(request));
+    Underway underway = handle_mcp(message, std::move(request));
     // `done` may already have run, in which case the entry is gone.
     if (const auto found = pending_.find(key); found != pending_.end())
-      found->second = std::move(abandon);
+      found->second = std::move(underway.abandon);
   }
 
   // Every 20 s: end the socket if the pod has been silent past the idle limit, else ping
@@ -217,8 +217,8 @@ class Socket : public std::enable_shared_from_this<Socket> {
   bool writing_ = false;
   int in_progress_ = 0;  // permits taken
   std::uint64_t next_key_ = 1;
-  std::map<std::uint64_t, Abandon> pending_;  // requests being processed
-  std::deque<ReplyText> waiting_;             // replies waiting for room in the queue
+  std::map<std::uint64_t, std::function<void()>> pending_;  // requests being processed
+  std::deque<ReplyText> waiting_;                           // replies waiting for room in the queue
 };
 
 template <typename Ws>

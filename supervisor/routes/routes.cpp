@@ -62,7 +62,7 @@ class Routes {
         respond_(std::move(respond)),
         send_event_(std::move(send_event)) {}
 
-  OnHangUp run() {
+  Underway run() {
     if (request_.origin && !origin_allowed(*state_.config, *request_.origin))
       return reply(forbidden_origin_response());
     const std::string_view path = request_path(request_.target);
@@ -83,13 +83,13 @@ class Routes {
   }
 
  private:
-  OnHangUp reply(HttpResponse response) {
+  Underway reply(HttpResponse response) {
     respond_(std::move(response));
     return {};
   }
 
   template <typename Make>
-  OnHangUp get_only(Make make) {
+  Underway get_only(Make make) {
     if (!is_get(request_)) return reply(method_not_allowed_response("GET,HEAD"));
     return reply(make());
   }
@@ -155,7 +155,7 @@ class Routes {
     return json_response(200, body.dump());
   }
 
-  OnHangUp readyz_for(std::string_view segment) {
+  Underway readyz_for(std::string_view segment) {
     if (segment.empty() || segment.find('/') != std::string_view::npos)
       return reply(empty_response(404));
     if (!is_get(request_)) return reply(method_not_allowed_response("GET,HEAD"));
@@ -169,7 +169,7 @@ class Routes {
     return reply(readiness(view && view->ready));
   }
 
-  OnHangUp mcp(std::optional<std::string_view> segment) {
+  Underway mcp(std::optional<std::string_view> segment) {
     if (segment && (segment->empty() || segment->find('/') != std::string_view::npos)) {
       return reply(empty_response(404));
     }
@@ -205,11 +205,13 @@ class Routes {
   // A GET that names an event of a call's stream takes that stream up (docs/protocol.md,
   // "Resumable streams"). One that names nothing this caller may resume opens the stream
   // of messages that belong to no call, as a GET without Last-Event-ID does.
-  std::optional<OnHangUp> resume_stream(const Resolved& resolved) {
+  std::optional<Underway> resume_stream(const Resolved& resolved) {
     if (!request_.last_event_id) return std::nullopt;
     const auto from = parse_event_id(*request_.last_event_id);
     if (!from) return std::nullopt;
-    return state_.resumable.resume(stream_owner(resolved), *from, respond_, send_event_);
+    auto hang_up = state_.resumable.resume(stream_owner(resolved), *from, respond_, send_event_);
+    if (!hang_up) return std::nullopt;
+    return Underway{.abandon = std::move(*hang_up)};
   }
 
   // Who may resume a stream: the caller, on the computer and in the MCP session it had.
@@ -251,20 +253,21 @@ class Routes {
   }
 
   // The call's hang-up, through its stream when it has one.
-  OnHangUp held(OnHangUp abandon) {
-    return resumable_ ? resumable_->hold(std::move(abandon)) : std::move(abandon);
+  Underway held(Underway underway) {
+    if (resumable_) underway.abandon = resumable_->hold(std::move(underway.abandon));
+    return underway;
   }
 
   // Open until the caller hangs up: the response's head at once, then a subscribed
   // resource's updates and list changes as they come (docs/protocol.md, "Subscriptions").
   // For a caller that resumes streams it outlives a lost connection as a call's does; a
   // GET that names no event takes a stream that waits for its caller up where it stands.
-  OnHangUp notification_stream(const Resolved& resolved) {
+  Underway notification_stream(const Resolved& resolved) {
     const std::string owner = stream_owner(resolved);
     std::shared_ptr<ResumableStream> stream;
     if (resumes_streams()) {
       if (auto taken = state_.resumable.take_up_notifications(owner, respond_, send_event_))
-        return std::move(*taken);
+        return Underway{.abandon = std::move(*taken)};
       ResumableStream::Limits limits = stream_limits();
       limits.poll_after = std::chrono::seconds(0);  // it has no call to poll for
       stream = state_.resumable.open(owner, limits, respond_, send_event_);
@@ -286,14 +289,14 @@ class Routes {
     }
     if (!stream) {
       send_event_(std::string(), std::string(), std::string());
-      return std::move(*ended);
+      return Underway{.abandon = std::move(*ended)};
     }
     OnHangUp hang_up = stream->hold(std::move(*ended));
     state_.resumable.prime_for_notifications(stream);
-    return hang_up;
+    return Underway{.abandon = std::move(hang_up)};
   }
 
-  OnHangUp post_mcp(const Resolved& resolved) {
+  Underway post_mcp(const Resolved& resolved) {
     McpRequest mcp{
         .context = {.caller = resolved.caller->name,
                     .computer = resolved.computer,
@@ -306,8 +309,7 @@ class Routes {
                     .wildcard = resolved.caller->wildcard(),
                     .mcp_session = mcp_session(),
                     .reply_may_arrive = true,
-                    .carried = request_.carried,
-                    .forwarded = request_.forwarded},
+                    .carried = request_.carried},
         .services = state_.services,
         .config = state_.config};
     if (auto refusal = refuse_size(request_.body)) return reply(bad_request(*refusal));
@@ -438,7 +440,7 @@ std::optional<std::string> percent_decode(std::string_view segment) {
   return out;
 }
 
-OnHangUp route_request(SupervisorState& state, const HttpRequest& request, Respond respond,
+Underway route_request(SupervisorState& state, const HttpRequest& request, Respond respond,
                        SendEvent send_event) {
   return Routes(state, request, std::move(respond), std::move(send_event)).run();
 }

@@ -15,9 +15,8 @@
 
 namespace sb::supervisor {
 
-// Handles one request; `respond` runs exactly once unless the returned OnHangUp is called.
-// `send_event` may run before it, when the caller accepts an event stream.
-OnHangUp route_request(SupervisorState& state, const HttpRequest& request, Respond respond,
+// Handles one request, as RouteRequest says (http/types.hpp).
+Underway route_request(SupervisorState& state, const HttpRequest& request, Respond respond,
                        SendEvent send_event);
 
 // What the HTTP server serves: these routes and the computer door, over `state`.

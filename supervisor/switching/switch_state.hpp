@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,6 +31,14 @@ struct CarriedCall {
   std::uint64_t call_id = 0;
   SteadyTime started{};
   bool streaming = false;
+};
+
+// What a caller's request became once handled, handed back to its transport: how to end it
+// early when its caller is gone (empty: there is nothing to end), and the call it became at
+// its computer, which a switch in place carries with the caller's connection.
+struct Underway {
+  std::function<void()> abandon;
+  std::optional<CarriedCall> call;
 };
 
 // A caller's connection: its socket by descriptor name, the bytes to read from it first (a

@@ -55,17 +55,17 @@ class ServerTest : public ::testing::Test {
     return found;
   }
 
-  OnHangUp route(const HttpRequest& request, Respond respond, SendEvent send_event) {
+  Underway route(const HttpRequest& request, Respond respond, SendEvent send_event) {
     targets_.push_back(request.target);
     if (request.target == "/throws") throw std::runtime_error("a defect");
     if (request.target == "/pending") {
       pending_ = std::move(respond);
-      return [this] { ++hang_ups_; };
+      return Underway{.abandon = [this] { ++hang_ups_; }};
     }
     if (request.target == "/stream") {
       send_event("{", R"("method":"notifications/progress"})", "");
       boost::asio::post(io_, [respond] { respond(json_response(200, R"({"id":1})")); });
-      return [] {};
+      return Underway{.abandon = [] {}};
     }
     respond(text_response(200, "answered " + request.target));
     return {};
