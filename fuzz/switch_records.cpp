@@ -1,9 +1,9 @@
 // Fuzz target: what crosses a switch in place from the old processes
-// (docs/architecture.md, "Switching"): a worker's resume record (ipc/resume_record.hpp),
+// (docs/architecture.md, "Switching"): a worker's parked session (ipc/parked_session.hpp),
 // read by the supervisor and the next worker, and the supervisor's state
 // (supervisor/switching/switch_state.hpp), read by the next supervisor.
 //
-// Input: a selector byte (even: a resume record, odd: a state), then the bytes. Checked:
+// Input: a selector byte (even: a parked session, odd: a state), then the bytes. Checked:
 // a refusal has a reason; what is accepted keeps the promises its reader relies on (ids
 // below the next id and unique, routes to calls held, every size within its bound, each
 // descriptor named once) and encodes to the very bytes it was read from (a record of an
@@ -15,14 +15,14 @@
 #include <string>
 
 #include "fuzz/fuzz_check.hpp"
-#include "ipc/resume_record.hpp"
+#include "ipc/parked_session.hpp"
 #include "supervisor/switching/switch_state.hpp"
 
 namespace {
 
 void check_record(const std::string& bytes) {
   std::string why;
-  const auto record = sb::ipc::decode_resume_record(bytes, why);
+  const auto record = sb::ipc::decode_parked_session(bytes, why);
   if (!record) {
     FUZZ_CHECK(!why.empty());
     return;
@@ -45,10 +45,10 @@ void check_record(const std::string& bytes) {
   const std::string encoded = sb::ipc::encode(*record);
   std::uint64_t version = 0;
   std::memcpy(&version, bytes.data(), sizeof version);  // a record is longer than this
-  if (version == sb::ipc::kResumeRecordVersion) {
+  if (version == sb::ipc::kParkedSessionVersion) {
     FUZZ_CHECK(encoded == bytes);
   } else {
-    const auto again = sb::ipc::decode_resume_record(encoded, why);
+    const auto again = sb::ipc::decode_parked_session(encoded, why);
     FUZZ_CHECK(again && sb::ipc::encode(*again) == encoded);
   }
 }

@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "fuzz/fuzz_check.hpp"
-#include "ipc/resume_record.hpp"
+#include "ipc/parked_session.hpp"
 #include "ipc/worker_frames.hpp"
 
 namespace {
@@ -28,7 +28,7 @@ void check_text(const std::string& text) {
 
 void check_event(const SessionEvent& event) {
   if (const auto* attach = std::get_if<AttachEvent>(&event)) return check_text(attach->peer);
-  if (const auto* resumed = std::get_if<ResumeEvent>(&event)) return check_text(resumed->peer);
+  if (const auto* resumed = std::get_if<TakenUpEvent>(&event)) return check_text(resumed->peer);
   if (const auto* takeover = std::get_if<TakeoverEvent>(&event)) {
     check_text(takeover->old_peer);
     return check_text(takeover->new_peer);
@@ -80,7 +80,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // The record is read by whoever relies on it (the switch_records target); here only
     // its bound.
     FUZZ_CHECK(type == FrameType::kParked && call_id == 0 && parked->record.size() == body_size);
-    FUZZ_CHECK(body_size <= kMaxResumeRecordBytes);
+    FUZZ_CHECK(body_size <= kMaxParkedSessionBytes);
     check_round_trip(*parked);
   } else if (const auto* message = std::get_if<Message>(&checked)) {
     FUZZ_CHECK(type == FrameType::kMessage && !message->body.empty());

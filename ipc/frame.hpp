@@ -25,7 +25,7 @@ std::string_view build_id();
 enum class FrameType : std::uint16_t {
   // supervisor -> worker
   kConfigure = 1,
-  kAttach = 2,  // carries a descriptor, as kResume does
+  kAttach = 2,  // carries a descriptor, as kTakeUp does
   kCall = 3,
   kCancel = 4,
   kRevoke = 5,
@@ -33,7 +33,7 @@ enum class FrameType : std::uint16_t {
   kAnswer = 7,
   kDelivered = 8,
   kPark = 9,
-  kResume = 10,
+  kTakeUp = 10,
   // worker -> supervisor
   kHello = 101,
   kReply = 102,

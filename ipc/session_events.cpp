@@ -40,8 +40,9 @@ const auto& shapes() {
                           {"code", &DetachEvent::code},
                           {"reason", &DetachEvent::reason},
                           {"attached_for_secs", &DetachEvent::attached_for_secs}}},
-      Shape<ResumeEvent>{"vm_resumed",
-                         {{"peer", &ResumeEvent::peer}, {"generation", &ResumeEvent::generation}}});
+      Shape<TakenUpEvent>{
+          "vm_resumed",
+          {{"peer", &TakenUpEvent::peer}, {"generation", &TakenUpEvent::generation}}});
   return table;
 }
 

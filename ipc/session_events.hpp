@@ -36,12 +36,12 @@ struct DetachEvent {
 
 // A session an earlier worker parked goes on in this one (docs/architecture.md,
 // "Switching"): no new attach, and its vm_attach still waits for its one vm_detach.
-struct ResumeEvent {
+struct TakenUpEvent {
   std::string peer;
   std::uint64_t generation = 0;
 };
 
-using SessionEvent = std::variant<AttachEvent, TakeoverEvent, DetachEvent, ResumeEvent>;
+using SessionEvent = std::variant<AttachEvent, TakeoverEvent, DetachEvent, TakenUpEvent>;
 
 inline constexpr std::size_t kMaxEventBytes = 4096;
 inline constexpr std::size_t kMaxEventText = 512;  // a peer label or a close reason

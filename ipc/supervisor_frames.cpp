@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "ipc/meta_codec.hpp"
-#include "ipc/resume_record.hpp"
+#include "ipc/parked_session.hpp"
 
 namespace sb::ipc {
 namespace {
@@ -16,7 +16,7 @@ Malformed malformed(FrameType type) {
   return Malformed{"a malformed frame of type " + std::to_string(static_cast<int>(type))};
 }
 
-// No descriptor (only kAttach and kResume carry one), a call id exactly when the type names a call,
+// No descriptor (only kAttach and kTakeUp carry one), a call id exactly when the type names a call,
 // and a body only when the type has one.
 bool framed_as(const Frame& frame, bool names_call, bool may_have_body) {
   return !frame.fd.valid() && (frame.call_id != 0) == names_call &&
@@ -78,15 +78,15 @@ SupervisorFrame decode_park(const Frame& frame) {
   return Park{*drain};
 }
 
-SupervisorFrame decode_resume(Frame&& frame) {
+SupervisorFrame decode_take_up(Frame&& frame) {
   MetaReader in(frame.meta);
   const std::uint64_t count = in.number();
-  if (count > kMaxResumedCalls) return malformed(frame.type);
-  std::vector<std::uint64_t> adopted;
-  for (std::uint64_t i = 0; i < count; ++i) adopted.push_back(in.number());
+  if (count > kMaxParkedCalls) return malformed(frame.type);
+  std::vector<std::uint64_t> taken_up;
+  for (std::uint64_t i = 0; i < count; ++i) taken_up.push_back(in.number());
   if (!in.complete() || !frame.fd.valid() || frame.call_id != 0 || frame.body.empty())
     return malformed(frame.type);
-  return Resume{std::move(frame.fd), std::move(adopted), std::move(frame.body)};
+  return TakeUp{std::move(frame.fd), std::move(taken_up), std::move(frame.body)};
 }
 
 // A frame that is its type alone: a call id when it names a call, nothing else.
@@ -150,14 +150,14 @@ Frame encode(const Park& park) {
                .meta = MetaWriter().number(duration_number(park.drain)).take()};
 }
 
-Frame encode(Resume resume) {
+Frame encode(TakeUp take_up) {
   MetaWriter meta;
-  meta.number(resume.adopted_calls.size());
-  for (const auto call_id : resume.adopted_calls) meta.number(call_id);
-  return Frame{.type = FrameType::kResume,
+  meta.number(take_up.taken_up_calls.size());
+  for (const auto call_id : take_up.taken_up_calls) meta.number(call_id);
+  return Frame{.type = FrameType::kTakeUp,
                .meta = meta.take(),
-               .body = std::move(resume.record),
-               .fd = std::move(resume.socket)};
+               .body = std::move(take_up.record),
+               .fd = std::move(take_up.socket)};
 }
 
 Frame encode(Revoke) {
@@ -185,8 +185,8 @@ SupervisorFrame decode_supervisor_frame(Frame&& frame) {
       return Delivered{frame.call_id};
     case FrameType::kPark:
       return decode_park(frame);
-    case FrameType::kResume:
-      return decode_resume(std::move(frame));
+    case FrameType::kTakeUp:
+      return decode_take_up(std::move(frame));
     case FrameType::kRevoke:
       if (!bare(frame, false)) return malformed(frame.type);
       return Revoke{};

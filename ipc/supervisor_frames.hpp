@@ -77,11 +77,11 @@ struct Park {
 };
 
 // A session an earlier worker parked: the computer's socket (by SCM_RIGHTS), the record it
-// left (resume_record.hpp), and the calls in flight whose callers the supervisor still
+// left (parked_session.hpp), and the calls in flight whose callers the supervisor still
 // has; the others are cancelled toward the computer.
-struct Resume {
+struct TakeUp {
   base::UniqueFd socket;
-  std::vector<std::uint64_t> adopted_calls;
+  std::vector<std::uint64_t> taken_up_calls;
   std::string record;
 };
 
@@ -89,7 +89,7 @@ struct Revoke {};    // close the computer with 4003 and exit
 struct Shutdown {};  // close the computer with 1001 and exit
 
 using SupervisorFrame = std::variant<Configure, Attach, Call, Cancel, Answer, Delivered, Park,
-                                     Resume, Revoke, Shutdown, Malformed>;
+                                     TakeUp, Revoke, Shutdown, Malformed>;
 
 Frame encode(const Configure& configure);
 Frame encode(Attach attach);
@@ -98,7 +98,7 @@ Frame encode(const Cancel& cancel);
 Frame encode(Answer answer);
 Frame encode(const Delivered& delivered);
 Frame encode(const Park& park);
-Frame encode(Resume resume);
+Frame encode(TakeUp take_up);
 Frame encode(Revoke);
 Frame encode(Shutdown);
 

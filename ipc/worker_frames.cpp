@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ipc/resume_record.hpp"
+#include "ipc/parked_session.hpp"
 
 namespace sb::ipc {
 namespace {
@@ -54,11 +54,12 @@ WorkerFrame decode_event(const Frame& frame) {
   return std::move(*event);
 }
 
-// The record itself is decoded by whoever relies on it (resume_record.hpp); here only its
+// The record itself is decoded by whoever relies on it (parked_session.hpp); here only its
 // bound is checked.
 WorkerFrame decode_parked(Frame&& frame) {
   if (!frame.meta.empty() || frame.call_id != 0) return Malformed{"a parked frame with a meta"};
-  if (frame.body.size() > kMaxResumeRecordBytes) return Malformed{"a parked record over its bound"};
+  if (frame.body.size() > kMaxParkedSessionBytes)
+    return Malformed{"a parked record over its bound"};
   return Parked{std::move(frame.body)};
 }
 

@@ -43,7 +43,7 @@ struct Message {
 };
 
 // The answer to kPark: the record of the session the worker left at a message boundary
-// (resume_record.hpp), or an empty body when it had none to leave. The worker exits next.
+// (parked_session.hpp), or an empty body when it had none to leave. The worker exits next.
 struct Parked {
   std::string record;
 };

@@ -340,13 +340,13 @@ class Supervisor {
       tasks_.restore(state.tasks);
       subscriptions_.restore(state.subscriptions);
       auto requester = std::make_shared<base::UniqueFd>(inherited_.take(state.requester));
-      workers_.carry_in(
+      workers_.take_up_carried(
           state, inherited_.descriptors, [this, requester](std::vector<CarriedOutcome> outcomes) {
             report_switch(*inherited_.state, outcomes, std::move(*requester), audit_, metrics_);
           });
       // Once every carried caller has been heard from, its calls are open again: the
       // requests routed to them find them, and the sessions can be handed over.
-      http_.resume_connections(std::move(state.connections), inherited_.descriptors, [this] {
+      http_.take_up_connections(std::move(state.connections), inherited_.descriptors, [this] {
         const auto& carried = *inherited_.state;
         calls_.restore_routes(carried.routes, carried.next_routed);
         workers_.carried_callers_heard();

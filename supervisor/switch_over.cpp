@@ -11,7 +11,7 @@
 #include <set>
 
 #include "ipc/frame.hpp"
-#include "ipc/resume_record.hpp"
+#include "ipc/parked_session.hpp"
 #include "shared/log.hpp"
 #include "shared/verifier.hpp"
 #include "supervisor/switching/descriptors.hpp"
@@ -177,7 +177,7 @@ void SwitchOver::hand_to_service_manager(std::vector<NamedDescriptor> descriptor
 // A record file as a worker leaves it (worker/worker_app.cpp): its size, then the record.
 std::optional<std::string> record_in_file(int fd) {
   std::string why;
-  auto bytes = read_memory_file(fd, sizeof(std::uint64_t) + ipc::kMaxResumeRecordBytes, why);
+  auto bytes = read_memory_file(fd, sizeof(std::uint64_t) + ipc::kMaxParkedSessionBytes, why);
   std::uint64_t size = 0;
   if (!bytes || bytes->size() < sizeof size) return std::nullopt;
   std::memcpy(&size, bytes->data(), sizeof size);
@@ -198,7 +198,7 @@ SwitchState state_after_crash(std::vector<NamedDescriptor>& descriptors,
     const auto bytes = records.find(record_file_name(computer.name));
     if (bytes == records.end()) continue;
     std::string why;
-    const auto record = ipc::decode_resume_record(bytes->second, why);
+    const auto record = ipc::decode_parked_session(bytes->second, why);
     if (!record) continue;
     const std::string socket = stored_socket_name(computer.name, record->generation);
     const bool kept =

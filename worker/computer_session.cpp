@@ -130,7 +130,7 @@ void Session::begin_close(std::uint16_t code, bool send_frame) {
   outbox_.clear();
   tick_timer_.cancel();
   hooks_.status_changed();
-  resume_reading();  // the read loop is what ends the session
+  read_on();  // the read loop is what ends the session
   if (!upgraded || !send_frame) return drop_connection();
   // The close frame goes out ahead of anything still queued; a write already on the wire
   // finishes first, which Beast orders for us.
@@ -217,7 +217,7 @@ void Session::on_read(beast::error_code error) {
   if (phase_ == Phase::kEnded) return;
   if (read_buffer_.capacity() > kKeptReadBufferBytes) release_read_buffer_when_idle();
   if (!hooks_.has_room || hooks_.has_room([weak = weak_from_this()] {
-        if (const auto self = weak.lock()) self->resume_reading();
+        if (const auto self = weak.lock()) self->read_on();
       }))
     return read_next();
   reading_paused_ = true;
@@ -244,7 +244,7 @@ void Session::release_read_buffer_when_idle() {
 
 // Room again, or the session must go on reading to end: to close, or to stop at the
 // boundary a switch parks it at.
-void Session::resume_reading() {
+void Session::read_on() {
   if (!std::exchange(reading_paused_, false)) return;
   if (phase_ != Phase::kEnded && phase_ != Phase::kParked) read_next();
 }

@@ -16,7 +16,7 @@
 
 #include "base/unique_fd.hpp"
 #include "ipc/messages.hpp"
-#include "ipc/resume_record.hpp"
+#include "ipc/parked_session.hpp"
 #include "ipc/session_events.hpp"
 #include "ipc/status_board.hpp"
 #include "shared/timings.hpp"
@@ -100,7 +100,7 @@ class ComputerSession {
   // socket is left as it is, neither closed nor shut down. A session that cannot stop so
   // within `drain` closes with 1001 as on a shutdown, and `parked` never runs.
   virtual void park(std::chrono::milliseconds drain,
-                    std::function<void(ipc::ResumeRecord)> parked) = 0;
+                    std::function<void(ipc::ParkedSession)> parked) = 0;
   virtual bool live() const = 0;  // installed and not closing
   virtual ipc::ComputerStatus status() const = 0;
   virtual const SessionSettings& settings() const = 0;
@@ -117,11 +117,11 @@ std::shared_ptr<ComputerSession> start_session(
 
 // Takes up a session an earlier worker parked, on its socket: the stream replays its
 // handshake to itself and reads on from the record's unread bytes, so the computer sees
-// nothing. The record's calls not in `adopted` are cancelled toward the computer: nobody
+// nothing. The record's calls not in `taken_up` are cancelled toward the computer: nobody
 // waits for them any more. `installed` runs once the session goes on.
-std::shared_ptr<ComputerSession> resume_session(
-    boost::asio::io_context& io, base::UniqueFd socket, ipc::ResumeRecord record,
-    const std::vector<std::uint64_t>& adopted, SessionSettings settings, SessionHooks hooks,
+std::shared_ptr<ComputerSession> take_up_session(
+    boost::asio::io_context& io, base::UniqueFd socket, ipc::ParkedSession record,
+    const std::vector<std::uint64_t>& taken_up, SessionSettings settings, SessionHooks hooks,
     std::function<void(std::shared_ptr<ComputerSession>)> installed);
 
 }  // namespace sb::worker

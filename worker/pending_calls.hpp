@@ -59,7 +59,7 @@ class PendingCalls {
   // A session taken up where another worker left it (docs/architecture.md, "Switching"):
   // ids go on from `next_id`, and each call is put back under its own id, within the
   // caps it was admitted under.
-  void resume_ids_from(std::uint64_t next_id) { next_id_ = next_id; }
+  void continue_ids_from(std::uint64_t next_id) { next_id_ = next_id; }
   void put_back(std::uint64_t id, PendingCall call);
   // The call again under a fresh id, in the place it held: a retry of it is on its way.
   std::uint64_t renew(PendingCall call);

@@ -59,8 +59,8 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
         deadlines_(io) {}
 
   void begin(std::function<void(std::shared_ptr<ComputerSession>)> installed);
-  void begin_resumed(ipc::ResumeRecord record, const std::vector<std::uint64_t>& adopted,
-                     std::function<void(std::shared_ptr<ComputerSession>)> installed);
+  void begin_taken_up(ipc::ParkedSession record, const std::vector<std::uint64_t>& taken_up,
+                      std::function<void(std::shared_ptr<ComputerSession>)> installed);
   void forward(ForwardedCall forwarded) override;
   void cancel(std::uint64_t call_id, const std::string& reason) override;
   void delivered(std::uint64_t call_id) override;
@@ -69,7 +69,7 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
   void close(std::uint16_t code) override { begin_close(code, /*send_frame=*/true); }
   void reconfigure(const std::string& computer, bool sole_caller) override;
   void park(std::chrono::milliseconds drain,
-            std::function<void(ipc::ResumeRecord)> parked) override;
+            std::function<void(ipc::ParkedSession)> parked) override;
   bool live() const override { return phase_ == Phase::kHandshaking || phase_ == Phase::kReady; }
   const SessionSettings& settings() const override { return settings_; }
   ipc::ComputerStatus status() const override;
@@ -98,14 +98,14 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
 
   void try_park();
   void give_up_parking();
-  ipc::ResumeRecord take_record();
-  void restore(ipc::ResumeRecord record, const std::vector<std::uint64_t>& adopted);
+  ipc::ParkedSession take_record();
+  void restore(ipc::ParkedSession record, const std::vector<std::uint64_t>& taken_up);
 
   // ---- reading ----
 
   void read_next();
   void on_read(beast::error_code error);
-  void resume_reading();
+  void read_on();
   void release_read_buffer_when_idle();
   void handle_message(std::string_view text);
   void refuse_frame();
@@ -197,8 +197,8 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
   net::steady_timer flush_timer_;
   net::steady_timer park_timer_;     // the drain a park() may take
   net::steady_timer release_timer_;  // gives a large read buffer's pages back once idle
-  std::function<void(ipc::ResumeRecord)> on_parked_;  // set while parking
-  DeadlineQueue deadlines_;                           // of the calls in pending_, on one timer
+  std::function<void(ipc::ParkedSession)> on_parked_;  // set while parking
+  DeadlineQueue deadlines_;                            // of the calls in pending_, on one timer
   int silent_ticks_ = 0;
   std::optional<std::uint16_t> close_code_;
   std::chrono::steady_clock::time_point attached_at_{};

@@ -60,13 +60,13 @@ void Session::change_listen(ForwardedCall forwarded) {
   const auto empty_result = jsonrpc::result_response(nullptr, json::object());
   if (subscribe == listened_uris_.contains(text))
     return reply_written(forwarded.call_id, empty_result);
-  if (subscribe && listened_uris_.size() >= ipc::kMaxResumedListenUris) {
+  if (subscribe && listened_uris_.size() >= ipc::kMaxParkedListenUris) {
     return reply_written(
         forwarded.call_id,
         jsonrpc::error_response(nullptr, jsonrpc::kInvalidRequest,
                                 "the computer is subscribed to as many resources as a "
                                 "worker follows (" +
-                                    std::to_string(ipc::kMaxResumedListenUris) + ")"));
+                                    std::to_string(ipc::kMaxParkedListenUris) + ")"));
   }
   const auto undo = [this, subscribe, text] {
     subscribe ? listened_uris_.erase(text) : listened_uris_.insert(text).second;

@@ -3,11 +3,11 @@
 // computer noticing: what switching the switchboard in place without closing a computer
 // is built on (docs/architecture.md, "Switching").
 //
-// Beast cannot adopt a WebSocket that is already open, nor give back what it read ahead.
+// Beast cannot take_up_call a WebSocket that is already open, nor give back what it read ahead.
 // So this socket hands its reader at most the rest of the frame in progress: whatever else
 // came with it waits here, and between two messages nothing of the computer's is inside
 // the stream. At such a boundary `park()` stops the reader for good, with exactly the
-// bytes read from the socket and not yet handed on left here. A new stream resumes from
+// bytes read from the socket and not yet handed on left here. A new stream sessions_taken_up from
 // them with a handshake replayed locally: its 101 is swallowed here (`swallow_writes`), and
 // the computer only ever saw one.
 //
@@ -43,7 +43,7 @@ class SessionSocket {
   using executor_type = boost::asio::ip::tcp::socket::executor_type;
 
   // `already_read`: bytes of the computer's read from the socket before, from a frame
-  // boundary on (a resumed session's).
+  // boundary on (a session taken up).
   explicit SessionSocket(boost::asio::ip::tcp::socket socket, std::string already_read = {})
       : socket_(std::move(socket)), incoming_(std::move(already_read)) {}
 

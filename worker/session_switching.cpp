@@ -8,10 +8,11 @@
 
 namespace sb::worker {
 
-void Session::park(std::chrono::milliseconds drain, std::function<void(ipc::ResumeRecord)> parked) {
+void Session::park(std::chrono::milliseconds drain,
+                   std::function<void(ipc::ParkedSession)> parked) {
   if (!live() || on_parked_) return;  // a session already closing ends on its own
   on_parked_ = std::move(parked);
-  resume_reading();      // to the boundary, where the socket stops the reader
+  read_on();             // to the boundary, where the socket stops the reader
   tick_timer_.cancel();  // no more pings: one could be under way at the boundary
   park_timer_.expires_after(drain);
   park_timer_.async_wait([weak = weak_from_this()](beast::error_code error) {
@@ -64,34 +65,34 @@ void Session::give_up_parking() {
   close(close_code::kGoingAway);
 }
 
-ipc::ResumeRecord Session::take_record() {
+ipc::ParkedSession Session::take_record() {
   fail_asks_before_parking();
-  ipc::ResumeRecord record{.generation = settings_.generation,
-                           .peer = settings_.peer,
-                           .max_inflight = settings_.max_inflight,
-                           .attached_at_ms = attached_at_ms_,
-                           .attached_at = attached_at_,
-                           .server_json = server_json_,
-                           .offers = offers_,
-                           .next_id = pending_.next_id(),
-                           .next_route_key = next_route_key_,
-                           .listen_uris = {listened_uris_.begin(), listened_uris_.end()},
-                           .newest_listen = newest_listen_,
-                           .active_listen = active_listen_,
-                           .log_level = log_level_,
-                           .unread = ws_.next_layer().take_unread()};
+  ipc::ParkedSession record{.generation = settings_.generation,
+                            .peer = settings_.peer,
+                            .max_inflight = settings_.max_inflight,
+                            .attached_at_ms = attached_at_ms_,
+                            .attached_at = attached_at_,
+                            .server_json = server_json_,
+                            .offers = offers_,
+                            .next_id = pending_.next_id(),
+                            .next_route_key = next_route_key_,
+                            .listen_uris = {listened_uris_.begin(), listened_uris_.end()},
+                            .newest_listen = newest_listen_,
+                            .active_listen = active_listen_,
+                            .log_level = log_level_,
+                            .unread = ws_.next_layer().take_unread()};
   for (const auto& [id, call] : pending_.calls()) {
-    record.calls.push_back(ipc::ResumedCall{.id = id,
-                                            .call_id = call.call_id,
-                                            .caller = call.caller,
-                                            .stream = call.stream,
-                                            .progress_token = call.progress_token,
-                                            .timeout = call.timeout,
-                                            .deadline = call.deadline.at(),
-                                            .last_moment = call.last_moment});
+    record.calls.push_back(ipc::ParkedCall{.id = id,
+                                           .call_id = call.call_id,
+                                           .caller = call.caller,
+                                           .stream = call.stream,
+                                           .progress_token = call.progress_token,
+                                           .timeout = call.timeout,
+                                           .deadline = call.deadline.at(),
+                                           .last_moment = call.last_moment});
   }
   for (const auto& [key, route] : routed_) {
-    record.routed.push_back(ipc::ResumedRoute{
+    record.routed.push_back(ipc::ParkedRoute{
         .key = key, .pending_id = route.pending_id, .original_id = route.original_id});
   }
   pending_.take_all();  // their deadlines go with them
@@ -99,13 +100,13 @@ ipc::ResumeRecord Session::take_record() {
   return record;
 }
 
-void Session::begin_resumed(ipc::ResumeRecord record, const std::vector<std::uint64_t>& adopted,
-                            std::function<void(std::shared_ptr<ComputerSession>)> installed) {
+void Session::begin_taken_up(ipc::ParkedSession record, const std::vector<std::uint64_t>& taken_up,
+                             std::function<void(std::shared_ptr<ComputerSession>)> installed) {
   configure_stream();
   ws_.next_layer().swallow_writes(true);
   ws_.async_accept(
       net::buffer(kReplayedUpgrade.data(), kReplayedUpgrade.size()),
-      [self = shared_from_this(), record = std::move(record), adopted,
+      [self = shared_from_this(), record = std::move(record), taken_up,
        installed = std::move(installed)](beast::error_code error) mutable {
         self->ws_.next_layer().swallow_writes(false);
         if (error || self->phase_ != Phase::kUpgrading) {
@@ -114,18 +115,18 @@ void Session::begin_resumed(ipc::ResumeRecord record, const std::vector<std::uin
           self->phase_ = Phase::kHandshaking;  // it was attached: it gets its vm_detach
           return self->finish(close_code::kAbnormal);
         }
-        self->restore(std::move(record), adopted);
+        self->restore(std::move(record), taken_up);
         installed(self);
       });
 }
 
-void Session::restore(ipc::ResumeRecord record, const std::vector<std::uint64_t>& adopted) {
+void Session::restore(ipc::ParkedSession record, const std::vector<std::uint64_t>& taken_up) {
   phase_ = Phase::kReady;
   attached_at_ms_ = record.attached_at_ms;
   attached_at_ = record.attached_at;
   server_json_ = std::move(record.server_json);
   offers_ = record.offers;
-  pending_.resume_ids_from(record.next_id);
+  pending_.continue_ids_from(record.next_id);
   next_route_key_ = record.next_route_key;
   listened_uris_ = {record.listen_uris.begin(), record.listen_uris.end()};
   newest_listen_ = record.newest_listen;
@@ -139,7 +140,7 @@ void Session::restore(ipc::ResumeRecord record, const std::vector<std::uint64_t>
                                            .progress_token = std::move(call.progress_token),
                                            .timeout = call.timeout,
                                            .last_moment = call.last_moment});
-    if (std::find(adopted.begin(), adopted.end(), call.call_id) == adopted.end()) {
+    if (std::find(taken_up.begin(), taken_up.end(), call.call_id) == taken_up.end()) {
       orphans.push_back(call.id);
     } else {
       set_deadline(call.id, call.deadline);
@@ -156,9 +157,9 @@ void Session::restore(ipc::ResumeRecord record, const std::vector<std::uint64_t>
   hooks_.status_changed();
 }
 
-std::shared_ptr<ComputerSession> resume_session(
-    net::io_context& io, base::UniqueFd socket, ipc::ResumeRecord record,
-    const std::vector<std::uint64_t>& adopted, SessionSettings settings, SessionHooks hooks,
+std::shared_ptr<ComputerSession> take_up_session(
+    net::io_context& io, base::UniqueFd socket, ipc::ParkedSession record,
+    const std::vector<std::uint64_t>& taken_up, SessionSettings settings, SessionHooks hooks,
     std::function<void(std::shared_ptr<ComputerSession>)> installed) {
   settings.generation = record.generation;
   settings.peer = record.peer;
@@ -167,7 +168,7 @@ std::shared_ptr<ComputerSession> resume_session(
   auto session = std::make_shared<Session>(
       io, SessionSocket(adopt_tcp_socket(io, std::move(socket)), std::move(unread)), std::string(),
       std::move(settings), std::move(hooks));
-  session->begin_resumed(std::move(record), adopted, std::move(installed));
+  session->begin_taken_up(std::move(record), taken_up, std::move(installed));
   return session;
 }
 

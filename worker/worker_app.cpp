@@ -127,23 +127,23 @@ void WorkerApp::on(ipc::Attach&& attach) {
 // A session parked by the worker before this one (docs/architecture.md, "Switching").
 // The supervisor checked the record; one that still does not read could only come from a
 // supervisor of another build, which the hello rules out.
-void WorkerApp::on(ipc::Resume&& resume) {
+void WorkerApp::on(ipc::TakeUp&& take_up) {
   std::string why;
-  auto record = ipc::decode_resume_record(resume.record, why);
+  auto record = ipc::decode_parked_session(take_up.record, why);
   if (!record) {
     log_error("the supervisor handed over a session record that does not read; leaving",
               {{"reason", why}});
     return leave(close_code::kGoingAway);
   }
-  if (leaving_ || current_ || resuming_) return;  // the descriptor closes with the frame
+  if (leaving_ || current_ || taking_up_) return;  // the descriptor closes with the frame
   ++open_sessions_;
   auto session_slot = std::make_shared<const ComputerSession*>(nullptr);
   auto session =
-      resume_session(io_, std::move(resume.socket), std::move(*record), resume.adopted_calls,
-                     next_settings(), hooks_for(session_slot),
-                     [this](std::shared_ptr<ComputerSession> resumed) { on_resumed(resumed); });
+      take_up_session(io_, std::move(take_up.socket), std::move(*record), take_up.taken_up_calls,
+                      next_settings(), hooks_for(session_slot),
+                      [this](std::shared_ptr<ComputerSession> taken_up) { on_taken_up(taken_up); });
   *session_slot = session.get();
-  resuming_ = session.get();
+  taking_up_ = session.get();
 }
 
 // Leaves the computer's session for the next worker, then exits. A worker with no live
@@ -155,7 +155,7 @@ void WorkerApp::on(ipc::Park&& park) {
   leaving_ = true;  // no new attach now
   if (current_ && current_->live()) {
     return current_->park(park.drain,
-                          [this](ipc::ResumeRecord record) { on_parked(std::move(record)); });
+                          [this](ipc::ParkedSession record) { on_parked(std::move(record)); });
   }
   stop_when_idle();
 }
@@ -176,7 +176,7 @@ void WorkerApp::on_supervisor_gone() {
   parking_ = true;
   leaving_ = true;
   if (!current_ || !current_->live()) return stop_when_idle();
-  current_->park(drain_, [this](ipc::ResumeRecord record) {
+  current_->park(drain_, [this](ipc::ParkedSession record) {
     write_record(record);
     --open_sessions_;
     current_.reset();
@@ -185,7 +185,7 @@ void WorkerApp::on_supervisor_gone() {
 }
 
 // Its size, then the record: what the next supervisor reads (supervisor/switching/).
-void WorkerApp::write_record(const ipc::ResumeRecord& record) {
+void WorkerApp::write_record(const ipc::ParkedSession& record) {
   const std::string bytes = ipc::encode(record);
   const std::uint64_t size = bytes.size();
   std::string file(reinterpret_cast<const char*>(&size), sizeof size);
@@ -205,7 +205,7 @@ void WorkerApp::write_record(const ipc::ResumeRecord& record) {
            {{"computer", computer_}, {"generation", std::to_string(record.generation)}});
 }
 
-void WorkerApp::on_parked(ipc::ResumeRecord record) {
+void WorkerApp::on_parked(ipc::ParkedSession record) {
   log_info("computer parked for the switch", {{"computer", computer_},
                                               {"generation", std::to_string(record.generation)},
                                               {"calls", std::to_string(record.calls.size())}});
@@ -236,24 +236,24 @@ void WorkerApp::on(ipc::Call&& call) {
 }
 
 void WorkerApp::on(ipc::Cancel&& cancel) {
-  if (resuming_) {
-    return after_resume_.push_back(
+  if (taking_up_) {
+    return after_take_up_.push_back(
         [this, cancel = std::move(cancel)]() mutable { on(std::move(cancel)); });
   }
   if (current_) current_->cancel(cancel.call_id, cancel.reason);
 }
 
 void WorkerApp::on(ipc::Answer&& answer) {
-  if (resuming_) {
-    return after_resume_.push_back(
+  if (taking_up_) {
+    return after_take_up_.push_back(
         [this, answer = std::move(answer)]() mutable { on(std::move(answer)); });
   }
   if (current_) current_->answer(answer.call_id, answer.key, answer.response_without_id);
 }
 
 void WorkerApp::on(ipc::Delivered&& delivered) {
-  if (resuming_)
-    return after_resume_.push_back([this, delivered] { on(ipc::Delivered(delivered)); });
+  if (taking_up_)
+    return after_take_up_.push_back([this, delivered] { on(ipc::Delivered(delivered)); });
   if (current_) current_->delivered(delivered.call_id);
 }
 
@@ -288,9 +288,9 @@ void WorkerApp::on_installed(const std::shared_ptr<ComputerSession>& session) {
   publish();
 }
 
-void WorkerApp::on_resumed(const std::shared_ptr<ComputerSession>& session) {
+void WorkerApp::on_taken_up(const std::shared_ptr<ComputerSession>& session) {
   const auto& settings = session->settings();
-  audit(ipc::ResumeEvent{.peer = settings.peer, .generation = settings.generation});
+  audit(ipc::TakenUpEvent{.peer = settings.peer, .generation = settings.generation});
   log_info("computer resumed", {{"computer", settings.computer},
                                 {"peer", settings.peer},
                                 {"generation", std::to_string(settings.generation)}});
@@ -301,8 +301,8 @@ void WorkerApp::on_resumed(const std::shared_ptr<ComputerSession>& session) {
   } else {
     current_ = session;
   }
-  resuming_ = nullptr;
-  for (auto& deferred : std::exchange(after_resume_, {})) deferred();
+  taking_up_ = nullptr;
+  for (auto& deferred : std::exchange(after_take_up_, {})) deferred();
   if (leaving_) session->close(close_code::kGoingAway);
   publish();
 }
@@ -310,9 +310,9 @@ void WorkerApp::on_resumed(const std::shared_ptr<ComputerSession>& session) {
 void WorkerApp::on_session_ended(const ComputerSession* session) {
   --open_sessions_;
   // A session that ended while being taken up: what waited for it waits for nothing.
-  if (resuming_ == session) {
-    resuming_ = nullptr;
-    after_resume_.clear();
+  if (taking_up_ == session) {
+    taking_up_ = nullptr;
+    after_take_up_.clear();
   }
   // Only this very socket is cleared: a successor installed by takeover is never touched.
   if (current_ && current_.get() == session) current_.reset();

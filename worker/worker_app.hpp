@@ -39,17 +39,17 @@ class WorkerApp {
   void on(ipc::Answer&& answer);
   void on(ipc::Delivered&& delivered);
   void on(ipc::Park&& park);
-  void on(ipc::Resume&& resume);
+  void on(ipc::TakeUp&& take_up);
   void on(ipc::Revoke&&);
   void on(ipc::Shutdown&&);
   SessionSettings next_settings() const;
   SessionHooks hooks_for(std::shared_ptr<const ComputerSession*> session_slot);
   void on_installed(const std::shared_ptr<ComputerSession>& session);
-  void on_resumed(const std::shared_ptr<ComputerSession>& session);
-  void on_parked(ipc::ResumeRecord record);
+  void on_taken_up(const std::shared_ptr<ComputerSession>& session);
+  void on_parked(ipc::ParkedSession record);
   void on_channel_closed(const std::string& violation);
   void on_supervisor_gone();
-  void write_record(const ipc::ResumeRecord& record);
+  void write_record(const ipc::ParkedSession& record);
   void on_session_ended(const ComputerSession* session);
   void leave(std::uint16_t close_code);
   void stop_when_idle();
@@ -84,10 +84,10 @@ class WorkerApp {
   bool parked_sent_ = false;
   base::UniqueFd record_file_;
   bool orphaned_ = false;  // the supervisor is gone; parking for the next one
-  // A session being taken up (kResume) and not installed yet: what the supervisor says
+  // A session being taken up (kTakeUp) and not installed yet: what the supervisor says
   // of its calls meanwhile (cancel, answer, delivered) waits for it.
-  const ComputerSession* resuming_ = nullptr;
-  std::vector<std::function<void()>> after_resume_;
+  const ComputerSession* taking_up_ = nullptr;
+  std::vector<std::function<void()>> after_take_up_;
 };
 
 }  // namespace sb::worker

@@ -24,15 +24,15 @@ std::string upgrade_report(const std::string& answer, int& status) {
   std::string text = "switched from " + body.value("old_build", std::string("?")) + " to " +
                      body.value("new_build", std::string("?")) + " in " +
                      std::to_string(body.value("pause_ms", 0)) + " ms\n";
-  bool all_resumed = true;
+  bool all_taken_up = true;
   for (const auto& computer : body.value("computers", json::array())) {
     const std::string outcome = computer.value("outcome", std::string("?"));
-    all_resumed = all_resumed && outcome == "resumed";
+    all_taken_up = all_taken_up && outcome == "resumed";
     text += computer.value("computer", std::string("?")) + "\t" + outcome;
     if (computer.contains("why")) text += " (" + computer.value("why", std::string()) + ")";
     text += "\n";
   }
-  status = all_resumed ? 0 : 1;
+  status = all_taken_up ? 0 : 1;
   return text;
 }
 

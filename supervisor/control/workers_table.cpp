@@ -28,8 +28,8 @@ std::string workers_json(const std::vector<WorkerRow>& rows, const Metrics& metr
          {"sandboxed", row.sandboxed},
          {"torn_reads", row.torn_reads},
          {"build", row.build},
-         {"resumed_at_ms", row.resumed_at_ms > 0 ? json(row.resumed_at_ms) : json(nullptr)},
-         {"resumes", row.resumes},
+         {"resumed_at_ms", row.taken_up_at_ms > 0 ? json(row.taken_up_at_ms) : json(nullptr)},
+         {"resumes", row.sessions_taken_up},
          {"calls", metrics.calls_of(row.computer)},
          {"duration_buckets", metrics.durations_of(row.computer).counts}});
   }
@@ -83,7 +83,7 @@ std::string build_label(const std::string& build) {
 }
 
 // How long ago the worker took its session up after a switch in place, if it did.
-std::string resumed_label(const json& row) {
+std::string taken_up_label(const json& row) {
   const auto resumed = row.find("resumed_at_ms");
   if (resumed == row.end() || !resumed->is_number_integer()) return "-";
   const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -120,7 +120,7 @@ std::string render(const json& document, const std::map<std::string, Rate>* rate
     }
     out << std::setw(10) << row.at("restarts").get<int>() << std::setw(10) << memory << std::setw(9)
         << (row.value("sandboxed", false) ? "seccomp" : "none") << std::setw(14)
-        << build_label(row.value("build", std::string())) << resumed_label(row) << "\n";
+        << build_label(row.value("build", std::string())) << taken_up_label(row) << "\n";
   }
   return out.str();
 }

@@ -567,9 +567,9 @@ void serve_connection(tcp::socket socket, const HttpServices& services,
   std::make_shared<Connection>(std::move(socket), services, std::move(open))->start();
 }
 
-void resume_connection(tcp::socket socket, const HttpServices& services,
-                       std::shared_ptr<OpenConnections> open, std::string bytes,
-                       std::optional<CarriedCall> call, std::shared_ptr<void> unheard) {
+void take_up_connection(tcp::socket socket, const HttpServices& services,
+                        std::shared_ptr<OpenConnections> open, std::string bytes,
+                        std::optional<CarriedCall> call, std::shared_ptr<void> unheard) {
   std::make_shared<Connection>(std::move(socket), services, std::move(open))
       ->resume(std::move(bytes), call, std::move(unheard));
 }

@@ -40,8 +40,8 @@ void serve_connection(boost::asio::ip::tcp::socket socket, const HttpServices& s
 // and `call`, when set, is the call the first request among them is, taken up where it
 // stood (its response already an event stream, if it had become one). `unheard` is held
 // until that request has been routed, or the connection ended.
-void resume_connection(boost::asio::ip::tcp::socket socket, const HttpServices& services,
-                       std::shared_ptr<OpenConnections> open, std::string bytes,
-                       std::optional<CarriedCall> call, std::shared_ptr<void> unheard);
+void take_up_connection(boost::asio::ip::tcp::socket socket, const HttpServices& services,
+                        std::shared_ptr<OpenConnections> open, std::string bytes,
+                        std::optional<CarriedCall> call, std::shared_ptr<void> unheard);
 
 }  // namespace sb::supervisor

@@ -156,9 +156,9 @@ std::vector<NamedDescriptor> HttpServer::take_parked_sockets() {
   return park ? park->take_sockets() : std::vector<NamedDescriptor>{};
 }
 
-void HttpServer::resume_connections(std::vector<CarriedConnection> connections,
-                                    std::vector<NamedDescriptor>& descriptors,
-                                    std::function<void()> heard) {
+void HttpServer::take_up_connections(std::vector<CarriedConnection> connections,
+                                     std::vector<NamedDescriptor>& descriptors,
+                                     std::function<void()> heard) {
   // Held by each connection until its carried request is routed; the last to let go
   // (this function's, when none has a call) tells.
   const std::shared_ptr<void> unheard(nullptr, [heard = std::move(heard)](void*) { heard(); });
@@ -176,8 +176,8 @@ void HttpServer::resume_connections(std::vector<CarriedConnection> connections,
     ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&address), &length);
     socket.assign(address.ss_family == AF_INET6 ? tcp::v6() : tcp::v4(), fd.release(), error);
     if (error) continue;
-    resume_connection(std::move(socket), impl_->services, impl_->open, std::move(connection.bytes),
-                      connection.call, connection.call ? unheard : nullptr);
+    take_up_connection(std::move(socket), impl_->services, impl_->open, std::move(connection.bytes),
+                       connection.call, connection.call ? unheard : nullptr);
   }
 }
 

@@ -47,8 +47,8 @@ class HttpServer {
   // Serves connections a switch carried, their sockets among `descriptors` by name.
   // `heard` runs once each of them has had its carried call's request answered or taken
   // up again, or has ended.
-  void resume_connections(std::vector<CarriedConnection> connections,
-                          std::vector<NamedDescriptor>& descriptors, std::function<void()> heard);
+  void take_up_connections(std::vector<CarriedConnection> connections,
+                           std::vector<NamedDescriptor>& descriptors, std::function<void()> heard);
 
  private:
   struct Impl;

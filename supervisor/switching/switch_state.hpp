@@ -52,7 +52,7 @@ struct CarriedConnection {
 
 // A computer's session its worker parked: whose (by verifier, as the config writes it),
 // which, its socket by descriptor name, and the worker's record of it
-// (ipc/resume_record.hpp), passed on as it is to the next worker.
+// (ipc/parked_session.hpp), passed on as it is to the next worker.
 struct CarriedSession {
   std::string verifier;
   std::string computer;  // its name then; the config now may call it otherwise

@@ -22,8 +22,8 @@ constexpr std::size_t kMaxHeldCalls = 1024;
 std::uint64_t WorkerRegistry::forward(std::string_view computer, CallRequest request,
                                       CallCallback done) {
   const auto worker = find(computer);
-  if (request.carried) return adopt(worker, std::move(request), std::move(done));
-  const bool waits = worker && worker->awaiting_resume;
+  if (request.carried) return take_up_call(worker, std::move(request), std::move(done));
+  const bool waits = worker && worker->awaiting_take_up;
   if (waits && worker->held_calls.size() >= kMaxHeldCalls) {
     done(CallResult{ipc::CallStatus::kOverloaded, 0, {}});
     return 0;

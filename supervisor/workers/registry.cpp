@@ -325,8 +325,8 @@ void WorkerRegistry::on_event(const std::shared_ptr<WorkerRecord>& worker,
     session->attached = true;
     session->attached_at = std::chrono::system_clock::now();
     ++worker->attaches;
-  } else if (const auto* resumed = std::get_if<ipc::ResumeEvent>(&event)) {
-    return on_resumed(worker, *resumed);
+  } else if (const auto* taken_up = std::get_if<ipc::TakenUpEvent>(&event)) {
+    return on_taken_up(worker, *taken_up);
   } else if (const auto* takeover = std::get_if<ipc::TakeoverEvent>(&event)) {
     const SessionRecord* old_session = handed(takeover->old_generation, takeover->old_peer);
     const SessionRecord* new_session = handed(takeover->new_generation, takeover->new_peer);
@@ -339,9 +339,9 @@ void WorkerRegistry::on_event(const std::shared_ptr<WorkerRecord>& worker,
     // A socket closed before it was installed (the worker was leaving) never had its
     // vm_attach line: it gets no vm_detach either, so that the two always pair up.
     const bool attached = session->attached;
-    if (session->carried && !session->resumed) {
+    if (session->carried && !session->taken_up) {
       lose_carried(*worker);
-      settle(worker->name, "redialled");
+      note_carried_outcome(worker->name, "redialled");
     }
     sessions.erase(detach.generation);  // the worker shut the socket down; our copy closes
     if (!attached) return;
@@ -416,9 +416,9 @@ void WorkerRegistry::audit_lost_sessions(WorkerRecord& worker) {
     // Nothing else shuts it down: the worker that would have is gone, and this copy would
     // keep the computer's connection open.
     if (session.socket.valid()) ::shutdown(session.socket.get(), SHUT_RDWR);
-    if (session.carried && !session.resumed) {
+    if (session.carried && !session.taken_up) {
       lose_carried(worker);
-      settle(worker.name, "redialled");
+      note_carried_outcome(worker.name, "redialled");
     }
     if (!session.attached) continue;
     ++worker.detaches[close_code_label(1006)];

@@ -104,8 +104,8 @@ struct WorkerRow {
   std::uint64_t stalls = 0;
   std::uint64_t messages_dropped = 0;  // as the worker's status record says
   std::string build;                   // the build its process runs, as its hello said
-  std::int64_t resumed_at_ms = 0;      // when its session was taken up after a switch; 0: not
-  std::uint64_t resumes = 0;
+  std::int64_t taken_up_at_ms = 0;     // when its session was taken up after a switch; 0: not
+  std::uint64_t sessions_taken_up = 0;
 };
 
 // The names a computer's socket and its worker's record file have among the descriptors
@@ -204,10 +204,10 @@ class WorkerRegistry {
   void park(std::chrono::milliseconds drain, std::function<void(ParkedWorkers)> done);
   // What a switch carried in, right after start() (before any worker spawns): call ids and
   // generations go on from it, each session goes to its computer's worker when that
-  // spawns, and one whose computer is gone is closed with 4003. `settled` runs once every
+  // spawns, and one whose computer is gone is closed with 4003. `all_carried` runs once every
   // carried session was taken up or lost (at once when there is none).
-  void carry_in(const SwitchState& state, std::vector<NamedDescriptor>& descriptors,
-                std::function<void(std::vector<CarriedOutcome>)> settled);
+  void take_up_carried(const SwitchState& state, std::vector<NamedDescriptor>& descriptors,
+                       std::function<void(std::vector<CarriedOutcome>)> all_carried);
   // Every carried caller's request has been answered or taken up again (forward() with
   // `carried`): the carried calls nobody took up are cancelled toward their computers.
   void carried_callers_heard();
@@ -242,12 +242,12 @@ class WorkerRegistry {
   std::shared_ptr<WorkerRecord> find(std::string_view computer) const;
   ComputerView view_of(const WorkerRecord& worker) const;
   void maybe_finish_shutdown();
-  std::uint64_t adopt(const std::shared_ptr<WorkerRecord>& worker, CallRequest request,
-                      CallCallback done);
+  std::uint64_t take_up_call(const std::shared_ptr<WorkerRecord>& worker, CallRequest request,
+                             CallCallback done);
   void on_parked(const std::shared_ptr<WorkerRecord>& worker, ipc::Parked&& parked);
-  void on_resumed(const std::shared_ptr<WorkerRecord>& worker, const ipc::ResumeEvent& event);
-  void settle(const std::string& computer, std::string outcome);
-  void release_held_calls(WorkerRecord& worker, bool resumed);
+  void on_taken_up(const std::shared_ptr<WorkerRecord>& worker, const ipc::TakenUpEvent& event);
+  void note_carried_outcome(const std::string& computer, std::string outcome);
+  void release_held_calls(WorkerRecord& worker, bool taken_up);
   void lose_carried(WorkerRecord& worker);
   void maybe_finish_parking();
   void send_carried(WorkerRecord& worker);
@@ -280,9 +280,9 @@ class WorkerRegistry {
   std::function<void(ParkedWorkers)> parked_done_;
   std::vector<std::string> attached_when_parking_;  // computers, as park() began
   std::vector<CarriedOutcome> carried_outcomes_;
-  std::size_t carried_unsettled_ = 0;
+  std::size_t carried_waiting_ = 0;
   bool carried_callers_heard_ = false;
-  std::function<void(std::vector<CarriedOutcome>)> carried_settled_;
+  std::function<void(std::vector<CarriedOutcome>)> on_all_carried_;
 };
 
 }  // namespace sb::supervisor

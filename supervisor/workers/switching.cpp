@@ -12,7 +12,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "ipc/resume_record.hpp"
+#include "ipc/parked_session.hpp"
 #include "ipc/supervisor_frames.hpp"
 #include "shared/log.hpp"
 #include "shared/verifier.hpp"
@@ -119,7 +119,7 @@ void WorkerRegistry::on_parked(const std::shared_ptr<WorkerRecord>& worker, ipc:
   if (!worker->parking || worker->parked) return expel(worker, "parked unasked or twice");
   if (parked.record.empty()) return;  // it had no session to leave
   std::string why;
-  const auto record = ipc::decode_resume_record(parked.record, why);
+  const auto record = ipc::decode_parked_session(parked.record, why);
   if (!record) return expel(worker, "parked a record that does not read: " + why);
   const auto session = worker->sessions.find(record->generation);
   if (session == worker->sessions.end() || !session->second.attached ||
@@ -176,9 +176,10 @@ void WorkerRegistry::maybe_finish_parking() {
 
 // ---- the new process ----
 
-void WorkerRegistry::carry_in(const SwitchState& state, std::vector<NamedDescriptor>& descriptors,
-                              std::function<void(std::vector<CarriedOutcome>)> settled) {
-  carried_settled_ = std::move(settled);
+void WorkerRegistry::take_up_carried(const SwitchState& state,
+                                     std::vector<NamedDescriptor>& descriptors,
+                                     std::function<void(std::vector<CarriedOutcome>)> all_carried) {
+  on_all_carried_ = std::move(all_carried);
   next_call_id_ = std::max(next_call_id_, state.next_call_id);
   const auto by_verifier = [this](const std::string& verifier) -> std::shared_ptr<WorkerRecord> {
     for (const auto& worker : workers_) {
@@ -212,7 +213,7 @@ void WorkerRegistry::carry_in(const SwitchState& state, std::vector<NamedDescrip
       descriptors.erase(named);
     }
     std::string why;
-    const auto record = ipc::decode_resume_record(session.record, why);
+    const auto record = ipc::decode_parked_session(session.record, why);
     const auto worker = by_verifier(session.verifier);
     if (!socket.valid() || !record || record->generation != session.generation) {
       log_error("a carried session cannot be taken up; its computer redials",
@@ -251,30 +252,31 @@ void WorkerRegistry::carry_in(const SwitchState& state, std::vector<NamedDescrip
     CarriedIn carried{.generation = session.generation, .record = session.record};
     for (const auto& call : record->calls) carried.calls.insert(call.call_id);
     worker->carried = std::move(carried);
-    worker->awaiting_resume = true;
-    ++carried_unsettled_;
+    worker->awaiting_take_up = true;
+    ++carried_waiting_;
   }
-  if (carried_unsettled_ == 0) {
+  if (carried_waiting_ == 0) {
     boost::asio::post(io_, [this] {
-      if (auto settled = std::exchange(carried_settled_, nullptr)) settled(carried_outcomes_);
+      if (auto all_carried = std::exchange(on_all_carried_, nullptr))
+        all_carried(carried_outcomes_);
     });
   }
 }
 
 // A call whose caller crossed: it is at the computer already, in the carried session's
 // record, and is taken up under its own id with what is left of its time.
-std::uint64_t WorkerRegistry::adopt(const std::shared_ptr<WorkerRecord>& worker,
-                                    CallRequest request, CallCallback done) {
+std::uint64_t WorkerRegistry::take_up_call(const std::shared_ptr<WorkerRecord>& worker,
+                                           CallRequest request, CallCallback done) {
   const std::uint64_t call_id = request.carried->call_id;
   CarriedIn* carried = worker && worker->carried ? &*worker->carried : nullptr;
   if (!carried || !carried->calls.contains(call_id) ||
-      std::find(carried->adopted.begin(), carried->adopted.end(), call_id) !=
-          carried->adopted.end() ||
+      std::find(carried->taken_up.begin(), carried->taken_up.end(), call_id) !=
+          carried->taken_up.end() ||
       owner_of(call_id)) {
     done(CallResult{ipc::CallStatus::kDisconnected, 0, {}});
     return 0;
   }
-  carried->adopted.push_back(call_id);
+  carried->taken_up.push_back(call_id);
   worker->in_flight.emplace(
       call_id, InFlightCall{.done = std::move(done),
                             .on_message = std::move(request.on_message),
@@ -301,8 +303,8 @@ void WorkerRegistry::send_carried(WorkerRecord& worker) {
     log_error("cannot hand a carried session to its worker", {{"computer", worker.name}});
     return stop(worker);
   }
-  worker.channel->send(ipc::encode(ipc::Resume{.socket = std::move(copy),
-                                               .adopted_calls = carried.adopted,
+  worker.channel->send(ipc::encode(ipc::TakeUp{.socket = std::move(copy),
+                                               .taken_up_calls = carried.taken_up,
                                                .record = std::move(carried.record)}));
 }
 
@@ -311,31 +313,31 @@ void WorkerRegistry::carried_callers_heard() {
   for (auto& worker : workers_) send_carried(*worker);
 }
 
-void WorkerRegistry::on_resumed(const std::shared_ptr<WorkerRecord>& worker,
-                                const ipc::ResumeEvent& event) {
+void WorkerRegistry::on_taken_up(const std::shared_ptr<WorkerRecord>& worker,
+                                 const ipc::TakenUpEvent& event) {
   const auto session = worker->sessions.find(event.generation);
-  if (session == worker->sessions.end() || !session->second.carried || session->second.resumed ||
+  if (session == worker->sessions.end() || !session->second.carried || session->second.taken_up ||
       session->second.peer != event.peer)
     return expel(worker, "reported a resume it was not given");
-  session->second.resumed = true;
-  session->second.resumed_at = std::chrono::system_clock::now();
-  ++worker->resumes;
+  session->second.taken_up = true;
+  session->second.taken_up_at = std::chrono::system_clock::now();
+  ++worker->sessions_taken_up;
   write_event(*worker, event);
   worker->carried.reset();
   release_held_calls(*worker, true);
-  settle(worker->name, "resumed");
+  note_carried_outcome(worker->name, "resumed");
 }
 
 // The calls that waited for the carried session go to it, in order (those cancelled
 // meanwhile excepted), or, when it was lost, find their computer not attached.
-void WorkerRegistry::release_held_calls(WorkerRecord& worker, bool resumed) {
-  if (!worker.awaiting_resume) return;
-  worker.awaiting_resume = false;
+void WorkerRegistry::release_held_calls(WorkerRecord& worker, bool taken_up) {
+  if (!worker.awaiting_take_up) return;
+  worker.awaiting_take_up = false;
   auto held = std::exchange(worker.held_calls, {});
   for (auto& frame : held) {
     const auto found = worker.in_flight.find(frame.call_id);
     if (found == worker.in_flight.end()) continue;
-    if (resumed && worker.channel) {
+    if (taken_up && worker.channel) {
       worker.channel->send(std::move(frame));
       continue;
     }
@@ -362,11 +364,11 @@ void WorkerRegistry::lose_carried(WorkerRecord& worker) {
   }
 }
 
-void WorkerRegistry::settle(const std::string& computer, std::string outcome) {
-  if (carried_unsettled_ == 0) return;
+void WorkerRegistry::note_carried_outcome(const std::string& computer, std::string outcome) {
+  if (carried_waiting_ == 0) return;
   carried_outcomes_.push_back({computer, std::move(outcome)});
-  if (--carried_unsettled_ > 0) return;
-  if (auto settled = std::exchange(carried_settled_, nullptr)) settled(carried_outcomes_);
+  if (--carried_waiting_ > 0) return;
+  if (auto all_carried = std::exchange(on_all_carried_, nullptr)) all_carried(carried_outcomes_);
 }
 
 }  // namespace sb::supervisor

@@ -134,7 +134,7 @@ std::vector<WorkerRow> WorkerRegistry::rows() const {
                   .detaches = worker->detaches,
                   .stalls = worker->stalls,
                   .build = worker->build,
-                  .resumes = worker->resumes};
+                  .sessions_taken_up = worker->sessions_taken_up};
     row.messages_dropped = worker->messages_dropped_before;
     if (worker->state == WorkerRecord::State::kRestarting || worker->expelled) {
       row.state = "restarting";
@@ -151,10 +151,10 @@ std::vector<WorkerRow> WorkerRegistry::rows() const {
       if (row.attached) row.attached_for_secs = (now_ms() - status.attached_at_ms) / 1000;
       std::uint64_t generation = 0;
       const SessionRecord* session = worker->session_named(status.generation, &generation);
-      if (session && session->resumed) {
-        row.resumed_at_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                session->resumed_at.time_since_epoch())
-                                .count();
+      if (session && session->taken_up) {
+        row.taken_up_at_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                 session->taken_up_at.time_since_epoch())
+                                 .count();
       }
       if (!worker->responsive(timings_.heartbeat_stale)) {
         row.state = "stalled";

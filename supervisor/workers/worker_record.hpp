@@ -82,19 +82,19 @@ struct SessionRecord {
   StoreEntry stored;  // the socket, in the service manager's store
   // Carried in by a switch, and whether (and when) its worker took it up (vm_resumed).
   bool carried = false;
-  bool resumed = false;
-  std::chrono::system_clock::time_point resumed_at;
+  bool taken_up = false;
+  std::chrono::system_clock::time_point taken_up_at;
 };
 
 // A session a switch carried in, for the worker's first process to take up
-// (ipc::Resume): its record as the old worker left it, which calls it holds, and which of
+// (ipc::TakeUp): its record as the old worker left it, which calls it holds, and which of
 // those have a caller again (known for sure once every carried caller has been heard
 // from: WorkerRegistry::carried_callers_heard).
 struct CarriedIn {
   std::uint64_t generation = 0;
   std::string record;
   std::set<std::uint64_t> calls;
-  std::vector<std::uint64_t> adopted;
+  std::vector<std::uint64_t> taken_up;
   bool sent = false;  // the worker has it
 };
 
@@ -122,7 +122,7 @@ struct WorkerRecord {
   std::optional<CarriedIn> carried;
   // A carried session not yet taken up: calls for it wait here, in order, rather than
   // find their computer not attached; sent once the worker reports vm_resumed.
-  bool awaiting_resume = false;
+  bool awaiting_take_up = false;
   std::vector<ipc::Frame> held_calls;
   // Switching: asked to park; what it parked (its socket is then in `sessions` no more).
   bool parking = false;
@@ -139,7 +139,7 @@ struct WorkerRecord {
   // For /metrics (docs/metrics.md): sessions it reported attached, its sessions' ends by
   // close code, and the times it stalled.
   std::uint64_t attaches = 0;
-  std::uint64_t resumes = 0;  // sessions it took up after a switch
+  std::uint64_t sessions_taken_up = 0;  // sessions it took up after a switch
   std::map<std::string, std::uint64_t> detaches;
   std::uint64_t stalls = 0;
   // Messages its computers' sessions dropped in processes that have exited: the status

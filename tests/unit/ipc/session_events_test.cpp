@@ -26,10 +26,10 @@ TEST(SessionEvents, EachEventRoundTripsWithItsNameAndFields) {
   ASSERT_TRUE(back) << reason;
   EXPECT_EQ(std::get<DetachEvent>(*back).reason, "gone");
   EXPECT_EQ(event_name(TakeoverEvent{}), "vm_takeover");
-  EXPECT_EQ(event_name(ResumeEvent{}), "vm_resumed");
-  const auto resumed = decode_event_body(encode_event_body(ResumeEvent{"p", 4}), reason);
+  EXPECT_EQ(event_name(TakenUpEvent{}), "vm_resumed");
+  const auto resumed = decode_event_body(encode_event_body(TakenUpEvent{"p", 4}), reason);
   ASSERT_TRUE(resumed) << reason;
-  EXPECT_EQ(std::get<ResumeEvent>(*resumed).generation, 4u);
+  EXPECT_EQ(std::get<TakenUpEvent>(*resumed).generation, 4u);
   EXPECT_EQ(event_name(AttachEvent{}), "vm_attach");
 }
 

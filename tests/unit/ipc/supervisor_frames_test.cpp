@@ -116,21 +116,21 @@ TEST(SupervisorFrames, CallCancelAnswerAndDeliveredNameTheirCall) {
   EXPECT_TRUE(malformed(std::move(delivered)));
 }
 
-TEST(SupervisorFrames, ParkAndResumeRoundTripAndOnlyResumeCarriesADescriptor) {
+TEST(SupervisorFrames, ParkAndTakeUpRoundTripAndOnlyTakeUpCarriesADescriptor) {
   EXPECT_EQ(decoded_as<Park>(encode(Park{.drain = 10s})).drain, 10s);
-  const auto resume = decoded_as<Resume>(
-      encode(Resume{.socket = a_descriptor(), .adopted_calls = {4, 9}, .record = "bytes"}));
-  EXPECT_TRUE(resume.socket.valid());
-  EXPECT_EQ(resume.adopted_calls, (std::vector<std::uint64_t>{4, 9}));
-  EXPECT_EQ(resume.record, "bytes");
+  const auto take_up = decoded_as<TakeUp>(
+      encode(TakeUp{.socket = a_descriptor(), .taken_up_calls = {4, 9}, .record = "bytes"}));
+  EXPECT_TRUE(take_up.socket.valid());
+  EXPECT_EQ(take_up.taken_up_calls, (std::vector<std::uint64_t>{4, 9}));
+  EXPECT_EQ(take_up.record, "bytes");
 
-  EXPECT_TRUE(malformed(encode(Resume{.adopted_calls = {4}, .record = "bytes"})));
-  EXPECT_TRUE(malformed(encode(Resume{.socket = a_descriptor(), .record = ""})));
+  EXPECT_TRUE(malformed(encode(TakeUp{.taken_up_calls = {4}, .record = "bytes"})));
+  EXPECT_TRUE(malformed(encode(TakeUp{.socket = a_descriptor(), .record = ""})));
   Frame park = encode(Park{.drain = 1s});
   park.fd = a_descriptor();
   EXPECT_TRUE(malformed(std::move(park)));
   // A count of adopted calls larger than any session holds is refused before it is read.
-  Frame many = encode(Resume{.socket = a_descriptor(), .record = "bytes"});
+  Frame many = encode(TakeUp{.socket = a_descriptor(), .record = "bytes"});
   many.meta.assign(8, '\xff');
   EXPECT_TRUE(malformed(std::move(many)));
 }

@@ -3,7 +3,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 
-#include "ipc/resume_record.hpp"
+#include "ipc/parked_session.hpp"
 #include "ipc/worker_frames.hpp"
 
 namespace sb::ipc {
@@ -68,7 +68,7 @@ TEST(WorkerFrames, WhatAWorkerMayNotSendIsMalformed) {
   Frame parked = encode(Parked{"record"});
   parked.meta.assign(1, 'x');  // `= "x"` trips g++ 12's false -Wrestrict
   EXPECT_EQ(reason_for(std::move(parked)), "a parked frame with a meta");
-  EXPECT_EQ(reason_for(encode(Parked{std::string(kMaxResumeRecordBytes + 1, 'x')})),
+  EXPECT_EQ(reason_for(encode(Parked{std::string(kMaxParkedSessionBytes + 1, 'x')})),
             "a parked record over its bound");
   Frame event = encode(SessionEvent{AttachEvent{"p", 1}});
   event.call_id = 2;

@@ -254,8 +254,8 @@ TEST(ComputerSession, AParkedSessionLeavesARecordOfItsCallsAndTheSocketOpen) {
   rig.handshake();
   rig.forward(12, echo(6));
   const json sent = rig.last_received();
-  std::optional<ipc::ResumeRecord> record;
-  rig.session().park(1s, [&](ipc::ResumeRecord parked) { record = std::move(parked); });
+  std::optional<ipc::ParkedSession> record;
+  rig.session().park(1s, [&](ipc::ParkedSession parked) { record = std::move(parked); });
   ASSERT_TRUE(rig.run_until([&] { return record.has_value(); }));
   EXPECT_EQ(record->generation, 1u);
   EXPECT_EQ(record->peer, "100.64.0.7");
@@ -521,15 +521,15 @@ TEST(ComputerSession, AParkedSessionCarriesItsListenAndLogLevel) {
   follow(rig, 5, "demo://a");
   const json listen = rig.last_received();
   rig.send(acknowledged(listen));
-  std::optional<ipc::ResumeRecord> record;
-  rig.session().park(1s, [&](ipc::ResumeRecord parked) { record = std::move(parked); });
+  std::optional<ipc::ParkedSession> record;
+  rig.session().park(1s, [&](ipc::ParkedSession parked) { record = std::move(parked); });
   ASSERT_TRUE(rig.run_until([&] { return record.has_value(); }));
   EXPECT_EQ(record->listen_uris, std::vector<std::string>{"demo://a"});
   EXPECT_EQ(record->active_listen, listen["id"].get<std::uint64_t>());
   EXPECT_EQ(record->newest_listen, record->active_listen);
   EXPECT_EQ(record->log_level, "error");
   std::string why;
-  EXPECT_TRUE(ipc::decode_resume_record(ipc::encode(*record), why)) << why;
+  EXPECT_TRUE(ipc::decode_parked_session(ipc::encode(*record), why)) << why;
 }
 
 TEST(ComputerSession, ARefusedInitializeWithoutTheStatelessRevisionEndsTheSession) {

@@ -20,18 +20,18 @@ namespace sb::ipc {
 // Raised whenever the layout or the meaning of a field changes. Version 1 carried the
 // offers in one byte, version 2 no listen and no log level; a worker still reads both, so
 // that an upgrade across the change keeps its computers attached.
-inline constexpr std::uint64_t kResumeRecordVersion = 3;
+inline constexpr std::uint64_t kParkedSessionVersion = 3;
 // Bounds on what a record may hold: a session has at most 64 calls in flight and 16
 // requests routed to callers; what the socket read past the last message is a frame
 // header and a read's worth of bytes.
-inline constexpr std::size_t kMaxResumeRecordBytes = 4u << 20;
-inline constexpr std::size_t kMaxResumedCalls = 64;
-inline constexpr std::size_t kMaxResumedRoutes = 16;
+inline constexpr std::size_t kMaxParkedSessionBytes = 4u << 20;
+inline constexpr std::size_t kMaxParkedCalls = 64;
+inline constexpr std::size_t kMaxParkedRoutes = 16;
 inline constexpr std::size_t kMaxUnreadBytes = 64 * 1024;
 inline constexpr std::size_t kMaxRecordText = 4096;  // a peer, a caller, an id, a token
 // What a worker follows for a computer that speaks only 2026-07-28 (one listen): at most
 // this many URIs, each of at most the bytes a subscription's URI may have.
-inline constexpr std::size_t kMaxResumedListenUris = 256;
+inline constexpr std::size_t kMaxParkedListenUris = 256;
 inline constexpr std::size_t kMaxListenUriBytes = 8 * 1024;
 
 // A time on the steady clock, which is CLOCK_MONOTONIC: one clock for every process of
@@ -40,7 +40,7 @@ using SteadyTime = std::chrono::steady_clock::time_point;
 
 // One call in flight at the computer: its id on the computer's socket and the supervisor's
 // call id, whose caller it is, and its deadlines.
-struct ResumedCall {
+struct ParkedCall {
   std::uint64_t id = 0;
   std::uint64_t call_id = 0;
   std::string caller;
@@ -52,13 +52,13 @@ struct ResumedCall {
 };
 
 // A request the computer sent during a call, waiting for its caller's answer.
-struct ResumedRoute {
+struct ParkedRoute {
   std::uint64_t key = 0;
   std::uint64_t pending_id = 0;  // the call it was routed to (its id on the socket)
   std::string original_id;       // the computer's id, as JSON text
 };
 
-struct ResumeRecord {
+struct ParkedSession {
   std::uint64_t generation = 0;
   std::string peer;
   int max_inflight = 0;
@@ -68,8 +68,8 @@ struct ResumeRecord {
   std::uint32_t offers = 0;   // offer:: bits, as the status board has them
   std::uint64_t next_id = 1;  // ids on the computer's socket are never reused
   std::uint64_t next_route_key = 1;
-  std::vector<ResumedCall> calls;
-  std::vector<ResumedRoute> routed;
+  std::vector<ParkedCall> calls;
+  std::vector<ParkedRoute> routed;
   // A computer that speaks only 2026-07-28: the URIs it is asked to follow, the listen sent
   // for them last and the acknowledged one (ids on the socket; 0: none), and the log level a
   // logging/setLevel set ("" for none).
@@ -82,11 +82,11 @@ struct ResumeRecord {
   std::string unread;
 };
 
-std::string encode(const ResumeRecord& record);
+std::string encode(const ParkedSession& record);
 // Nothing, and `why` set, unless `bytes` is exactly one record of this version (or of
 // version 1 or 2) whose fields agree with each other (ids below next_id and unique, routes
 // naming calls held, tokens and ids that are JSON of the right kind, every size within its
 // bound).
-std::optional<ResumeRecord> decode_resume_record(std::string_view bytes, std::string& why);
+std::optional<ParkedSession> decode_parked_session(std::string_view bytes, std::string& why);
 
 }  // namespace sb::ipc

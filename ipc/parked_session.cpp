@@ -1,4 +1,4 @@
-#include "ipc/resume_record.hpp"
+#include "ipc/parked_session.hpp"
 
 #include <nlohmann/json.hpp>
 #include <set>
@@ -30,8 +30,8 @@ bool is_server_info(const json& value) {
   return value.is_object() || value.is_null();
 }
 
-std::optional<ResumedCall> read_call(MetaReader& in) {
-  ResumedCall call;
+std::optional<ParkedCall> read_call(MetaReader& in) {
+  ParkedCall call;
   call.id = in.number();
   call.call_id = in.number();
   call.caller = std::string(in.text());
@@ -48,7 +48,7 @@ std::optional<ResumedCall> read_call(MetaReader& in) {
   return call;
 }
 
-std::string check_calls(const ResumeRecord& record) {
+std::string check_calls(const ParkedSession& record) {
   std::set<std::uint64_t> ids;
   std::set<std::uint64_t> call_ids;
   for (const auto& call : record.calls) {
@@ -70,7 +70,7 @@ std::string check_calls(const ResumeRecord& record) {
   return {};
 }
 
-std::string check_listen(const ResumeRecord& record) {
+std::string check_listen(const ParkedSession& record) {
   std::set<std::string_view> uris;
   for (const auto& uri : record.listen_uris) {
     if (uri.empty() || uri.size() > kMaxListenUriBytes) return "a listened URI out of bounds";
@@ -87,9 +87,9 @@ std::string check_listen(const ResumeRecord& record) {
 
 }  // namespace
 
-std::string encode(const ResumeRecord& record) {
+std::string encode(const ParkedSession& record) {
   MetaWriter out;
-  out.number(kResumeRecordVersion)
+  out.number(kParkedSessionVersion)
       .number(record.generation)
       .text(record.peer)
       .number(static_cast<std::uint64_t>(std::max(record.max_inflight, 0)))
@@ -119,16 +119,16 @@ std::string encode(const ResumeRecord& record) {
   return out.take();
 }
 
-std::optional<ResumeRecord> decode_resume_record(std::string_view bytes, std::string& why) {
-  const auto fail = [&why](std::string reason) -> std::optional<ResumeRecord> {
+std::optional<ParkedSession> decode_parked_session(std::string_view bytes, std::string& why) {
+  const auto fail = [&why](std::string reason) -> std::optional<ParkedSession> {
     why = std::move(reason);
     return std::nullopt;
   };
-  if (bytes.size() > kMaxResumeRecordBytes) return fail("a record over its size bound");
+  if (bytes.size() > kMaxParkedSessionBytes) return fail("a record over its size bound");
   MetaReader in(bytes);
   const std::uint64_t version = in.number();
-  if (version == 0 || version > kResumeRecordVersion) return fail("a record of another version");
-  ResumeRecord record;
+  if (version == 0 || version > kParkedSessionVersion) return fail("a record of another version");
+  ParkedSession record;
   record.generation = in.number();
   record.peer = std::string(in.text());
   const auto max_inflight = int_count(in.number());
@@ -139,16 +139,16 @@ std::optional<ResumeRecord> decode_resume_record(std::string_view bytes, std::st
   record.next_id = in.number();
   record.next_route_key = in.number();
   const std::uint64_t call_count = in.number();
-  if (call_count > kMaxResumedCalls) return fail("more calls than a session can hold");
+  if (call_count > kMaxParkedCalls) return fail("more calls than a session can hold");
   for (std::uint64_t i = 0; i < call_count; ++i) {
     auto call = read_call(in);
     if (!call) return fail("a call with a field out of range");
     record.calls.push_back(std::move(*call));
   }
   const std::uint64_t route_count = in.number();
-  if (route_count > kMaxResumedRoutes) return fail("more routed requests than a session holds");
+  if (route_count > kMaxParkedRoutes) return fail("more routed requests than a session holds");
   for (std::uint64_t i = 0; i < route_count; ++i) {
-    ResumedRoute route;
+    ParkedRoute route;
     route.key = in.number();
     route.pending_id = in.number();
     route.original_id = std::string(in.text());
@@ -158,14 +158,14 @@ std::optional<ResumeRecord> decode_resume_record(std::string_view bytes, std::st
     record.newest_listen = in.number();
     record.active_listen = in.number();
     const std::uint64_t uri_count = in.number();
-    if (uri_count > kMaxResumedListenUris) return fail("more listened URIs than a worker keeps");
+    if (uri_count > kMaxParkedListenUris) return fail("more listened URIs than a worker keeps");
     for (std::uint64_t i = 0; i < uri_count; ++i) record.listen_uris.emplace_back(in.text());
     record.log_level = std::string(in.text());
   }
   record.unread = std::string(in.text());
   if (!in.complete()) return fail("a record cut short or with bytes after it");
   if (!max_inflight || *max_inflight < 1 ||
-      static_cast<std::size_t>(*max_inflight) > kMaxResumedCalls)
+      static_cast<std::size_t>(*max_inflight) > kMaxParkedCalls)
     return fail("an in-flight cap out of range");
   record.max_inflight = *max_inflight;
   if (!attached_at || (offers & ~std::uint64_t{offer::kAll}) != 0)

@@ -1,7 +1,7 @@
 // A session's record as one worker leaves it for the next (docs/architecture.md,
 // "Switching"): it round-trips field for field, and anything but exactly one record of
 // this version whose fields agree is refused with the reason, never read with defaults.
-#include "ipc/resume_record.hpp"
+#include "ipc/parked_session.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,44 +10,44 @@ namespace {
 
 using namespace std::chrono_literals;
 
-ResumeRecord a_record() {
+ParkedSession a_record() {
   const SteadyTime now = std::chrono::steady_clock::now();
-  return ResumeRecord{.generation = 3,
-                      .peer = "10.0.0.1:5",
-                      .max_inflight = 8,
-                      .attached_at_ms = 1'700'000'000'000,
-                      .attached_at = now - 5s,
-                      .server_json = R"({"name":"fake","version":"1"})",
-                      .offers = offer::kLogging | offer::kPrompts,
-                      .next_id = 12,
-                      .next_route_key = 3,
-                      .calls = {{.id = 10,
-                                 .call_id = 77,
-                                 .caller = "alice",
-                                 .stream = true,
-                                 .progress_token = R"("job")",
-                                 .timeout = 60s,
-                                 .deadline = now + 30s,
-                                 .last_moment = now + 500s},
-                                {.id = 11, .call_id = 78, .caller = "bob", .timeout = 5s}},
-                      .routed = {{.key = 2, .pending_id = 10, .original_id = R"("ask-1")"}},
-                      .listen_uris = {"demo://a", "demo://b"},
-                      .newest_listen = 11,
-                      .active_listen = 9,
-                      .log_level = "warning",
-                      .unread = std::string("\x81\x05hel", 5)};
+  return ParkedSession{.generation = 3,
+                       .peer = "10.0.0.1:5",
+                       .max_inflight = 8,
+                       .attached_at_ms = 1'700'000'000'000,
+                       .attached_at = now - 5s,
+                       .server_json = R"({"name":"fake","version":"1"})",
+                       .offers = offer::kLogging | offer::kPrompts,
+                       .next_id = 12,
+                       .next_route_key = 3,
+                       .calls = {{.id = 10,
+                                  .call_id = 77,
+                                  .caller = "alice",
+                                  .stream = true,
+                                  .progress_token = R"("job")",
+                                  .timeout = 60s,
+                                  .deadline = now + 30s,
+                                  .last_moment = now + 500s},
+                                 {.id = 11, .call_id = 78, .caller = "bob", .timeout = 5s}},
+                       .routed = {{.key = 2, .pending_id = 10, .original_id = R"("ask-1")"}},
+                       .listen_uris = {"demo://a", "demo://b"},
+                       .newest_listen = 11,
+                       .active_listen = 9,
+                       .log_level = "warning",
+                       .unread = std::string("\x81\x05hel", 5)};
 }
 
 std::string why_refused(const std::string& bytes) {
   std::string why;
-  EXPECT_FALSE(decode_resume_record(bytes, why));
+  EXPECT_FALSE(decode_parked_session(bytes, why));
   return why;
 }
 
-TEST(ResumeRecord, RoundTripsEveryField) {
-  const ResumeRecord record = a_record();
+TEST(ParkedSession, RoundTripsEveryField) {
+  const ParkedSession record = a_record();
   std::string why;
-  const auto back = decode_resume_record(encode(record), why);
+  const auto back = decode_parked_session(encode(record), why);
   ASSERT_TRUE(back) << why;
   EXPECT_EQ(back->generation, 3u);
   EXPECT_EQ(back->peer, record.peer);
@@ -76,7 +76,7 @@ TEST(ResumeRecord, RoundTripsEveryField) {
 
 // `record` (without a listen or a log level) as a worker of version 2 wrote it: no listen
 // and no log level between the routes and the unread bytes.
-std::string as_version_2(ResumeRecord record) {
+std::string as_version_2(ParkedSession record) {
   record.listen_uris.clear();
   record.newest_listen = record.active_listen = 0;
   record.log_level.clear();
@@ -89,7 +89,7 @@ std::string as_version_2(ResumeRecord record) {
 
 // `record` as a worker of version 1 wrote it: as version 2, with its offers in one byte
 // (after the version, generation, peer, in-flight cap, both attach times and server info).
-std::string as_version_1(const ResumeRecord& record) {
+std::string as_version_1(const ParkedSession& record) {
   std::string bytes = as_version_2(record);
   bytes[0] = 1;
   const std::size_t offers_at = 8 * 7 + record.peer.size() + record.server_json.size();
@@ -97,11 +97,11 @@ std::string as_version_1(const ResumeRecord& record) {
   return bytes;
 }
 
-TEST(ResumeRecord, RecordsOfThePreviousVersionsAreStillRead) {
-  const ResumeRecord record = a_record();
+TEST(ParkedSession, RecordsOfThePreviousVersionsAreStillRead) {
+  const ParkedSession record = a_record();
   for (const std::string& bytes : {as_version_1(record), as_version_2(record)}) {
     std::string why;
-    const auto back = decode_resume_record(bytes, why);
+    const auto back = decode_parked_session(bytes, why);
     ASSERT_TRUE(back) << why;
     EXPECT_EQ(back->offers, offer::kLogging | offer::kPrompts);
     EXPECT_EQ(back->next_id, 12u);
@@ -112,11 +112,11 @@ TEST(ResumeRecord, RecordsOfThePreviousVersionsAreStillRead) {
   }
 }
 
-TEST(ResumeRecord, TheStatelessOnlyBitCrosses) {
-  ResumeRecord record = a_record();
+TEST(ParkedSession, TheStatelessOnlyBitCrosses) {
+  ParkedSession record = a_record();
   record.offers |= offer::kStatelessOnly;
   std::string why;
-  const auto back = decode_resume_record(encode(record), why);
+  const auto back = decode_parked_session(encode(record), why);
   ASSERT_TRUE(back) << why;
   EXPECT_EQ(back->offers, offer::kLogging | offer::kPrompts | offer::kStatelessOnly);
   record.offers = offer::kAll + 1;
@@ -128,7 +128,7 @@ TEST(ResumeRecord, TheStatelessOnlyBitCrosses) {
   EXPECT_EQ(why_refused(high_bit), "a field out of range");
 }
 
-TEST(ResumeRecord, ABytePastOrShortIsRefused) {
+TEST(ParkedSession, ABytePastOrShortIsRefused) {
   const std::string bytes = encode(a_record());
   EXPECT_EQ(why_refused(bytes + "x"), "a record cut short or with bytes after it");
   EXPECT_EQ(why_refused(bytes.substr(0, bytes.size() - 1)),
@@ -139,42 +139,43 @@ TEST(ResumeRecord, ABytePastOrShortIsRefused) {
   EXPECT_EQ(why_refused(other_version), "a record of another version");
 }
 
-TEST(ResumeRecord, FieldsThatDisagreeAreRefused) {
+TEST(ParkedSession, FieldsThatDisagreeAreRefused) {
   auto refused = [](auto change) {
-    ResumeRecord record = a_record();
+    ParkedSession record = a_record();
     change(record);
     return why_refused(encode(record));
   };
-  EXPECT_EQ(refused([](ResumeRecord& r) { r.calls[0].id = 12; }),
+  EXPECT_EQ(refused([](ParkedSession& r) { r.calls[0].id = 12; }),
             "a call id the socket never issued");
-  EXPECT_EQ(refused([](ResumeRecord& r) { r.calls[1].call_id = 77; }), "a call listed twice");
-  EXPECT_EQ(refused([](ResumeRecord& r) { r.calls[0].call_id = 0; }),
+  EXPECT_EQ(refused([](ParkedSession& r) { r.calls[1].call_id = 77; }), "a call listed twice");
+  EXPECT_EQ(refused([](ParkedSession& r) { r.calls[0].call_id = 0; }),
             "a call without the supervisor's call id");
-  EXPECT_EQ(refused([](ResumeRecord& r) { r.calls[0].progress_token = "[1]"; }),
+  EXPECT_EQ(refused([](ParkedSession& r) { r.calls[0].progress_token = "[1]"; }),
             "a progress token that is not a string or an integer");
-  EXPECT_EQ(refused([](ResumeRecord& r) { r.routed[0].pending_id = 11'000; }),
+  EXPECT_EQ(refused([](ParkedSession& r) { r.routed[0].pending_id = 11'000; }),
             "a route to a call not held");
-  EXPECT_EQ(refused([](ResumeRecord& r) { r.routed[0].key = 3; }), "a route key never issued");
-  EXPECT_EQ(refused([](ResumeRecord& r) { r.max_inflight = 1; }),
+  EXPECT_EQ(refused([](ParkedSession& r) { r.routed[0].key = 3; }), "a route key never issued");
+  EXPECT_EQ(refused([](ParkedSession& r) { r.max_inflight = 1; }),
             "more calls than its in-flight cap");
-  EXPECT_EQ(refused([](ResumeRecord& r) { r.max_inflight = 65; }), "an in-flight cap out of range");
-  EXPECT_EQ(refused([](ResumeRecord& r) { r.server_json = "[]"; }),
+  EXPECT_EQ(refused([](ParkedSession& r) { r.max_inflight = 65; }),
+            "an in-flight cap out of range");
+  EXPECT_EQ(refused([](ParkedSession& r) { r.server_json = "[]"; }),
             "server info that is not an object");
-  EXPECT_EQ(refused([](ResumeRecord& r) { r.generation = 0; }), "no generation");
-  EXPECT_EQ(refused([](ResumeRecord& r) { r.unread.assign(kMaxUnreadBytes + 1, 'x'); }),
+  EXPECT_EQ(refused([](ParkedSession& r) { r.generation = 0; }), "no generation");
+  EXPECT_EQ(refused([](ParkedSession& r) { r.unread.assign(kMaxUnreadBytes + 1, 'x'); }),
             "more unread bytes than a read takes");
-  EXPECT_EQ(refused([](ResumeRecord& r) { r.peer.assign(kMaxRecordText + 1, 'p'); }),
+  EXPECT_EQ(refused([](ParkedSession& r) { r.peer.assign(kMaxRecordText + 1, 'p'); }),
             "a peer label out of bounds");
-  EXPECT_EQ(refused([](ResumeRecord& r) { r.listen_uris[1] = "demo://a"; }),
+  EXPECT_EQ(refused([](ParkedSession& r) { r.listen_uris[1] = "demo://a"; }),
             "a listened URI listed twice");
-  EXPECT_EQ(refused([](ResumeRecord& r) { r.listen_uris[0].assign(kMaxListenUriBytes + 1, 'u'); }),
+  EXPECT_EQ(refused([](ParkedSession& r) { r.listen_uris[0].assign(kMaxListenUriBytes + 1, 'u'); }),
             "a listened URI out of bounds");
-  EXPECT_EQ(refused([](ResumeRecord& r) { r.listen_uris.assign(kMaxResumedListenUris + 1, "u"); }),
+  EXPECT_EQ(refused([](ParkedSession& r) { r.listen_uris.assign(kMaxParkedListenUris + 1, "u"); }),
             "more listened URIs than a worker keeps");
-  EXPECT_EQ(refused([](ResumeRecord& r) { r.active_listen = 12; }),
+  EXPECT_EQ(refused([](ParkedSession& r) { r.active_listen = 12; }),
             "a listen id the socket never issued");
-  EXPECT_EQ(refused([](ResumeRecord& r) { r.listen_uris.clear(); }), "a listen for no URI");
-  EXPECT_EQ(refused([](ResumeRecord& r) { r.log_level = "loud"; }),
+  EXPECT_EQ(refused([](ParkedSession& r) { r.listen_uris.clear(); }), "a listen for no URI");
+  EXPECT_EQ(refused([](ParkedSession& r) { r.log_level = "loud"; }),
             "a log level MCP does not have");
 }
 
