@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ipc/supervisor_frames.hpp"
+#include "supervisor/workers/calls_in_flight.hpp"
 #include "supervisor/workers/registry.hpp"
 #include "supervisor/workers/worker_record.hpp"
 
@@ -40,7 +41,7 @@ std::uint64_t WorkerRegistry::forward(std::string_view computer, CallRequest req
                     .last_moment = now + request.max_total,
                     .reply_may_arrive = request.reply_may_arrive};
   const bool stream = static_cast<bool>(call.on_message);
-  worker->in_flight.emplace(call_id, std::move(call));
+  in_flight_->add(call_id, worker, std::move(call));
   arm_backstop(worker, call_id);
   auto frame = ipc::encode(ipc::Call{.call_id = call_id,
                                      .meta = {.caller = request.caller,
@@ -62,37 +63,25 @@ std::uint64_t WorkerRegistry::forward(std::string_view computer, CallRequest req
 // fires a grace period after the worker's own deadline would have.
 void WorkerRegistry::arm_backstop(const std::shared_ptr<WorkerRecord>& worker,
                                   std::uint64_t call_id) {
-  InFlightCall& call = worker->in_flight.at(call_id);
-  const auto at =
-      std::min(std::chrono::steady_clock::now() + call.timeout, call.last_moment) + kBackstopGrace;
-  if (call.backstop.pending()) return call.backstop.move_to(at);
-  call.backstop = backstops_.add(at, [weak = std::weak_ptr<WorkerRecord>(worker), call_id] {
-    const auto alive = weak.lock();
-    if (!alive) return;
-    const auto found = alive->in_flight.find(call_id);
-    if (found == alive->in_flight.end()) return;
-    CallCallback late = std::move(found->second.done);
-    alive->in_flight.erase(found);
-    if (alive->channel) {
-      alive->channel->send(ipc::encode(ipc::Cancel{call_id, "timed out"}));
+  InFlightCall* call = in_flight_->find(call_id, *worker);
+  if (!call) return;
+  const auto at = std::min(std::chrono::steady_clock::now() + call->timeout, call->last_moment) +
+                  kBackstopGrace;
+  if (call->backstop.pending()) return call->backstop.move_to(at);
+  call->backstop = backstops_.add(at, [this, call_id] {
+    const auto worker = in_flight_->owner_of(call_id);
+    auto late = in_flight_->take(call_id);
+    if (!late) return;
+    if (worker && worker->channel) {
+      worker->channel->send(ipc::encode(ipc::Cancel{call_id, "timed out"}));
     }
-    late(CallResult{ipc::CallStatus::kTimeout, 0, {}});
+    late->done(CallResult{ipc::CallStatus::kTimeout, 0, {}});
   });
 }
 
-std::shared_ptr<WorkerRecord> WorkerRegistry::owner_of(std::uint64_t call_id) const {
-  for (const auto* list : {&workers_, &retiring_}) {
-    for (const auto& worker : *list) {
-      if (worker->in_flight.contains(call_id)) return worker;
-    }
-  }
-  return nullptr;
-}
-
 void WorkerRegistry::cancel(std::uint64_t call_id, const std::string& reason) {
-  const auto worker = owner_of(call_id);
-  if (!worker) return;
-  worker->in_flight.erase(call_id);
+  const auto worker = in_flight_->owner_of(call_id);
+  if (!worker || !in_flight_->take(call_id)) return;
   if (worker->channel) {
     worker->channel->send(ipc::encode(ipc::Cancel{call_id, reason}));
   }
@@ -100,17 +89,16 @@ void WorkerRegistry::cancel(std::uint64_t call_id, const std::string& reason) {
 
 bool WorkerRegistry::deliver(std::uint64_t call_id, const ipc::MessageMeta& meta,
                              std::string body) {
-  const auto worker = owner_of(call_id);
-  if (!worker) return false;
-  auto& on_message = worker->in_flight.at(call_id).on_message;
-  if (!on_message) return false;
-  on_message(meta, std::move(body));
+  const auto worker = in_flight_->owner_of(call_id);
+  InFlightCall* call = worker ? in_flight_->find(call_id, *worker) : nullptr;
+  if (!call || !call->on_message) return false;
+  call->on_message(meta, std::move(body));
   return true;
 }
 
 void WorkerRegistry::answer(std::uint64_t call_id, std::uint64_t key,
                             std::string response_without_id) {
-  const auto worker = owner_of(call_id);
+  const auto worker = in_flight_->owner_of(call_id);
   if (!worker || !worker->channel) return;
   worker->channel->send(ipc::encode(ipc::Answer{call_id, key, std::move(response_without_id)}));
 }
@@ -134,10 +122,8 @@ struct DeliveryNotice {
 void WorkerRegistry::on_reply(const std::shared_ptr<WorkerRecord>& worker, ipc::Reply&& reply) {
   if (reply.call_id >= next_call_id_) return expel(worker, "replied to a call never made");
   auto slot = std::make_shared<DeliveryNotice>(worker->channel, reply.call_id);
-  const auto found = worker->in_flight.find(reply.call_id);
-  if (found == worker->in_flight.end()) return;  // cancelled or past its backstop
-  CallCallback done = std::move(found->second.done);
-  worker->in_flight.erase(found);
+  if (!in_flight_->find(reply.call_id, *worker)) return;  // cancelled or past its backstop
+  CallCallback done = std::move(in_flight_->take(reply.call_id)->done);
   const auto& outcome = reply.outcome;
   done(CallResult{outcome.status, outcome.response_bytes, std::move(reply.body),
                   std::move(reply.arriving), outcome.kind, outcome.error_code, std::move(slot)});
@@ -151,18 +137,16 @@ void WorkerRegistry::on_message(const std::shared_ptr<WorkerRecord>& worker,
     if (computer_notification_) computer_notification_(worker->name, std::move(message.body));
     return;
   }
-  const auto found = worker->in_flight.find(message.call_id);
-  if (found == worker->in_flight.end()) return;  // ended meanwhile
+  InFlightCall* call = in_flight_->find(message.call_id, *worker);
+  if (!call) return;  // ended meanwhile
   // The worker restarted its own deadline for this progress; the backstop follows, whether
   // or not the caller takes the message.
   if (message.meta.kind == ipc::MessageKind::kProgress) arm_backstop(worker, message.call_id);
-  if (found->second.on_message) found->second.on_message(message.meta, std::move(message.body));
+  if (call->on_message) call->on_message(message.meta, std::move(message.body));
 }
 
 void WorkerRegistry::fail_in_flight(WorkerRecord& worker, ipc::CallStatus status) {
-  auto calls = std::move(worker.in_flight);
-  worker.in_flight.clear();
-  for (auto& [id, call] : calls) call.done(CallResult{status, 0, {}});
+  for (auto& call : in_flight_->take_all_at(worker)) call.done(CallResult{status, 0, {}});
 }
 
 }  // namespace sb::supervisor

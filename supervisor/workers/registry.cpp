@@ -21,6 +21,7 @@
 #include "ipc/worker_frames.hpp"
 #include "shared/log.hpp"
 #include "supervisor/audit/audit_log.hpp"
+#include "supervisor/workers/calls_in_flight.hpp"
 #include "supervisor/workers/worker_record.hpp"
 
 namespace sb::supervisor {
@@ -87,6 +88,7 @@ WorkerRegistry::WorkerRegistry(boost::asio::io_context& io,
       audit_(audit),
       stall_timer_(io),
       park_timer_(io),
+      in_flight_(std::make_unique<CallsInFlight>()),
       backstops_(io),
       start_window_(start_window()) {}
 
@@ -231,12 +233,13 @@ void WorkerRegistry::spawn(const std::shared_ptr<WorkerRecord>& worker) {
       });
   // A large reply starts on its way to the caller while the worker is still sending it
   // (docs/architecture.md, "Large replies").
-  worker->channel->hand_over_large_bodies(kArrivingReplyFrom, [weak](const ipc::Frame& frame) {
-    const auto alive = weak.lock();
-    if (!alive || frame.type != ipc::FrameType::kReply) return false;
-    const auto call = alive->in_flight.find(frame.call_id);
-    return call != alive->in_flight.end() && call->second.reply_may_arrive;
-  });
+  worker->channel->hand_over_large_bodies(
+      kArrivingReplyFrom, [this, weak](const ipc::Frame& frame) {
+        const auto alive = weak.lock();
+        if (!alive || frame.type != ipc::FrameType::kReply) return false;
+        const InFlightCall* call = in_flight_->find(frame.call_id, *alive);
+        return call && call->reply_may_arrive;
+      });
   configure(*worker);
   send_carried(*worker);
   worker->process->async_wait([this, worker](int wait_status) { on_exit(worker, wait_status); });

@@ -3,6 +3,7 @@
 //   registry.cpp  the processes: spawn, the frames they send (each checked, and a
 //                 violation kills the worker), exits, stalls, respawn with backoff
 //   calls.cpp     calls: forward with a backstop deadline, cancel, replies, messages
+//                 (each call in flight, with its worker, in calls_in_flight.hpp)
 //   reload.cpp    hand-over of attached sockets and a reload as a diff by verifier
 //   views.cpp     what routes and `switchboard workers` see
 #pragma once
@@ -38,6 +39,7 @@
 namespace sb::supervisor {
 
 class AuditLog;
+class CallsInFlight;
 struct WorkerRecord;
 
 // A message from the computer for a call's caller, as a kMessage frame carried it.
@@ -229,7 +231,6 @@ class WorkerRegistry {
   void expel(const std::shared_ptr<WorkerRecord>& worker, const std::string& reason);
   void stop(WorkerRecord& worker);
   void arm_backstop(const std::shared_ptr<WorkerRecord>& worker, std::uint64_t call_id);
-  std::shared_ptr<WorkerRecord> owner_of(std::uint64_t call_id) const;
   void on_exit(const std::shared_ptr<WorkerRecord>& worker, int wait_status);
   void mourn(const std::shared_ptr<WorkerRecord>& worker, int wait_status);
   void schedule_respawn(const std::shared_ptr<WorkerRecord>& worker);
@@ -266,9 +267,10 @@ class WorkerRegistry {
   std::uint64_t next_call_id_ = 1;
   std::uint64_t next_segment_ = 1;
   boost::asio::steady_timer stall_timer_;
-  boost::asio::steady_timer park_timer_;  // kills workers that outstay a park
-  DeadlineQueue backstops_;               // one per call in flight, on one timer
-  const std::size_t start_window_;        // workers starting at once, at most
+  boost::asio::steady_timer park_timer_;      // kills workers that outstay a park
+  std::unique_ptr<CallsInFlight> in_flight_;  // every worker's, by call id
+  DeadlineQueue backstops_;                   // one per call in flight, on one timer
+  const std::size_t start_window_;            // workers starting at once, at most
   std::function<void()> shutdown_done_;
   std::function<void()> all_up_;
   ComputerNotificationHandler computer_notification_;

@@ -17,6 +17,7 @@
 #include "shared/log.hpp"
 #include "shared/verifier.hpp"
 #include "supervisor/audit/audit_log.hpp"
+#include "supervisor/workers/calls_in_flight.hpp"
 #include "supervisor/workers/registry.hpp"
 #include "supervisor/workers/worker_record.hpp"
 
@@ -272,17 +273,17 @@ std::uint64_t WorkerRegistry::take_up_call(const std::shared_ptr<WorkerRecord>& 
   if (!carried || !carried->calls.contains(call_id) ||
       std::find(carried->taken_up.begin(), carried->taken_up.end(), call_id) !=
           carried->taken_up.end() ||
-      owner_of(call_id)) {
+      in_flight_->contains(call_id)) {
     done(CallResult{ipc::CallStatus::kDisconnected, 0, {}});
     return 0;
   }
   carried->taken_up.push_back(call_id);
-  worker->in_flight.emplace(
-      call_id, InFlightCall{.done = std::move(done),
-                            .on_message = std::move(request.on_message),
-                            .timeout = request.timeout,
-                            .last_moment = request.carried->started + request.max_total,
-                            .reply_may_arrive = request.reply_may_arrive});
+  in_flight_->add(call_id, worker,
+                  InFlightCall{.done = std::move(done),
+                               .on_message = std::move(request.on_message),
+                               .timeout = request.timeout,
+                               .last_moment = request.carried->started + request.max_total,
+                               .reply_may_arrive = request.reply_may_arrive});
   arm_backstop(worker, call_id);
   return call_id;
 }
@@ -335,15 +336,12 @@ void WorkerRegistry::release_held_calls(WorkerRecord& worker, bool taken_up) {
   worker.awaiting_take_up = false;
   auto held = std::exchange(worker.held_calls, {});
   for (auto& frame : held) {
-    const auto found = worker.in_flight.find(frame.call_id);
-    if (found == worker.in_flight.end()) continue;
+    if (!in_flight_->find(frame.call_id, worker)) continue;
     if (taken_up && worker.channel) {
       worker.channel->send(std::move(frame));
       continue;
     }
-    CallCallback done = std::move(found->second.done);
-    worker.in_flight.erase(found);
-    done(CallResult{ipc::CallStatus::kNotAttached, 0, {}});
+    in_flight_->take(frame.call_id)->done(CallResult{ipc::CallStatus::kNotAttached, 0, {}});
   }
 }
 
@@ -356,11 +354,8 @@ void WorkerRegistry::lose_carried(WorkerRecord& worker) {
   const auto calls = std::move(worker.carried->calls);
   worker.carried.reset();
   for (const auto call_id : calls) {
-    const auto found = worker.in_flight.find(call_id);
-    if (found == worker.in_flight.end()) continue;
-    CallCallback done = std::move(found->second.done);
-    worker.in_flight.erase(found);
-    done(CallResult{ipc::CallStatus::kDisconnected, 0, {}});
+    if (!in_flight_->find(call_id, worker)) continue;
+    in_flight_->take(call_id)->done(CallResult{ipc::CallStatus::kDisconnected, 0, {}});
   }
 }
 

@@ -1,6 +1,6 @@
-// The supervisor's record of one worker: its process, its channel and status record, the
-// calls it has in flight, and the sessions the supervisor handed it. Shared by the files
-// that make up the registry (registry.hpp); nothing else sees it.
+// The supervisor's record of one worker: its process, its channel and status record, and
+// the sessions the supervisor handed it (its calls in flight are in calls_in_flight.hpp). Shared by
+// the files that make up the registry (registry.hpp); nothing else sees it.
 #pragma once
 
 #include <boost/asio/steady_timer.hpp>
@@ -25,15 +25,6 @@
 namespace sb::supervisor {
 
 using namespace std::chrono_literals;
-
-struct InFlightCall {
-  CallCallback done;
-  MessageCallback on_message;
-  std::chrono::milliseconds timeout{0};
-  std::chrono::steady_clock::time_point last_moment;  // start + max_total
-  DeadlineQueue::Deadline backstop;
-  bool reply_may_arrive = false;
-};
 
 // A descriptor's entry in the service manager's store (docs/architecture.md,
 // "Switching"), taken out of the store when this goes, unless kept for the next process.
@@ -134,7 +125,6 @@ struct WorkerRecord {
   bool expelled = false;  // killed for a violation; its exit is already explained
   std::shared_ptr<ipc::Channel> channel;
   std::unique_ptr<ipc::StatusReader> status;
-  std::map<std::uint64_t, InFlightCall> in_flight;
   int restarts = 0;
   // For /metrics (docs/metrics.md): sessions it reported attached, its sessions' ends by
   // close code, and the times it stalled.
