@@ -1,5 +1,5 @@
 // hostile_worker: a scripted worker that breaks the IPC contract on purpose, for the
-// end-to-end tests of the supervisor's checks (tests/e2e/hostile_worker_test.cpp).
+// end-to-end tests of the supervisor's checks (tests/e2e/workers_hostile_worker_test.cpp).
 //
 // Installed as `switchboard-worker` beside a copy of `switchboard`. It peeks at the
 // kConfigure frame the supervisor sends first: a computer whose name does not start with
