@@ -18,7 +18,7 @@ std::optional<Timings> parse_timings(std::string_view text, std::string& error) 
       {"dial_ping", &Timings::dial_ping},       {"dial_silence", &Timings::dial_silence},
       {"dial_backoff", &Timings::dial_backoff}, {"dial_unauthorized", &Timings::dial_unauthorized},
       {"server_grace", &Timings::server_grace}, {"request_read", &Timings::request_read},
-      {"lingering", &Timings::lingering},
+      {"lingering", &Timings::lingering},       {"backstop_grace", &Timings::backstop_grace},
   };
   if (text.empty()) return timings;
   for (bool last = false; !last;) {

@@ -26,6 +26,9 @@ struct Timings {
   std::chrono::milliseconds heartbeat_stale{3'000};
   // supervisor: a heartbeat this old kills the worker
   std::chrono::milliseconds stall_kill{30'000};
+  // supervisor: a call whose worker never answers it ends this long after the worker's own
+  // deadline would have (its backstop)
+  std::chrono::milliseconds backstop_grace{2'000};
   // supervisor: the window of the audit log's line caps (docs/protocol.md, "Audit log")
   std::chrono::milliseconds audit_window{60'000};
   // supervisor: a request must arrive whole within this of its first byte (else 408)
@@ -44,7 +47,8 @@ struct Timings {
 };
 
 // Parses "name=milliseconds,..." over the product's values, for the names above
-// (handshake, ping_interval, heartbeat, heartbeat_stale, stall_kill, audit_window,
+// (handshake, ping_interval, heartbeat, heartbeat_stale, stall_kill, backstop_grace,
+// audit_window,
 // request_read, lingering, dial_ping,
 // dial_silence, dial_backoff, dial_unauthorized, server_grace). nullopt and `error` set when
 // the text is not that.

@@ -13,7 +13,6 @@ using json = nlohmann::json;
 
 namespace {
 
-constexpr auto kBackstopGrace = 2s;  // a worker's own timeout fires first
 // Calls waiting for a carried session to be taken up, per computer: a switch takes
 // milliseconds, so more than this means a flood, which waits for nobody.
 constexpr std::size_t kMaxHeldCalls = 1024;
@@ -66,7 +65,7 @@ void WorkerRegistry::arm_backstop(const std::shared_ptr<WorkerRecord>& worker,
   InFlightCall* call = in_flight_->find(call_id, *worker);
   if (!call) return;
   const auto at = std::min(std::chrono::steady_clock::now() + call->timeout, call->last_moment) +
-                  kBackstopGrace;
+                  timings_.backstop_grace;
   if (call->backstop.pending()) return call->backstop.move_to(at);
   call->backstop = backstops_.add(at, [this, call_id] {
     const auto worker = in_flight_->owner_of(call_id);

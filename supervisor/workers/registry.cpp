@@ -79,12 +79,13 @@ bool left_frame_unfinished(WorkerRecord& worker, std::chrono::milliseconds limit
 
 WorkerRegistry::WorkerRegistry(boost::asio::io_context& io,
                                const std::filesystem::path& worker_binary, AuditLog& audit,
-                               Timings timings, ServiceNotifier store)
+                               Timings timings, ServiceNotifier store, LaunchWorker launch)
     : io_(io),
       timings_(timings),
       store_(std::move(store)),
       worker_binary_(worker_binary),
       worker_program_(open_program(worker_binary)),
+      launch_(launch ? std::move(launch) : spawn_worker_processes(io)),
       audit_(audit),
       stall_timer_(io),
       park_timer_(io),
@@ -93,7 +94,7 @@ WorkerRegistry::WorkerRegistry(boost::asio::io_context& io,
       start_window_(start_window()) {}
 
 WorkerRegistry::~WorkerRegistry() {
-  // A ChildProcess destroyed while its worker runs kills and reaps it.
+  // A worker's process destroyed while it runs is killed and reaped.
   for (auto& worker : workers_) {
     if (worker->channel) worker->channel->close();
   }
@@ -177,8 +178,8 @@ std::optional<std::string> WorkerRegistry::launch(WorkerRecord& worker, const st
     request.args.insert(request.args.end(), {"--record-fd", "5"});
     request.descriptors.push_back({record_file.get(), 5});
   }
-  auto spawned = base::spawn(request);
-  if (auto* failure = std::get_if<std::string>(&spawned)) return "launching: " + *failure;
+  auto launched = launch_(request);
+  if (auto* failure = std::get_if<std::string>(&launched)) return "launching: " + *failure;
   if (record_file.valid()) {
     const std::string name = record_file_name(worker.name);
     worker.record_file = StoreEntry();  // the last process's, out of the store first
@@ -186,8 +187,7 @@ std::optional<std::string> WorkerRegistry::launch(WorkerRecord& worker, const st
     store_.store(name, record_file.get());
     worker.record_file = StoreEntry(&store_, name);
   }
-  worker.process =
-      std::make_unique<base::ChildProcess>(io_, std::move(std::get<base::Spawned>(spawned)));
+  worker.process = std::move(std::get<std::unique_ptr<WorkerProcess>>(launched));
   return std::nullopt;
 }
 

@@ -35,6 +35,7 @@
 #include "supervisor/switching/descriptors.hpp"
 #include "supervisor/switching/switch_state.hpp"
 #include "supervisor/workers/hand_over.hpp"
+#include "supervisor/workers/worker_process.hpp"
 
 namespace sb::supervisor {
 
@@ -146,9 +147,10 @@ class WorkerRegistry {
   // file (a package upgrade) cannot mix two builds. Throws when it cannot be opened.
   // `store`: the service manager's file descriptor store, where each computer's socket and
   // each worker's record file is kept while it lasts (docs/architecture.md, "Switching").
+  // `launch` starts each worker's process (empty: the product's, worker_process.hpp).
   WorkerRegistry(boost::asio::io_context& io, const std::filesystem::path& worker_binary,
-                 AuditLog& audit, Timings timings = {},
-                 ServiceNotifier store = ServiceNotifier(""));
+                 AuditLog& audit, Timings timings = {}, ServiceNotifier store = ServiceNotifier(""),
+                 LaunchWorker launch = {});
   ~WorkerRegistry();
 
   // Spawns a worker per computer, a few at a time, each in a turn of the event loop of its
@@ -259,6 +261,7 @@ class WorkerRegistry {
   const ServiceNotifier store_;
   std::filesystem::path worker_binary_;
   base::UniqueFd worker_program_;  // the binary found at start, executed by descriptor
+  LaunchWorker launch_;
   AuditLog& audit_;
   std::vector<std::shared_ptr<WorkerRecord>> workers_;   // config order
   std::vector<std::shared_ptr<WorkerRecord>> retiring_;  // removed or rotated, exiting

@@ -21,6 +21,7 @@
 #include "supervisor/config/config.hpp"
 #include "supervisor/switching/switch_state.hpp"
 #include "supervisor/workers/registry.hpp"
+#include "supervisor/workers/worker_process.hpp"
 
 namespace sb::supervisor {
 
@@ -106,7 +107,7 @@ struct WorkerRecord {
   std::uint64_t generation = 0;  // the last handed over; follows the verifier across respawns
   std::map<std::uint64_t, SessionRecord> sessions;
   State state = State::kQueued;
-  std::unique_ptr<base::ChildProcess> process;
+  std::unique_ptr<WorkerProcess> process;
   int pid = 0;
   bool said_hello = false;
   std::string build;  // as its hello said
