@@ -78,8 +78,6 @@ std::string check_listen(const ParkedSession& record) {
   }
   if (record.newest_listen >= record.next_id || record.active_listen >= record.next_id)
     return "a listen id the socket never issued";
-  if (uris.empty() && (record.newest_listen != 0 || record.active_listen != 0))
-    return "a listen for no URI";
   if (!record.log_level.empty() && !jsonrpc::log_severity(record.log_level))
     return "a log level MCP does not have";
   return {};

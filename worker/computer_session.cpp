@@ -314,6 +314,7 @@ void Session::on_discover_reply(const json& reply) {
   offers_ = (capabilities != result->end() ? ipc::offer::of_capabilities(*capabilities) : 0) |
             ipc::offer::kStatelessOnly;
   become_ready();
+  listen_from_the_start();
 }
 
 void Session::become_ready() {

@@ -63,6 +63,8 @@ class PendingCalls {
   void put_back(std::uint64_t id, PendingCall call);
   // The call again under a fresh id, in the place it held: a retry of it is on its way.
   std::uint64_t renew(PendingCall call);
+  // A fresh id for a request of the session's own that nobody waits for.
+  std::uint64_t reserve_id() { return next_id_++; }
 
   // A call taken for its reply keeps its place in both caps until delivered(call_id): the
   // reply may still be on its way to a slow caller (docs/robustness.md, "Memory").

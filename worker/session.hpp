@@ -131,6 +131,9 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
 
   bool keeps_listen(const ForwardedCall& forwarded) const;
   void change_listen(ForwardedCall forwarded);
+  bool wants_listen() const;
+  void listen_from_the_start();
+  void send_listen(std::uint64_t id);
   void on_listen_acknowledged(std::uint64_t id);
   bool take_listen_message(const std::string& method, json& message);
   void end_listen(std::uint64_t id);
@@ -207,9 +210,9 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
   std::uint32_t offers_ = 0;  // ipc::offer:: bits
   bool discovering_ = false;  // initialize was refused; server/discover is asked instead
   std::string log_level_;     // set by logging/setLevel, for a computer that speaks only 2026
-  // What a computer that speaks only 2026 follows for the supervisor: the URIs subscribed,
-  // the listen sent for them last, and the acknowledged one updates are taken from (ids on
-  // the socket; 0: none).
+  // What a computer that speaks only 2026 follows for the supervisor: the URIs subscribed
+  // (besides the list changes it offers), the listen sent for them last, and the
+  // acknowledged one updates are taken from (ids on the socket; 0: none).
   std::set<std::string, std::less<>> listened_uris_;
   std::uint64_t newest_listen_ = 0;
   std::uint64_t active_listen_ = 0;

@@ -1,11 +1,12 @@
 // Session's subscriptions toward a computer that speaks only 2026-07-28 (session.hpp;
-// docs/protocol.md, "Subscriptions"). That revision has no resources/subscribe: a client
-// names the resources it follows in a `subscriptions/listen`, which stays open. So the
-// worker keeps the URIs the supervisor subscribed and one listen open for all of them. A
-// change sends a new listen; the computer acknowledges it, and then the subscribe or
-// unsubscribe that asked is answered and the listen before it cancelled. Updates are taken
-// from the acknowledged listen alone, so none is delivered twice, and none is lost between
-// the two.
+// docs/protocol.md, "Subscriptions"). That revision has no resources/subscribe, and sends
+// list changes only to whoever asked: a client names what it follows in a
+// `subscriptions/listen`, which stays open. So the worker keeps the URIs the supervisor
+// subscribed and one listen open for all of them and for the list changes the computer
+// offers (from the moment it is ready). A change sends a new listen; the computer
+// acknowledges it, and then the subscribe or unsubscribe that asked is answered and the
+// listen before it cancelled. Updates are taken from the acknowledged listen alone, so
+// none is delivered twice, and none is lost between the two.
 #include <utility>
 
 #include "shared/jsonrpc.hpp"
@@ -72,7 +73,7 @@ void Session::change_listen(ForwardedCall forwarded) {
     subscribe ? listened_uris_.erase(text) : listened_uris_.insert(text).second;
   };
   subscribe ? listened_uris_.insert(text).second : listened_uris_.erase(text);
-  if (listened_uris_.empty()) {
+  if (!wants_listen()) {
     end_listen(std::exchange(active_listen_, 0));
     newest_listen_ = 0;
     return reply_written(forwarded.call_id, empty_result);
@@ -88,15 +89,37 @@ void Session::change_listen(ForwardedCall forwarded) {
     undo();
     return reply_status(forwarded.call_id, ipc::CallStatus::kOverloaded);
   }
-  newest_listen_ = *id;
-  std::string listen_params =
-      json{{"notifications", {{"resourceSubscriptions", listened_uris_}}}}.dump();
-  require_stateless_meta(listen_params, log_level_, /*askable=*/false);
   arm_deadline(*id, forwarded.timeout);
-  enqueue(R"({"id":)" + std::to_string(*id) +
+  send_listen(*id);
+  hooks_.status_changed();
+}
+
+// Whether the computer has anything to be listened to for: a URI subscribed, or the list
+// changes it offers.
+bool Session::wants_listen() const {
+  return !listened_uris_.empty() ||
+         (offers_ & (ipc::offer::kToolsListChanged | ipc::offer::kPromptsListChanged));
+}
+
+// The listen of a computer that has just become ready, for the list changes it offers;
+// nobody waits for its acknowledgement.
+void Session::listen_from_the_start() {
+  if (!(offers_ & ipc::offer::kStatelessOnly) || !wants_listen()) return;
+  send_listen(pending_.reserve_id());
+}
+
+// Listen `id` for everything the computer is followed for now; it becomes the newest.
+void Session::send_listen(std::uint64_t id) {
+  newest_listen_ = id;
+  json notifications = json::object();
+  if (offers_ & ipc::offer::kToolsListChanged) notifications["toolsListChanged"] = true;
+  if (offers_ & ipc::offer::kPromptsListChanged) notifications["promptsListChanged"] = true;
+  if (!listened_uris_.empty()) notifications["resourceSubscriptions"] = listened_uris_;
+  std::string listen_params = json{{"notifications", std::move(notifications)}}.dump();
+  require_stateless_meta(listen_params, log_level_, /*askable=*/false);
+  enqueue(R"({"id":)" + std::to_string(id) +
               R"(,"jsonrpc":"2.0","method":"subscriptions/listen","params":)" + listen_params + "}",
           /*droppable=*/false);
-  hooks_.status_changed();
 }
 
 // The computer follows the URIs of listen `id`: the change that sent it is answered, and

@@ -46,6 +46,7 @@ async function v1Client() {
   const onNotification = (method, handler) => {
     const schema = {
       "notifications/message": types.LoggingMessageNotificationSchema,
+      "notifications/tools/list_changed": types.ToolListChangedNotificationSchema,
       "notifications/resources/updated": types.ResourceUpdatedNotificationSchema,
     }[method];
     client.setNotificationHandler(schema, handler);
@@ -113,6 +114,9 @@ const everything = {
   // A toggle turns the behaviour on with one call and off with the next.
   updates: { toggle: "toggle-subscriber-updates" },
   logging: { toggle: "toggle-simulated-logging" },
+  // server-everything has no tool that changes its tool list; modern_computer.mjs has.
+  listChange:
+    computer === "stateless" ? { name: "trigger-tool-list-change", arguments: {} } : undefined,
   prompt: "simple-prompt",
   completion: {
     ref: { type: "ref/prompt", name: "completable-prompt" },
@@ -140,6 +144,8 @@ const fixtures = {
   // It changes every second while anyone follows it.
   updates: { uri: "test://watched-resource" },
   logging: { call: { name: "test_tool_with_logging", arguments: {} } },
+  // Offered to 2026-07-28 callers only.
+  listChange: modern ? { name: "test_trigger_tool_change", arguments: {} } : undefined,
   prompt: "test_simple_prompt",
   completion: {
     ref: { type: "ref/prompt", name: "test_prompt_with_arguments" },
@@ -273,6 +279,23 @@ await step("logging during tools/call", async () => {
   assert.ok(logged.length > 0, "no log message reached the caller during the call");
   if (offers.logging.toggle) await turnOff(offers.logging.toggle);
 });
+
+// A change to the tool list reaches a handshake-era caller on its session's stream and a
+// 2026-07-28 caller that listens for it, whichever era the computer announced it in.
+if (offers.listChange) {
+  await step("a tool list change", async () => {
+    const changed = nextNotification("notifications/tools/list_changed", () => true, 20);
+    let listening;
+    if (modern) {
+      listening = await client.listen({ toolsListChanged: true });
+      assert.equal(listening.honoredFilter.toolsListChanged, true);
+    }
+    const result = await client.callTool(offers.listChange);
+    assert.ok(!result.isError, JSON.stringify(result));
+    await changed;
+    if (modern) await listening.close();
+  });
+}
 
 await step("resources/templates/list", async () => {
   const { resourceTemplates } = inItsEra(

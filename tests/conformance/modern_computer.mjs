@@ -25,7 +25,7 @@ function newServer() {
     { name: "switchboard-modern-computer", version: "1.0.0" },
     {
       capabilities: {
-        tools: {},
+        tools: { listChanged: true },
         resources: { subscribe: true },
         prompts: {},
         completions: {},
@@ -139,6 +139,16 @@ function newServer() {
       }
       const state = updating ? "Started" : "Stopped";
       return { content: [{ type: "text", text: `${state} updating ${documentUri}` }] };
+    },
+  );
+
+  // Not one of server-everything's: it announces that the tool list changed.
+  server.registerTool(
+    "trigger-tool-list-change",
+    { description: "Announces a change to the tool list", inputSchema: z.object({}) },
+    async () => {
+      await server.sendToolListChanged();
+      return { content: [{ type: "text", text: "Tool list change announced." }] };
     },
   );
 

@@ -493,6 +493,35 @@ TEST(ComputerSession, A2026OnlyComputerFollowsTheSubscribedResourcesInOneListen)
   EXPECT_EQ(rig.last_received()["params"]["requestId"], third["id"]);
 }
 
+TEST(ComputerSession, A2026OnlyComputersListChangesAreListenedForFromTheStart) {
+  SessionRig rig;
+  discover_as_2026_only(
+      rig, {{"supportedVersions", {"2026-07-28"}},
+            {"capabilities",
+             {{"tools", {{"listChanged", true}}}, {"resources", {{"subscribe", true}}}}}});
+  const json first = rig.last_received();
+  ASSERT_EQ(first["method"], "subscriptions/listen") << "as soon as it is ready";
+  EXPECT_EQ(first["params"]["notifications"], (json{{"toolsListChanged", true}}));
+  rig.send(acknowledged(first));
+  EXPECT_TRUE(rig.replies.empty()) << "nobody waited for it";
+  json params = json::object();
+  rig.send(stamped("notifications/tools/list_changed", params, first["id"]));
+  ASSERT_EQ(rig.messages.size(), 1u);
+  EXPECT_EQ(rig.messages[0].body["method"], "notifications/tools/list_changed");
+  EXPECT_FALSE(rig.messages[0].body.contains("params") &&
+               rig.messages[0].body["params"].contains("_meta"));
+
+  follow(rig, 5, "demo://a");
+  const json second = rig.last_received();
+  EXPECT_EQ(second["params"]["notifications"],
+            (json{{"toolsListChanged", true}, {"resourceSubscriptions", {"demo://a"}}}));
+  rig.send(acknowledged(second));
+  follow(rig, 6, "demo://a", "resources/unsubscribe");
+  const json third = rig.last_received();
+  EXPECT_EQ(third["method"], "subscriptions/listen") << "the list changes are still followed";
+  EXPECT_EQ(third["params"]["notifications"], (json{{"toolsListChanged", true}}));
+}
+
 TEST(ComputerSession, AListenTheComputerNeverAcknowledgesTimesOutAndIsCancelled) {
   SessionRig rig;
   discover_as_2026_only(rig, {{"supportedVersions", {"2026-07-28"}},
