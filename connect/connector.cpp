@@ -84,11 +84,21 @@ net::awaitable<void> Connector::run_link(LinkId id) {
     } else if (problem = read_secret(secret); !problem.empty()) {
       why_redial = std::move(problem);
     } else {
-      log_info("dialling the switchboard", {{"computer", options_.name}, {"url", url}});
+      std::optional<ProxyHop> hop;
+      if (slot.url.proxy) {
+        log_info("dialling the switchboard",
+                 {{"computer", options_.name}, {"url", url}, {"proxy", slot.url.proxy->url}});
+        hop = proxy_hop(*slot.url.proxy, problem);
+      } else {
+        log_info("dialling the switchboard", {{"computer", options_.name}, {"url", url}});
+      }
       slot.link = make_link(io_.get_executor(), slot.url.target, tls_,
                             LinkTimings{timings_.dial_ping, timings_.dial_silence},
-                            std::string("switchboard-connect/") + SWITCHBOARD_VERSION);
-      const DialResult dial = co_await slot.link->dial(secret);
+                            std::string("switchboard-connect/") + SWITCHBOARD_VERSION, hop);
+      // Not a conditional expression around co_await: GCC 12 destroys its temporaries
+      // twice.
+      DialResult dial{DialOutcome::kFailed, problem};
+      if (problem.empty()) dial = co_await slot.link->dial(secret);
       if (stopping_) break;
       if (dial.outcome == DialOutcome::kUnauthorized) {
         // Only an operator can fix a refused secret: ask again rarely, backoff untouched.
@@ -192,6 +202,25 @@ net::awaitable<void> Connector::end_server() {
 }
 
 // Read before every dial, so that a replaced file takes effect at the next attempt.
+// The proxy to go through, with the credentials it is given; `problem` says why there is
+// none when the credentials cannot be read (the dial then fails and is tried again).
+std::optional<ProxyHop> Connector::proxy_hop(const ProxyRoute& route, std::string& problem) const {
+  std::string credentials = route.credentials;
+  if (!route.credentials_file.empty()) {
+    std::string error;
+    std::optional<std::string> read = sb::read_secret(route.credentials_file, error);
+    if (!read || read->find(':') == std::string::npos) {
+      problem = read ? "proxy_credentials_file " + route.credentials_file.string() +
+                           " holds no user:password"
+                     : error;
+      return std::nullopt;
+    }
+    credentials = std::move(*read);
+  }
+  return ProxyHop{.proxy = route.proxy,
+                  .authorization = credentials.empty() ? "" : basic_authorization(credentials)};
+}
+
 std::string Connector::read_secret(std::string& secret) const {
   std::string error;
   std::optional<std::string> read = sb::read_secret(options_.secret_file, error);

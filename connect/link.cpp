@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/read_until.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -12,6 +14,7 @@
 #include <boost/beast/websocket/ssl.hpp>
 
 #include "base/asio_names.hpp"
+#include "connect/proxy.hpp"
 #include "shared/tls_client.hpp"
 
 namespace sb::connect {
@@ -32,9 +35,10 @@ class LinkOver : public Link, public std::enable_shared_from_this<LinkOver<Ws>> 
   static constexpr bool kTls = std::is_same_v<Ws, TlsWs>;
 
   LinkOver(net::any_io_executor executor, DialTarget target, std::shared_ptr<ssl::context> tls,
-           LinkTimings timings, std::string user_agent)
+           LinkTimings timings, std::string user_agent, std::optional<ProxyHop> hop)
       : executor_(executor),
         target_(std::move(target)),
+        hop_(std::move(hop)),
         tls_(std::move(tls)),
         timings_(timings),
         user_agent_(std::move(user_agent)),
@@ -42,17 +46,24 @@ class LinkOver : public Link, public std::enable_shared_from_this<LinkOver<Ws>> 
         ping_timer_(executor) {}
 
   net::awaitable<DialResult> dial(const std::string& secret) override {
+    // Through a proxy, the TCP connection is the proxy's, and a tunnel in it the
+    // switchboard's.
+    const DialTarget& first = hop_ ? hop_->proxy : target_;
     tcp::resolver resolver(executor_);
     const auto [resolve_error, addresses] =
-        co_await resolver.async_resolve(target_.host, target_.port, kAwait);
-    if (resolve_error) co_return failed(target_.host + ": " + resolve_error.message());
+        co_await resolver.async_resolve(first.host, first.port, kAwait);
+    if (resolve_error) co_return failed(first.host + ": " + resolve_error.message());
     auto& lowest = beast::get_lowest_layer(*ws_);
     lowest.expires_after(kConnectTimeout);
     const auto [connect_error, peer] = co_await lowest.async_connect(addresses, kAwait);
     if (connect_error)
-      co_return failed("connecting to " + target_.host_header + ": " + connect_error.message());
+      co_return failed("connecting to " + first.host_header + ": " + connect_error.message());
     beast::error_code ignored;
     lowest.socket().set_option(tcp::no_delay(true), ignored);
+    if (hop_) {
+      if (auto problem = co_await open_tunnel(lowest); !problem.empty())
+        co_return failed(std::move(problem));
+    }
 
     lowest.expires_after(kHandshakeTimeout);
     if constexpr (kTls) {
@@ -145,6 +156,31 @@ class LinkOver : public Link, public std::enable_shared_from_this<LinkOver<Ws>> 
 
   static DialResult failed(std::string why) { return {DialOutcome::kFailed, std::move(why)}; }
 
+  // CONNECT to the switchboard through the proxy, within the handshake's time; "" once
+  // the tunnel is open, else what went wrong. The proxy's answer is read up to its empty
+  // line and at most kMaxProxyAnswerBytes of it; nothing may follow it before the tunnel
+  // is used.
+  net::awaitable<std::string> open_tunnel(beast::tcp_stream& stream) {
+    const std::string proxy = "the proxy " + hop_->proxy.host_header;
+    stream.expires_after(kHandshakeTimeout);
+    const std::string request = connect_request(target_, hop_->authorization);
+    const auto [write_error, written] =
+        co_await net::async_write(stream, net::buffer(request), kAwait);
+    if (write_error) co_return proxy + ": " + write_error.message();
+    std::string answer;
+    auto buffer = net::dynamic_buffer(answer, kMaxProxyAnswerBytes);
+    const auto [read_error, head_size] =
+        co_await net::async_read_until(stream, buffer, "\r\n\r\n", kAwait);
+    if (read_error == net::error::not_found)
+      co_return proxy + " answered CONNECT with more than " +
+          std::to_string(kMaxProxyAnswerBytes / 1024) + " KiB of head";
+    if (read_error) co_return proxy + ": " + read_error.message();
+    if (auto refusal = tunnel_refusal(answer, !hop_->authorization.empty()); !refusal.empty())
+      co_return proxy + ": " + refusal;
+    if (answer.size() != head_size) co_return proxy + " sent bytes into the tunnel unasked";
+    co_return std::string();
+  }
+
   void finish(const beast::error_code& error) {
     ended_ = true;
     ping_timer_.cancel();
@@ -188,6 +224,7 @@ class LinkOver : public Link, public std::enable_shared_from_this<LinkOver<Ws>> 
 
   net::any_io_executor executor_;
   DialTarget target_;
+  std::optional<ProxyHop> hop_;
   std::shared_ptr<ssl::context> tls_;
   LinkTimings timings_;
   std::string user_agent_;
@@ -206,12 +243,12 @@ class LinkOver : public Link, public std::enable_shared_from_this<LinkOver<Ws>> 
 
 std::shared_ptr<Link> make_link(net::any_io_executor executor, const DialTarget& target,
                                 std::shared_ptr<ssl::context> tls, LinkTimings timings,
-                                std::string user_agent) {
+                                std::string user_agent, std::optional<ProxyHop> hop) {
   if (target.tls)
     return std::make_shared<LinkOver<TlsWs>>(executor, target, std::move(tls), timings,
-                                             std::move(user_agent));
+                                             std::move(user_agent), std::move(hop));
   return std::make_shared<LinkOver<PlainWs>>(executor, target, nullptr, timings,
-                                             std::move(user_agent));
+                                             std::move(user_agent), std::move(hop));
 }
 
 }  // namespace sb::connect

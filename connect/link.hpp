@@ -58,9 +58,17 @@ class Link {
   virtual LinkEnd end() const = 0;
 };
 
-// `tls`: the client context for wss:// (null for ws://).
+// The HTTP proxy a link goes through (connect/proxy.hpp): where it listens, and the
+// Proxy-Authorization it is sent ("" for none).
+struct ProxyHop {
+  DialTarget proxy;
+  std::string authorization;
+};
+
+// `tls`: the client context for wss:// (null for ws://). With `hop`, the link is a
+// CONNECT tunnel through that proxy, and TLS (for wss://) runs end to end inside it.
 std::shared_ptr<Link> make_link(boost::asio::any_io_executor executor, const DialTarget& target,
                                 std::shared_ptr<boost::asio::ssl::context> tls, LinkTimings timings,
-                                std::string user_agent);
+                                std::string user_agent, std::optional<ProxyHop> hop = {});
 
 }  // namespace sb::connect

@@ -11,6 +11,7 @@ namespace sb::connect {
 const char* const kUsage =
     R"(usage: switchboard-connect [-c FILE] [--url URL] [--secret-file FILE] [--name NAME]
                            [--allow-insecure-transport]
+                           [--proxy http://HOST:PORT] [--proxy-credentials-file FILE]
                            (--upstream http://127.0.0.1:PORT/mcp | -- COMMAND [ARGS...])
 
 Runs COMMAND, an MCP server speaking stdio (one JSON-RPC message per line), or talks to a
@@ -20,8 +21,8 @@ message both ways until stopped.
 
   -c FILE                     settings from a TOML file: url (or urls, an array),
                               secret_file, name, command (an array: program and
-                              arguments) or upstream, allow_insecure_transport; the
-                              command line wins over it
+                              arguments) or upstream, allow_insecure_transport, proxy,
+                              proxy_credentials_file; the command line wins over it
   --url URL                   the switchboard's attach URL, ws:// or wss://; repeated,
                               one attach to each switchboard at once, one MCP server
   --secret-file FILE          the computer's secret, read again before every dial
@@ -30,6 +31,11 @@ message both ways until stopped.
   --allow-insecure-transport  allow ws:// to a host that is not loopback
   --upstream URL              a Streamable HTTP MCP endpoint on this machine (http://,
                               loopback), instead of a command
+  --proxy URL                 dial every switchboard through this HTTP proxy (CONNECT);
+                              without it, https_proxy / http_proxy / ALL_PROXY and
+                              NO_PROXY as curl reads them, never for a loopback host
+  --proxy-credentials-file FILE
+                              user:password for the proxy (Basic), read before every dial
   -h, --help / -V, --version
 
 Exit status: 0 when stopped (SIGTERM, SIGINT), 2 on a usage error, 3 when a newer attach
@@ -48,6 +54,8 @@ struct FileSettings {
   std::optional<std::vector<std::string>> command;
   std::optional<std::string> upstream;
   std::optional<bool> allow_insecure_transport;
+  std::optional<std::string> proxy;
+  std::optional<std::string> proxy_credentials_file;
 };
 
 FileSettings read_file(const std::string& path) {
@@ -90,6 +98,10 @@ FileSettings read_file(const std::string& path) {
       settings.allow_insecure_transport = *node.value<bool>();
     } else if (name == "command") {
       settings.command = texts();
+    } else if (name == "proxy") {
+      settings.proxy = text();
+    } else if (name == "proxy_credentials_file") {
+      settings.proxy_credentials_file = text();
     } else {
       throw UsageError(path + ": unknown key `" + name + "`");
     }
@@ -117,7 +129,7 @@ SwitchboardUrl switchboard_url(const std::string& url, const Options& options) {
 Options parse_options(const std::vector<std::string>& words, const std::string& home,
                       const std::string& credentials_directory) {
   Options options;
-  std::optional<std::string> config_file, secret_file, name, upstream;
+  std::optional<std::string> config_file, secret_file, name, upstream, proxy, proxy_credentials;
   std::vector<std::string> urls;
   std::optional<std::vector<std::string>> command;
   bool allow_insecure = false;
@@ -147,6 +159,10 @@ Options parse_options(const std::vector<std::string>& words, const std::string& 
       upstream = value();
     } else if (word == "--allow-insecure-transport") {
       allow_insecure = true;
+    } else if (word == "--proxy") {
+      proxy = value();
+    } else if (word == "--proxy-credentials-file") {
+      proxy_credentials = value();
     } else {
       throw UsageError("unexpected argument `" + word + "` (the server's command goes after --)");
     }
@@ -181,11 +197,23 @@ Options parse_options(const std::vector<std::string>& words, const std::string& 
 
   for (const std::string& url : urls) options.urls.push_back(switchboard_url(url, options));
   options.secret_file = expand_home(secret, home);
+  options.proxy = proxy.value_or(file.proxy.value_or(""));
+  const std::string credentials =
+      proxy_credentials.value_or(file.proxy_credentials_file.value_or(""));
+  if (!credentials.empty()) options.proxy_credentials_file = expand_home(credentials, home);
   const std::string program =
       options.upstream ? std::string("upstream")
                        : std::filesystem::path(options.command.front()).filename().string();
   options.name = name.value_or(file.name.value_or(program));
   return options;
+}
+
+void choose_proxies(Options& options, const ProxyEnvironment& environment) {
+  for (SwitchboardUrl& url : options.urls) {
+    auto route = route_for(url.target, options.proxy, environment, options.proxy_credentials_file);
+    if (auto* problem = std::get_if<std::string>(&route)) throw UsageError(*problem);
+    url.proxy = std::move(std::get<std::optional<ProxyRoute>>(route));
+  }
 }
 
 }  // namespace sb::connect

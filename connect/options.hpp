@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "connect/proxy.hpp"
 #include "shared/dial_target.hpp"
 
 namespace sb::connect {
@@ -19,8 +20,9 @@ struct UsageError : std::runtime_error {
 
 // One switchboard to attach to.
 struct SwitchboardUrl {
-  std::string url;    // as written, for log lines
-  DialTarget target;  // parsed once, checked against the transport rule
+  std::string url;                  // as written, for log lines
+  DialTarget target;                // parsed once, checked against the transport rule
+  std::optional<ProxyRoute> proxy;  // the proxy it is dialled through (choose_proxies)
 };
 
 struct Options {
@@ -30,6 +32,8 @@ struct Options {
   std::optional<DialTarget> upstream;  // a Streamable HTTP MCP endpoint on this machine
   std::string name;                    // in log lines; default: the program's file name
   bool allow_insecure_transport = false;
+  std::string proxy;                             // --proxy; "" for the environment's
+  std::filesystem::path proxy_credentials_file;  // user:password, read before every dial
   bool help = false;
   bool version = false;
 };
@@ -38,6 +42,10 @@ struct Options {
 // $CREDENTIALS_DIRECTORY, where systemd puts the secret when no file is named.
 Options parse_options(const std::vector<std::string>& words, const std::string& home,
                       const std::string& credentials_directory);
+
+// Picks each switchboard's proxy (route_for, proxy.hpp): the configured one, or the
+// environment's. Throws UsageError with what is wrong.
+void choose_proxies(Options& options, const ProxyEnvironment& environment);
 
 extern const char* const kUsage;
 
