@@ -94,6 +94,9 @@ config::Computer computer(const std::string& name) {
 }
 
 class RegistryRig {
+  // First, so that it outlives everything that uses it: the scripted workers' channels too.
+  boost::asio::io_context io_;
+
  public:
   explicit RegistryRig(Timings timings = {})
       : audit_path_(std::filesystem::temp_directory_path() /
@@ -176,7 +179,6 @@ class RegistryRig {
     return std::make_unique<ScriptedProcess>(worker, io_);
   }
 
-  boost::asio::io_context io_;
   std::filesystem::path audit_path_;
   AuditLog audit_;
   WorkerRegistry registry_;
