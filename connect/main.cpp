@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
                                    [](const SwitchboardUrl& url) { return url.target.tls; });
   if (any_tls) {
     try {
-      tls = sb::make_tls_context();
+      tls = sb::make_tls_context(options.ca_file);
     } catch (const std::exception& error) {
       sb::log_error("cannot set up TLS", {{"error", error.what()}});
       return kExitFatal;

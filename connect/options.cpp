@@ -2,6 +2,7 @@
 
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <optional>
 
 #include "shared/text.hpp"
@@ -12,6 +13,7 @@ const char* const kUsage =
     R"(usage: switchboard-connect [-c FILE] [--url URL] [--secret-file FILE] [--name NAME]
                            [--allow-insecure-transport]
                            [--proxy http://HOST:PORT] [--proxy-credentials-file FILE]
+                           [--ca-file FILE]
                            (--upstream http://127.0.0.1:PORT/mcp | -- COMMAND [ARGS...])
 
 Runs COMMAND, an MCP server speaking stdio (one JSON-RPC message per line), or talks to a
@@ -22,7 +24,8 @@ message both ways until stopped.
   -c FILE                     settings from a TOML file: url (or urls, an array),
                               secret_file, name, command (an array: program and
                               arguments) or upstream, allow_insecure_transport, proxy,
-                              proxy_credentials_file; the command line wins over it
+                              proxy_credentials_file, ca_file; the command line wins
+                              over it
   --url URL                   the switchboard's attach URL, ws:// or wss://; repeated,
                               one attach to each switchboard at once, one MCP server
   --secret-file FILE          the computer's secret, read again before every dial
@@ -36,6 +39,8 @@ message both ways until stopped.
                               NO_PROXY as curl reads them, never for a loopback host
   --proxy-credentials-file FILE
                               user:password for the proxy (Basic), read before every dial
+  --ca-file FILE              certificate authorities (PEM) trusted for wss:// besides the
+                              system's, e.g. a TLS-inspecting gateway's
   -h, --help / -V, --version
 
 Exit status: 0 when stopped (SIGTERM, SIGINT), 2 on a usage error, 3 when a newer attach
@@ -56,6 +61,7 @@ struct FileSettings {
   std::optional<bool> allow_insecure_transport;
   std::optional<std::string> proxy;
   std::optional<std::string> proxy_credentials_file;
+  std::optional<std::string> ca_file;
 };
 
 FileSettings read_file(const std::string& path) {
@@ -102,6 +108,8 @@ FileSettings read_file(const std::string& path) {
       settings.proxy = text();
     } else if (name == "proxy_credentials_file") {
       settings.proxy_credentials_file = text();
+    } else if (name == "ca_file") {
+      settings.ca_file = text();
     } else {
       throw UsageError(path + ": unknown key `" + name + "`");
     }
@@ -129,7 +137,8 @@ SwitchboardUrl switchboard_url(const std::string& url, const Options& options) {
 Options parse_options(const std::vector<std::string>& words, const std::string& home,
                       const std::string& credentials_directory) {
   Options options;
-  std::optional<std::string> config_file, secret_file, name, upstream, proxy, proxy_credentials;
+  std::optional<std::string> config_file, secret_file, name, upstream, proxy, proxy_credentials,
+      ca_file;
   std::vector<std::string> urls;
   std::optional<std::vector<std::string>> command;
   bool allow_insecure = false;
@@ -163,6 +172,8 @@ Options parse_options(const std::vector<std::string>& words, const std::string& 
       proxy = value();
     } else if (word == "--proxy-credentials-file") {
       proxy_credentials = value();
+    } else if (word == "--ca-file") {
+      ca_file = value();
     } else {
       throw UsageError("unexpected argument `" + word + "` (the server's command goes after --)");
     }
@@ -201,6 +212,13 @@ Options parse_options(const std::vector<std::string>& words, const std::string& 
   const std::string credentials =
       proxy_credentials.value_or(file.proxy_credentials_file.value_or(""));
   if (!credentials.empty()) options.proxy_credentials_file = expand_home(credentials, home);
+  const std::string authorities = ca_file.value_or(file.ca_file.value_or(""));
+  if (!authorities.empty()) {
+    const bool any_tls = std::any_of(options.urls.begin(), options.urls.end(),
+                                     [](const SwitchboardUrl& url) { return url.target.tls; });
+    if (!any_tls) throw UsageError("--ca-file is for wss:// switchboards, and none is given");
+    options.ca_file = expand_home(authorities, home);
+  }
   const std::string program =
       options.upstream ? std::string("upstream")
                        : std::filesystem::path(options.command.front()).filename().string();

@@ -34,6 +34,7 @@ struct Options {
   bool allow_insecure_transport = false;
   std::string proxy;                             // --proxy; "" for the environment's
   std::filesystem::path proxy_credentials_file;  // user:password, read before every dial
+  std::filesystem::path ca_file;  // authorities trusted besides the system's, for wss://
   bool help = false;
   bool version = false;
 };

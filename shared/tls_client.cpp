@@ -4,6 +4,7 @@
 
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/ssl.hpp>
+#include <stdexcept>
 
 #include "base/asio_names.hpp"
 
@@ -11,12 +12,19 @@ namespace sb {
 
 using namespace sb::asio_names;
 
-std::shared_ptr<ssl::context> make_tls_context() {
+std::shared_ptr<ssl::context> make_tls_context(const std::filesystem::path& extra_authorities) {
   auto context = std::make_shared<ssl::context>(ssl::context::tls_client);
   context->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
                        ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
   SSL_CTX_set_min_proto_version(context->native_handle(), TLS1_2_VERSION);
   context->set_default_verify_paths();
+  if (!extra_authorities.empty()) {
+    boost::system::error_code error;
+    context->load_verify_file(extra_authorities.string(), error);
+    if (error)
+      throw std::runtime_error("cannot read certificate authorities from " +
+                               extra_authorities.string() + ": " + error.message());
+  }
   context->set_verify_mode(ssl::verify_peer);
   return context;
 }

@@ -6,14 +6,17 @@
 
 #include <boost/asio/ssl/context.hpp>
 #include <boost/system/error_code.hpp>
+#include <filesystem>
 #include <memory>
 #include <string>
 
 namespace sb {
 
 // A client TLS context: TLS 1.2 or newer, the peer verified against OpenSSL's default
-// verify paths (honouring SSL_CERT_FILE / SSL_CERT_DIR). Throws on failure.
-std::shared_ptr<boost::asio::ssl::context> make_tls_context();
+// verify paths (honouring SSL_CERT_FILE / SSL_CERT_DIR) and, when given, the certificate
+// authorities in `extra_authorities` (a PEM file) besides them. Throws on failure.
+std::shared_ptr<boost::asio::ssl::context> make_tls_context(
+    const std::filesystem::path& extra_authorities = {});
 // SNI and the name (or address) the certificate must carry. Returns a problem, or "".
 std::string prepare_tls(SSL* handle, const std::string& host);
 // Why the TLS handshake with `peer` failed, with the certificate check's verdict when

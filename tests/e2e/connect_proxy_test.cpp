@@ -5,6 +5,7 @@
 // usual backoff. tinyproxy is required under
 // SWITCHBOARD_REQUIRE_TINYPROXY (CI), where skipping would hide the tests.
 #include <fstream>
+#include <regex>
 
 #include "tests/e2e/connect_process.hpp"
 #include "tests/e2e/e2e_helpers.hpp"
@@ -76,6 +77,12 @@ class ConnectThroughProxy : public AlphaTest {
 
   std::unique_ptr<ConnectProcess> connect(const SwitchboardProcess& sb, const TinyProxy& proxy,
                                           std::vector<std::string> extra = {}) const {
+    return connect(sb, proxy.url(), std::move(extra));
+  }
+
+  std::unique_ptr<ConnectProcess> connect(const SwitchboardProcess& sb,
+                                          const std::string& proxy_url,
+                                          std::vector<std::string> extra = {}) const {
     const fs::path secret = sb.dir() / "alpha.secret";
     std::ofstream(secret) << alpha_.secret << "\n";
     std::vector<std::string> words{(bin_dir() / "switchboard-connect").string(),
@@ -86,7 +93,7 @@ class ConnectThroughProxy : public AlphaTest {
                                    "--name",
                                    "alpha",
                                    "--proxy",
-                                   proxy.url()};
+                                   proxy_url};
     words.insert(words.end(), extra.begin(), extra.end());
     words.push_back("--");
     words.push_back((bin_dir() / "fake_stdio_server").string());
@@ -128,6 +135,24 @@ TEST_F(ConnectThroughProxy, AProxyThatWantsCredentialsSaysSoWhenNoneAreGiven) {
   TinyProxy proxy(*program_, sb.port(), "agent:s3cret");
   const auto connector = connect(sb, proxy);
   EXPECT_TRUE(connector->wait_log("the proxy asks for credentials (407)")) << connector->log();
+}
+
+// The proxy is down: each dial fails at once, and the next waits longer (the backoff the
+// log names), not a loop of dials.
+TEST_F(ConnectThroughProxy, ADeadProxyIsDialledAgainAfterAGrowingWait) {
+  SwitchboardProcess sb(config());
+  const auto connector = connect(sb, "http://127.0.0.1:" + std::to_string(free_port()));
+  const std::regex failed("dial failed: connecting to 127\\.0\\.0\\.1:[0-9]+: .* retry_in=([0-9.]+) s");
+  std::vector<double> waits;
+  ASSERT_TRUE(eventually([&] {
+    waits.clear();
+    const std::string log = connector->log();
+    for (auto it = std::sregex_iterator(log.begin(), log.end(), failed);
+         it != std::sregex_iterator(); ++it)
+      waits.push_back(std::stod((*it)[1]));
+    return waits.size() >= 4;
+  })) << connector->log();
+  EXPECT_GT(waits[3], waits[0]) << connector->log();
 }
 
 }  // namespace

@@ -426,16 +426,40 @@ class ConnectToFake : public ::testing::Test {
   TempDir dir_;
   Secret secret_ = new_secret();
 
-  std::unique_ptr<ConnectProcess> connect(const std::string& url, const std::string& log) {
+  std::unique_ptr<ConnectProcess> connect(const std::string& url, const std::string& log,
+                                          std::vector<std::string> options = {}) {
     const fs::path secret_file = dir_.path() / "secret";
     std::ofstream(secret_file) << secret_.secret << "\n";
-    return std::make_unique<ConnectProcess>(
-        std::vector<std::string>{(bin_dir() / "switchboard-connect").string(), "--url", url,
-                                 "--secret-file", secret_file.string(), "--name", "alpha", "--",
-                                 (bin_dir() / "fake_stdio_server").string()},
-        dir_.path() / log);
+    std::vector<std::string> words{(bin_dir() / "switchboard-connect").string(),
+                                   "--url",
+                                   url,
+                                   "--secret-file",
+                                   secret_file.string(),
+                                   "--name",
+                                   "alpha"};
+    words.insert(words.end(), options.begin(), options.end());
+    words.push_back("--");
+    words.push_back((bin_dir() / "fake_stdio_server").string());
+    return std::make_unique<ConnectProcess>(words, dir_.path() / log);
   }
 };
+
+// A gateway that re-signs (a TLS-inspecting proxy) is trusted by adding its authority to
+// the system's, never by turning the check off.
+TEST_F(ConnectToFake, ACaFileAddsAuthoritiesToTheSystemsStore) {
+  TestTimings timings("dial_backoff=100");
+  const TestPki pki = make_test_pki(dir_.path(), "DNS:localhost");
+  FakePod pod(FakePodOptions{.secret = secret_.secret,
+                             .tls = PodTls{pki.server_certificate, pki.server_key}});
+  const auto untrusted = connect(pod.url("alpha", "localhost"), "untrusted.log");
+  EXPECT_TRUE(pod.wait_tls_failures(1, kDefaultWait)) << "the system's store alone refuses it";
+  EXPECT_TRUE(untrusted->wait_log("TLS with localhost")) << untrusted->log();
+  const auto trusted = connect(pod.url("alpha", "localhost"), "trusted.log",
+                               {"--ca-file", pki.ca_certificate.string()});
+  ASSERT_TRUE(pod.wait_sessions(1, kDefaultWait)) << trusted->log();
+  const json reply = pod.request(rpc(1, "tools/list"));
+  EXPECT_TRUE(reply.contains("result")) << reply << trusted->log();
+}
 
 TEST_F(ConnectToFake, OverWssTheCertificateAndItsHostNameAreChecked) {
   TestTimings timings("dial_backoff=100");
