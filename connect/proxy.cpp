@@ -53,41 +53,45 @@ std::variant<DialTarget, std::string> parse_proxy_url(std::string_view url,
   return std::get<DialTarget>(target);
 }
 
-// Whether `entry` (one NO_PROXY item, without a port) names `host`.
+std::vector<unsigned char> bytes_of(const boost::asio::ip::address& address) {
+  if (address.is_v4()) {
+    const auto bytes = address.to_v4().to_bytes();
+    return {bytes.begin(), bytes.end()};
+  }
+  const auto bytes = address.to_v6().to_bytes();
+  return {bytes.begin(), bytes.end()};
+}
+
+// Whether `address` is inside `range` (address/bits, of the same family).
+bool in_range(std::string_view range, const boost::asio::ip::address& address) {
+  const auto slash = range.find('/');
+  boost::system::error_code bad;
+  const auto network = boost::asio::ip::make_address(std::string(range.substr(0, slash)), bad);
+  const std::string_view bits_text = range.substr(slash + 1);
+  if (bad || bits_text.empty() || bits_text.size() > 3 || !all_digits(bits_text) ||
+      network.is_v4() != address.is_v4())
+    return false;
+  const auto want = bytes_of(network);
+  const auto have = bytes_of(address);
+  const std::size_t bits = std::stoul(std::string(bits_text));
+  if (bits > want.size() * 8) return false;
+  for (std::size_t bit = 0; bit < bits; ++bit) {
+    const int mask = 0x80 >> (bit % 8);
+    if ((want[bit / 8] & mask) != (have[bit / 8] & mask)) return false;
+  }
+  return true;
+}
+
+// Whether `entry` (one NO_PROXY item, without a port) names `host`: everything, an
+// address or a range it is in, or a domain it is or is under (on a label boundary).
 bool names_host(std::string_view entry, std::string_view host) {
   if (entry == "*") return true;
-  boost::system::error_code bad;
-  const auto address = boost::asio::ip::make_address(std::string(host), bad);
-  const auto slash = entry.find('/');
-  if (!bad && slash != std::string_view::npos) {
-    boost::system::error_code bad_range;
-    const auto network =
-        boost::asio::ip::make_address(std::string(entry.substr(0, slash)), bad_range);
-    const std::string_view bits_text = entry.substr(slash + 1);
-    if (bad_range || bits_text.empty() || !all_digits(bits_text) || bits_text.size() > 3 ||
-        network.is_v4() != address.is_v4())
-      return false;
-    const int bits = std::atoi(std::string(bits_text).c_str());
-    const auto bytes_of = [](const boost::asio::ip::address& a) {
-      if (a.is_v4()) {
-        const auto b = a.to_v4().to_bytes();
-        return std::vector<unsigned char>(b.begin(), b.end());
-      }
-      const auto b = a.to_v6().to_bytes();
-      return std::vector<unsigned char>(b.begin(), b.end());
-    };
-    const auto want = bytes_of(network);
-    const auto have = bytes_of(address);
-    if (bits > static_cast<int>(want.size()) * 8) return false;
-    for (int bit = 0; bit < bits; ++bit) {
-      const int mask = 0x80 >> (bit % 8);
-      if ((want[bit / 8] & mask) != (have[bit / 8] & mask)) return false;
-    }
-    return true;
-  }
+  boost::system::error_code not_an_address;
+  const auto address = boost::asio::ip::make_address(std::string(host), not_an_address);
+  if (!not_an_address && entry.find('/') != std::string_view::npos) return in_range(entry, address);
   if (entry.front() == '.') entry.remove_prefix(1);
   if (entry.empty()) return false;
-  if (!bad) {
+  if (!not_an_address) {
     boost::system::error_code bad_entry;
     const auto named = boost::asio::ip::make_address(std::string(entry), bad_entry);
     return !bad_entry && named == address;

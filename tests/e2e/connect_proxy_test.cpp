@@ -142,7 +142,8 @@ TEST_F(ConnectThroughProxy, AProxyThatWantsCredentialsSaysSoWhenNoneAreGiven) {
 TEST_F(ConnectThroughProxy, ADeadProxyIsDialledAgainAfterAGrowingWait) {
   SwitchboardProcess sb(config());
   const auto connector = connect(sb, "http://127.0.0.1:" + std::to_string(free_port()));
-  const std::regex failed("dial failed: connecting to 127\\.0\\.0\\.1:[0-9]+: .* retry_in=([0-9.]+) s");
+  const std::regex failed(
+      "dial failed: connecting to 127\\.0\\.0\\.1:[0-9]+: .* retry_in=([0-9.]+) s");
   std::vector<double> waits;
   ASSERT_TRUE(eventually([&] {
     waits.clear();
