@@ -30,6 +30,7 @@ std::string first_set(const char* one, const char* other) {
 // what is wrong is said without the URL.
 std::variant<DialTarget, std::string> parse_proxy_url(std::string_view url,
                                                       std::string& credentials) {
+  if (!has_url_shape(url)) return std::string("not a URL");
   const auto parsed = urls::parse_uri(url);
   if (!parsed) return std::string("not a URL");
   const urls::url_view& view = *parsed;

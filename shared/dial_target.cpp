@@ -1,5 +1,8 @@
 #include "shared/dial_target.hpp"
 
+#include <algorithm>
+#include <cctype>
+
 #include <boost/url/parse.hpp>
 #include <boost/url/url_view.hpp>
 
@@ -19,7 +22,32 @@ std::string quoted(std::string_view url) {
 
 }  // namespace
 
+bool has_url_shape(std::string_view url) {
+  for (const char c : url) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte <= 0x20 || byte >= 0x7f) return false;
+  }
+  const auto colon = url.find("://");
+  if (colon == std::string_view::npos || colon == 0 ||
+      !std::isalpha(static_cast<unsigned char>(url.front())))
+    return false;
+  return std::all_of(url.begin(), url.begin() + static_cast<long>(colon), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.';
+  });
+}
+
 std::variant<DialTarget, std::string> parse_dial_target(std::string_view url, UrlKind kind) {
+  if (!has_url_shape(url)) {
+    const bool printable = std::all_of(url.begin(), url.end(), [](char c) {
+      return static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7f;
+    });
+    // What is not printable is not repeated.
+    if (!printable) return "that is not a URL: it holds a byte outside printable ASCII";
+    const auto colon = url.find(':');
+    const bool scheme_only =
+        colon != std::string_view::npos && colon > 0 && url.find(' ') == std::string_view::npos;
+    return quoted(url) + (scheme_only ? " has no host" : " is not a URL");
+  }
   const auto parsed = urls::parse_uri(url);
   if (!parsed) return quoted(url) + " is not a URL";
   const urls::url_view& view = *parsed;

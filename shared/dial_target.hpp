@@ -29,6 +29,11 @@ struct DialTarget {
 // `kind`: which schemes are accepted, ws:// and wss:// or http:// and https:// (`tls`
 // says which of the two).
 enum class UrlKind { kWebSocket, kHttp };
+// Whether `url` has the form every URL dialled here has, before a parser sees it: a
+// scheme, then "//" and an authority, in printable ASCII without spaces. Boost.URL 1.81's
+// parser asserts on some URLs without an authority (`x:#`, `x:` then a byte over 0x7f),
+// so nothing else is handed to it.
+bool has_url_shape(std::string_view url);
 std::variant<DialTarget, std::string> parse_dial_target(std::string_view url,
                                                         UrlKind kind = UrlKind::kWebSocket);
 

@@ -71,5 +71,15 @@ TEST(DialTarget, RefusesWhatCannotBeDialledAsWritten) {
   EXPECT_NE(refusal("ws://user:pw@host/").find("user info"), std::string::npos);
 }
 
+// Boost.URL 1.81 asserts on some URLs without an authority: they never reach it.
+TEST(DialTarget, AUrlWithoutAnAuthorityOrInOtherBytesIsRefusedBeforeTheParser) {
+  for (const std::string& url :
+       {std::string("httphttp:\xc0"), std::string("e3cohT:#"), std::string("ws:#"),
+        std::string("ws:host/"), std::string("ws://h\x80st/"), std::string("ws://host/a b"),
+        std::string("ws://host/\x01"), std::string("1ws://host/")}) {
+    EXPECT_NE(refusal(url), "") << url;
+  }
+}
+
 }  // namespace
 }  // namespace sb
