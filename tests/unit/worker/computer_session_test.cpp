@@ -535,6 +535,9 @@ TEST(ComputerSession, AListenTheComputerNeverAcknowledgesTimesOutAndIsCancelled)
   const json listen = rig.last_received();
   ASSERT_TRUE(rig.run_until([&] { return !rig.replies.empty(); }));
   EXPECT_EQ(rig.replies[0].outcome.status, ipc::CallStatus::kTimeout);
+  // The cancel is written after the reply is given: it reaches the computer a moment later.
+  ASSERT_TRUE(
+      rig.run_until([&] { return rig.last_received()["method"] == "notifications/cancelled"; }));
   EXPECT_EQ(rig.last_received()["params"]["requestId"], listen["id"]);
 }
 
