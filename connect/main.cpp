@@ -1,5 +1,4 @@
 // switchboard-connect: makes an MCP server a computer (docs/connect.md).
-#include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -52,9 +51,7 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   std::shared_ptr<ssl::context> tls;
-  const bool any_tls = std::any_of(options.urls.begin(), options.urls.end(),
-                                   [](const SwitchboardUrl& url) { return url.target.tls; });
-  if (any_tls) {
+  if (any_tls(options)) {
     try {
       tls = sb::make_tls_context(options.ca_file);
     } catch (const std::exception& error) {

@@ -214,9 +214,8 @@ Options parse_options(const std::vector<std::string>& words, const std::string& 
   if (!credentials.empty()) options.proxy_credentials_file = expand_home(credentials, home);
   const std::string authorities = ca_file.value_or(file.ca_file.value_or(""));
   if (!authorities.empty()) {
-    const bool any_tls = std::any_of(options.urls.begin(), options.urls.end(),
-                                     [](const SwitchboardUrl& url) { return url.target.tls; });
-    if (!any_tls) throw UsageError("--ca-file is for wss:// switchboards, and none is given");
+    if (!any_tls(options))
+      throw UsageError("--ca-file is for wss:// switchboards, and none is given");
     options.ca_file = expand_home(authorities, home);
   }
   const std::string program =
@@ -224,6 +223,11 @@ Options parse_options(const std::vector<std::string>& words, const std::string& 
                        : std::filesystem::path(options.command.front()).filename().string();
   options.name = name.value_or(file.name.value_or(program));
   return options;
+}
+
+bool any_tls(const Options& options) {
+  return std::any_of(options.urls.begin(), options.urls.end(),
+                     [](const SwitchboardUrl& url) { return url.target.tls; });
 }
 
 void choose_proxies(Options& options, const ProxyEnvironment& environment) {

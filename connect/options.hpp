@@ -44,6 +44,9 @@ struct Options {
 Options parse_options(const std::vector<std::string>& words, const std::string& home,
                       const std::string& credentials_directory);
 
+// Whether any switchboard is dialled over wss:// (and TLS is needed at all).
+bool any_tls(const Options& options);
+
 // Picks each switchboard's proxy (route_for, proxy.hpp): the configured one, or the
 // environment's. Throws UsageError with what is wrong.
 void choose_proxies(Options& options, const ProxyEnvironment& environment);
