@@ -5,30 +5,22 @@
 #include "ipc/supervisor_frames.hpp"
 #include "supervisor/workers/calls_in_flight.hpp"
 #include "supervisor/workers/registry.hpp"
-#include "supervisor/workers/worker_record.hpp"
+#include "supervisor/workers/worker.hpp"
 
 namespace sb::supervisor {
 
 using json = nlohmann::json;
 
-namespace {
-
-// Calls waiting for a carried session to be taken up, per computer: a switch takes
-// milliseconds, so more than this means a flood, which waits for nobody.
-constexpr std::size_t kMaxHeldCalls = 1024;
-
-}  // namespace
-
 std::uint64_t WorkerRegistry::forward(std::string_view computer, CallRequest request,
                                       CallCallback done) {
   const auto worker = find(computer);
   if (request.carried) return take_up_call(worker, std::move(request), std::move(done));
-  const bool waits = worker && worker->awaiting_take_up;
-  if (waits && worker->held_calls.size() >= kMaxHeldCalls) {
+  const bool waits = worker && worker->awaiting_take_up();
+  if (waits && !worker->room_to_hold()) {
     done(CallResult{ipc::CallStatus::kOverloaded, 0, {}});
     return 0;
   }
-  if (!waits && (!worker || !worker->channel || !view_of(*worker).ready)) {
+  if (!waits && (!worker || !worker->channel() || !worker->view(timings_.heartbeat_stale).ready)) {
     done(CallResult{ipc::CallStatus::kNotAttached, 0, {}});
     return 0;
   }
@@ -41,7 +33,7 @@ std::uint64_t WorkerRegistry::forward(std::string_view computer, CallRequest req
                     .reply_may_arrive = request.reply_may_arrive};
   const bool stream = static_cast<bool>(call.on_message);
   in_flight_->add(call_id, worker, std::move(call));
-  arm_backstop(worker, call_id);
+  arm_backstop(*worker, call_id);
   auto frame = ipc::encode(ipc::Call{.call_id = call_id,
                                      .meta = {.caller = request.caller,
                                               .caller_cap = request.caller_cap,
@@ -51,18 +43,17 @@ std::uint64_t WorkerRegistry::forward(std::string_view computer, CallRequest req
                                               .stream = stream},
                                      .params = std::move(request.params_json)});
   if (waits) {
-    worker->held_calls.push_back(std::move(frame));
+    worker->hold(std::move(frame));
   } else {
-    worker->channel->send(std::move(frame));
+    worker->send(std::move(frame));
   }
   return call_id;
 }
 
 // A stalled worker costs its own callers a timeout and nobody else anything. The backstop
 // fires a grace period after the worker's own deadline would have.
-void WorkerRegistry::arm_backstop(const std::shared_ptr<WorkerRecord>& worker,
-                                  std::uint64_t call_id) {
-  InFlightCall* call = in_flight_->find(call_id, *worker);
+void WorkerRegistry::arm_backstop(const Worker& worker, std::uint64_t call_id) {
+  InFlightCall* call = in_flight_->find(call_id, worker);
   if (!call) return;
   const auto at = std::min(std::chrono::steady_clock::now() + call->timeout, call->last_moment) +
                   timings_.backstop_grace;
@@ -71,9 +62,7 @@ void WorkerRegistry::arm_backstop(const std::shared_ptr<WorkerRecord>& worker,
     const auto worker = in_flight_->owner_of(call_id);
     auto late = in_flight_->take(call_id);
     if (!late) return;
-    if (worker && worker->channel) {
-      worker->channel->send(ipc::encode(ipc::Cancel{call_id, "timed out"}));
-    }
+    if (worker) worker->send(ipc::encode(ipc::Cancel{call_id, "timed out"}));
     late->done(CallResult{ipc::CallStatus::kTimeout, 0, {}});
   });
 }
@@ -81,9 +70,7 @@ void WorkerRegistry::arm_backstop(const std::shared_ptr<WorkerRecord>& worker,
 void WorkerRegistry::cancel(std::uint64_t call_id, const std::string& reason) {
   const auto worker = in_flight_->owner_of(call_id);
   if (!worker || !in_flight_->take(call_id)) return;
-  if (worker->channel) {
-    worker->channel->send(ipc::encode(ipc::Cancel{call_id, reason}));
-  }
+  worker->send(ipc::encode(ipc::Cancel{call_id, reason}));
 }
 
 bool WorkerRegistry::deliver(std::uint64_t call_id, const ipc::MessageMeta& meta,
@@ -98,8 +85,7 @@ bool WorkerRegistry::deliver(std::uint64_t call_id, const ipc::MessageMeta& meta
 void WorkerRegistry::answer(std::uint64_t call_id, std::uint64_t key,
                             std::string response_without_id) {
   const auto worker = in_flight_->owner_of(call_id);
-  if (!worker || !worker->channel) return;
-  worker->channel->send(ipc::encode(ipc::Answer{call_id, key, std::move(response_without_id)}));
+  if (worker) worker->send(ipc::encode(ipc::Answer{call_id, key, std::move(response_without_id)}));
 }
 
 // Tells the worker a reply has left the supervisor (kDelivered) when its last holder lets
@@ -118,9 +104,8 @@ struct DeliveryNotice {
   }
 };
 
-void WorkerRegistry::on_reply(const std::shared_ptr<WorkerRecord>& worker, ipc::Reply&& reply) {
-  if (reply.call_id >= next_call_id_) return expel(worker, "replied to a call never made");
-  auto slot = std::make_shared<DeliveryNotice>(worker->channel, reply.call_id);
+void WorkerRegistry::on_reply(const std::shared_ptr<Worker>& worker, ipc::Reply&& reply) {
+  auto slot = std::make_shared<DeliveryNotice>(worker->channel(), reply.call_id);
   if (!in_flight_->find(reply.call_id, *worker)) return;  // cancelled or past its backstop
   CallCallback done = std::move(in_flight_->take(reply.call_id)->done);
   const auto& outcome = reply.outcome;
@@ -128,23 +113,20 @@ void WorkerRegistry::on_reply(const std::shared_ptr<WorkerRecord>& worker, ipc::
                   std::move(reply.arriving), outcome.kind, outcome.error_code, std::move(slot)});
 }
 
-void WorkerRegistry::on_message(const std::shared_ptr<WorkerRecord>& worker,
-                                ipc::Message&& message) {
-  if (message.call_id >= next_call_id_)
-    return expel(worker, "sent a message for a call never made");
+void WorkerRegistry::on_message(const std::shared_ptr<Worker>& worker, ipc::Message&& message) {
   if (message.call_id == 0) {
-    if (computer_notification_) computer_notification_(worker->name, std::move(message.body));
+    if (computer_notification_) computer_notification_(worker->name(), std::move(message.body));
     return;
   }
   InFlightCall* call = in_flight_->find(message.call_id, *worker);
   if (!call) return;  // ended meanwhile
   // The worker restarted its own deadline for this progress; the backstop follows, whether
   // or not the caller takes the message.
-  if (message.meta.kind == ipc::MessageKind::kProgress) arm_backstop(worker, message.call_id);
+  if (message.meta.kind == ipc::MessageKind::kProgress) arm_backstop(*worker, message.call_id);
   if (call->on_message) call->on_message(message.meta, std::move(message.body));
 }
 
-void WorkerRegistry::fail_in_flight(WorkerRecord& worker, ipc::CallStatus status) {
+void WorkerRegistry::fail_in_flight(const Worker& worker, ipc::CallStatus status) {
   for (auto& call : in_flight_->take_all_at(worker)) call.done(CallResult{status, 0, {}});
 }
 

@@ -4,19 +4,19 @@
 
 namespace sb::supervisor {
 
-bool CallsInFlight::add(std::uint64_t call_id, const std::shared_ptr<WorkerRecord>& worker,
+bool CallsInFlight::add(std::uint64_t call_id, const std::shared_ptr<Worker>& worker,
                         InFlightCall call) {
   return calls_.try_emplace(call_id, Entry{worker, worker.get(), std::move(call)}).second;
 }
 
-InFlightCall* CallsInFlight::find(std::uint64_t call_id, const WorkerRecord& worker) {
+InFlightCall* CallsInFlight::find(std::uint64_t call_id, const Worker& worker) {
   const auto found = calls_.find(call_id);
   const bool at_worker =
       found != calls_.end() && found->second.at == &worker && !found->second.worker.expired();
   return at_worker ? &found->second.call : nullptr;
 }
 
-std::shared_ptr<WorkerRecord> CallsInFlight::owner_of(std::uint64_t call_id) const {
+std::shared_ptr<Worker> CallsInFlight::owner_of(std::uint64_t call_id) const {
   const auto found = calls_.find(call_id);
   return found == calls_.end() ? nullptr : found->second.worker.lock();
 }
@@ -29,7 +29,7 @@ std::optional<InFlightCall> CallsInFlight::take(std::uint64_t call_id) {
   return call;
 }
 
-std::vector<InFlightCall> CallsInFlight::take_all_at(const WorkerRecord& worker) {
+std::vector<InFlightCall> CallsInFlight::take_all_at(const Worker& worker) {
   std::vector<InFlightCall> taken;
   for (auto entry = calls_.begin(); entry != calls_.end();) {
     if (entry->second.at != &worker) {

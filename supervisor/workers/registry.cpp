@@ -22,17 +22,15 @@
 #include "shared/log.hpp"
 #include "supervisor/audit/audit_log.hpp"
 #include "supervisor/workers/calls_in_flight.hpp"
-#include "supervisor/workers/worker_record.hpp"
+#include "supervisor/workers/worker.hpp"
 
 namespace sb::supervisor {
 
 using json = nlohmann::json;
+using namespace std::chrono_literals;
 
 namespace {
 
-constexpr auto kFirstBackoff = 100ms;
-constexpr auto kMaxBackoff = 5s;
-constexpr auto kBackoffResetAfter = 60s;
 constexpr auto kShutdownGrace = 5s;
 
 // Workers starting at once: enough to keep every core busy while some wait on exec and
@@ -48,31 +46,6 @@ base::UniqueFd open_program(const std::filesystem::path& path) {
                              std::strerror(errno));
   }
   return program;
-}
-
-// A close code as a metrics label. The worker reports it, and the worker is the less
-// trusted side: only the codes docs/protocol.md names become labels of their own.
-std::string close_code_label(std::uint64_t code) {
-  static constexpr std::array<std::uint64_t, 10> kNamed{1000, 1001, 1002, 1006, 1007,
-                                                        1009, 1011, 4002, 4003, 4005};
-  return std::find(kNamed.begin(), kNamed.end(), code) != kNamed.end() ? std::to_string(code)
-                                                                       : "other";
-}
-
-// A worker that beats on while it takes its time over a frame (stopped half-way, or
-// trickling it) holds up every call of its computer and, for a large reply already under
-// way, that reply's caller (docs/architecture.md, "Large replies"). A frame is written in
-// one go and read at once, so one still unfinished after the stall limit is not a slow
-// worker's: it gets as long as a silent worker, no longer.
-bool left_frame_unfinished(WorkerRecord& worker, std::chrono::milliseconds limit) {
-  const ipc::Channel& channel = *worker.channel;
-  const auto now = std::chrono::steady_clock::now();
-  if (!channel.inside_frame() || channel.frames_started() != worker.unfinished_frame) {
-    worker.unfinished_frame = channel.frames_started();
-    worker.unfinished_since = now;
-    return false;
-  }
-  return now - worker.unfinished_since > limit;
 }
 
 }  // namespace
@@ -94,9 +67,9 @@ WorkerRegistry::WorkerRegistry(boost::asio::io_context& io,
       start_window_(start_window()) {}
 
 WorkerRegistry::~WorkerRegistry() {
-  // A worker's process destroyed while it runs is killed and reaped.
+  // A worker's exit watch keeps it alive; its channel closes with the registry all the same.
   for (auto& worker : workers_) {
-    if (worker->channel) worker->channel->close();
+    if (worker->channel()) worker->channel()->close();
   }
 }
 
@@ -104,7 +77,7 @@ void WorkerRegistry::start(const std::vector<config::Computer>& computers,
                            std::function<void()> all_up) {
   all_up_ = std::move(all_up);
   for (const auto& computer : computers) {
-    workers_.push_back(make_worker_record(computer));
+    workers_.push_back(std::make_shared<Worker>(computer));
     queued_.push_back(workers_.back());
   }
   start_queued();
@@ -126,7 +99,7 @@ void WorkerRegistry::start_queued() {
     while (!queued_.empty()) {
       const auto worker = queued_.front().lock();
       queued_.pop_front();
-      if (worker && worker->state == WorkerRecord::State::kQueued) {
+      if (worker && worker->state() == Worker::State::kQueued) {
         spawn(worker);
         break;
       }
@@ -138,7 +111,7 @@ void WorkerRegistry::start_queued() {
 std::size_t WorkerRegistry::starting_count() const {
   return static_cast<std::size_t>(
       std::count_if(workers_.begin(), workers_.end(),
-                    [](const auto& w) { return w->state == WorkerRecord::State::kStarting; }));
+                    [](const auto& w) { return w->state() == Worker::State::kStarting; }));
 }
 
 void WorkerRegistry::report_when_all_up() {
@@ -148,24 +121,24 @@ void WorkerRegistry::report_when_all_up() {
   all_up();
 }
 
-// The channel, the status board and the process of a worker; what failed, if any.
+// Starts a worker's process, with its channel and status board; what failed, if any.
 // Failures are answers, not exceptions carried out of here: a spawn that fails must cost
 // nothing but a log line.
-std::optional<std::string> WorkerRegistry::launch(WorkerRecord& worker, const std::string& segment,
-                                                  ipc::ChannelEnd& parent_end) {
+std::optional<std::string> WorkerRegistry::launch(Worker& worker, std::string_view segment) {
   ipc::ChannelEnds ends;
+  std::unique_ptr<ipc::StatusReader> status;
   try {
     ends = ipc::make_channel();
-    worker.status = std::make_unique<ipc::StatusReader>(segment);
+    status = std::make_unique<ipc::StatusReader>(std::string(segment));
   } catch (const std::exception& error) {
     return std::string(error.what());  // names the call and the OS error already
   }
-  parent_end = std::move(ends.sender);
   // A worker has nothing to say on stdout, which may be the audit stream.
   base::SpawnRequest request{
       .program = worker_binary_,
       .executable = worker_program_.get(),
-      .args = {"--channel-fd", "3", "--descriptor-fd", "4", "--status-segment", segment},
+      .args = {"--channel-fd", "3", "--descriptor-fd", "4", "--status-segment",
+               std::string(segment)},
       .descriptors = {{ends.receiver.frames.get(), 3},
                       {ends.receiver.descriptors.get(), 4},
                       {STDERR_FILENO, STDOUT_FILENO}},
@@ -181,40 +154,31 @@ std::optional<std::string> WorkerRegistry::launch(WorkerRecord& worker, const st
   auto launched = launch_(request);
   if (auto* failure = std::get_if<std::string>(&launched)) return "launching: " + *failure;
   if (record_file.valid()) {
-    const std::string name = record_file_name(worker.name);
-    worker.record_file = StoreEntry();  // the last process's, out of the store first
+    const std::string name = record_file_name(worker.name());
+    worker.keep_record_file(StoreEntry());  // the last process's, out of the store first
     store_.forget(name);
     store_.store(name, record_file.get());
-    worker.record_file = StoreEntry(&store_, name);
+    worker.keep_record_file(StoreEntry(&store_, name));
   }
-  worker.process = std::move(std::get<std::unique_ptr<WorkerProcess>>(launched));
+  worker.started(std::move(std::get<std::unique_ptr<WorkerProcess>>(launched)), std::move(status),
+                 std::make_shared<ipc::Channel>(io_, std::move(ends.sender)));
   return std::nullopt;
 }
 
-void WorkerRegistry::spawn(const std::shared_ptr<WorkerRecord>& worker) {
+void WorkerRegistry::spawn(const std::shared_ptr<Worker>& worker) {
   const std::string segment =
       "/switchboard-" + std::to_string(::getpid()) + "-" + std::to_string(next_segment_++);
-  worker->started_at = std::chrono::steady_clock::now();
-  worker->stall_reported = false;
-  worker->said_hello = false;
-  worker->expelled = false;
   // Each step takes descriptors or memory; out of either, this worker waits for its next
   // try (with the restart backoff, which also paces this log line) and the supervisor and
   // every other computer carry on.
-  ipc::ChannelEnd parent_end;
-  const auto failure = launch(*worker, segment, parent_end);
-  if (failure) {
-    log_error("cannot start a worker", {{"computer", worker->name}, {"error", *failure}});
-    worker->status.reset();
-    worker->state = WorkerRecord::State::kExited;
+  if (const auto failure = launch(*worker, segment)) {
+    log_error("cannot start a worker", {{"computer", worker->name()}, {"error", *failure}});
+    worker->failed_to_start();
     mourn(worker, -1);
     return;
   }
-  worker->pid = worker->process->pid();
-  worker->state = WorkerRecord::State::kStarting;
-  worker->channel = std::make_shared<ipc::Channel>(io_, std::move(parent_end));
-  std::weak_ptr<WorkerRecord> weak = worker;
-  worker->channel->start(
+  std::weak_ptr<Worker> weak = worker;
+  worker->channel()->start(
       [this, weak](ipc::Frame&& frame) {
         auto alive = weak.lock();
         if (!alive) return;
@@ -223,17 +187,17 @@ void WorkerRegistry::spawn(const std::shared_ptr<WorkerRecord>& worker) {
         } catch (const std::exception& error) {
           // A frame's callbacks answer callers; a defect there fails that answer only.
           log_error("internal error while handling a worker's frame",
-                    {{"computer", alive->name}, {"error", error.what()}});
+                    {{"computer", alive->name()}, {"error", error.what()}});
         }
       },
       [this, weak](const std::string& violation) {
         auto alive = weak.lock();
         // A plain end of the channel is followed by the exit, which the wait below sees.
-        if (alive && !violation.empty()) expel(alive, violation);
+        if (alive && !violation.empty()) expel(*alive, violation);
       });
   // A large reply starts on its way to the caller while the worker is still sending it
   // (docs/architecture.md, "Large replies").
-  worker->channel->hand_over_large_bodies(
+  worker->channel()->hand_over_large_bodies(
       kArrivingReplyFrom, [this, weak](const ipc::Frame& frame) {
         const auto alive = weak.lock();
         if (!alive || frame.type != ipc::FrameType::kReply) return false;
@@ -242,243 +206,144 @@ void WorkerRegistry::spawn(const std::shared_ptr<WorkerRecord>& worker) {
       });
   configure(*worker);
   send_carried(*worker);
-  worker->process->async_wait([this, worker](int wait_status) { on_exit(worker, wait_status); });
+  worker->on_exit([this, worker](int wait_status) { on_exit(worker, wait_status); });
 }
 
-void WorkerRegistry::configure(WorkerRecord& worker) {
-  if (!worker.channel) return;
-  worker.channel->send(ipc::encode(ipc::Configure{.computer = worker.name,
-                                                  .max_inflight = worker.max_inflight,
-                                                  .sole_caller = worker.sole_caller,
-                                                  .handshake = timings_.handshake,
-                                                  .ping_interval = timings_.ping_interval,
-                                                  .heartbeat = timings_.heartbeat,
-                                                  .drain = drain_,
-                                                  .max_buffer_bytes = worker_buffer_bytes_}));
+void WorkerRegistry::configure(Worker& worker) {
+  worker.send(worker.configuration(timings_, drain_, worker_buffer_bytes_));
 }
 
-void WorkerRegistry::on_frame(const std::shared_ptr<WorkerRecord>& worker, ipc::Frame&& frame) {
-  if (worker->expelled) return;
-  auto decoded = ipc::decode_worker_frame(std::move(frame));
-  if (auto* malformed = std::get_if<ipc::Malformed>(&decoded))
-    return expel(worker, malformed->reason);
-  if (auto* hello = std::get_if<ipc::Hello>(&decoded)) return on_hello(worker, *hello);
-  if (!worker->said_hello) return expel(worker, "spoke before its hello");
-  if (auto* reply = std::get_if<ipc::Reply>(&decoded)) return on_reply(worker, std::move(*reply));
-  if (auto* message = std::get_if<ipc::Message>(&decoded))
-    return on_message(worker, std::move(*message));
-  if (auto* parked = std::get_if<ipc::Parked>(&decoded))
-    return on_parked(worker, std::move(*parked));
-  on_event(worker, std::get<ipc::SessionEvent>(decoded));
-}
-
-void WorkerRegistry::on_hello(const std::shared_ptr<WorkerRecord>& worker,
-                              const ipc::Hello& hello) {
-  if (worker->said_hello) return expel(worker, "said hello twice");
-  if (hello.pid != worker->pid) return expel(worker, "said hello with another process's pid");
-  if (hello.protocol != ipc::kProtocolVersion || hello.build != ipc::build_id()) {
-    // Both programs are opened at start and come from one package, so this is a binary
-    // replaced from outside; a restart of the service starts both from what is installed.
-    log_error("worker is of another build; restart the switchboard service",
-              {{"computer", worker->name},
-               {"worker_build", hello.build},
-               {"worker_protocol", std::to_string(hello.protocol)},
-               {"build", std::string(ipc::build_id())},
-               {"protocol", std::to_string(ipc::kProtocolVersion)}});
-    return stop(*worker);
+// The worker checks each frame against the contract and its own state; the registry acts
+// on what it comes to.
+void WorkerRegistry::on_frame(const std::shared_ptr<Worker>& worker, ipc::Frame&& frame) {
+  auto news = worker->read(std::move(frame), next_call_id_);
+  if (auto* violation = std::get_if<worker_news::Violation>(&news))
+    return expel(*worker, violation->reason);
+  if (std::holds_alternative<worker_news::Greeted>(news)) {
+    start_queued();
+    return report_when_all_up();
   }
-  worker->said_hello = true;
-  worker->build = hello.build;
-  if (worker->state == WorkerRecord::State::kStarting)
-    worker->state = WorkerRecord::State::kRunning;
-  worker->status->unlink();  // both sides have it mapped; the name is no longer needed
-  start_queued();
-  report_when_all_up();
+  if (auto* reply = std::get_if<ipc::Reply>(&news)) return on_reply(worker, std::move(*reply));
+  if (auto* message = std::get_if<ipc::Message>(&news))
+    return on_message(worker, std::move(*message));
+  if (auto* session = std::get_if<worker_news::Session>(&news))
+    return on_session_news(worker, *session);
 }
 
 // Chromium's rule for a less trusted process: a message out of contract ends the sender.
 // Its computer reconnects to a fresh worker after the usual backoff.
-void WorkerRegistry::expel(const std::shared_ptr<WorkerRecord>& worker, const std::string& reason) {
-  if (worker->expelled) return;
-  log_error("worker broke the IPC contract; killing it",
-            {{"computer", worker->name}, {"pid", std::to_string(worker->pid)}, {"reason", reason}});
-  stop(*worker);
+void WorkerRegistry::expel(Worker& worker, const std::string& reason) {
+  if (worker.expelled()) return;
+  log_error(
+      "worker broke the IPC contract; killing it",
+      {{"computer", worker.name()}, {"pid", std::to_string(worker.pid())}, {"reason", reason}});
+  worker.stop();
 }
 
-// Nothing more it sends is read; its exit brings the respawn.
-void WorkerRegistry::stop(WorkerRecord& worker) {
-  worker.expelled = true;
-  if (worker.channel) worker.channel->close();
-  if (worker.process) worker.process->kill();
-}
-
-// A worker reports only sessions the supervisor handed it, by generation; the line it
-// gets is the supervisor's, stamped with the computer's current name.
-void WorkerRegistry::on_event(const std::shared_ptr<WorkerRecord>& worker,
-                              const ipc::SessionEvent& event) {
-  auto& sessions = worker->sessions;
-  auto handed = [&](std::uint64_t generation, const std::string& peer) -> SessionRecord* {
-    const auto found = sessions.find(generation);
-    if (found == sessions.end() || found->second.peer != peer) return nullptr;
-    return &found->second;
-  };
-  if (const auto* attach = std::get_if<ipc::AttachEvent>(&event)) {
-    SessionRecord* session = handed(attach->generation, attach->peer);
-    if (!session || session->attached) return expel(worker, "reported an attach it was not given");
-    session->attached = true;
-    session->attached_at = std::chrono::system_clock::now();
-    ++worker->attaches;
-  } else if (const auto* taken_up = std::get_if<ipc::TakenUpEvent>(&event)) {
-    return on_taken_up(worker, *taken_up);
-  } else if (const auto* takeover = std::get_if<ipc::TakeoverEvent>(&event)) {
-    const SessionRecord* old_session = handed(takeover->old_generation, takeover->old_peer);
-    const SessionRecord* new_session = handed(takeover->new_generation, takeover->new_peer);
-    if (!old_session || !old_session->attached || !new_session)
-      return expel(worker, "reported a takeover it was not given");
-  } else {
-    const auto& detach = std::get<ipc::DetachEvent>(event);
-    const SessionRecord* session = handed(detach.generation, detach.peer);
-    if (!session) return expel(worker, "reported a detach it was not given");
-    // A socket closed before it was installed (the worker was leaving) never had its
-    // vm_attach line: it gets no vm_detach either, so that the two always pair up.
-    const bool attached = session->attached;
-    if (session->carried && !session->taken_up) {
-      lose_carried(*worker);
-      note_carried_outcome(worker->name, "redialled");
-    }
-    sessions.erase(detach.generation);  // the worker shut the socket down; our copy closes
-    if (!attached) return;
-    ++worker->detaches[close_code_label(detach.code)];
+void WorkerRegistry::on_session_news(const std::shared_ptr<Worker>& worker,
+                                     const worker_news::Session& news) {
+  if (news.carried_lost) {
+    lose_carried(*worker);
+    note_carried_outcome(worker->name(), "redialled");
   }
-  write_event(*worker, event);
+  if (news.line) write_event(*worker, *news.line);
+  if (news.carried_taken_up) {
+    release_held_calls(*worker, true);
+    note_carried_outcome(worker->name(), "resumed");
+  }
 }
 
-void WorkerRegistry::write_event(const WorkerRecord& worker, const ipc::SessionEvent& event) {
+// The line is the supervisor's, stamped with the computer's current name.
+void WorkerRegistry::write_event(const Worker& worker, const ipc::SessionEvent& event) {
   json fields = ipc::event_fields(event);
-  fields["computer"] = worker.name;
+  fields["computer"] = worker.name();
   audit_.write(ipc::event_name(event), std::move(fields));
 }
 
 // Its last frames (its computer's vm_detach above all) are read before it is mourned.
-void WorkerRegistry::on_exit(const std::shared_ptr<WorkerRecord>& worker, int wait_status) {
-  if (!worker->channel || worker->expelled) return mourn(worker, wait_status);
-  worker->channel->drain([this, worker, wait_status] { mourn(worker, wait_status); });
+void WorkerRegistry::on_exit(const std::shared_ptr<Worker>& worker, int wait_status) {
+  if (!worker->channel() || worker->expelled()) return mourn(worker, wait_status);
+  worker->channel()->drain([this, worker, wait_status] { mourn(worker, wait_status); });
 }
 
-void WorkerRegistry::mourn(const std::shared_ptr<WorkerRecord>& worker, int wait_status) {
-  const bool was_retiring = worker->state == WorkerRecord::State::kRetiring;
+void WorkerRegistry::mourn(const std::shared_ptr<Worker>& worker, int wait_status) {
+  const bool was_retiring = worker->state() == Worker::State::kRetiring;
   audit_lost_sessions(*worker);
-  if (worker->status) worker->messages_dropped_before += worker->status->read().messages_dropped;
-  if (worker->channel) worker->channel->close();
-  worker->channel.reset();
-  worker->process.reset();
-  worker->status.reset();
-  worker->record_file = StoreEntry();  // what it parked there, it parked nowhere
+  worker->ended();
   // Its computer's calls may have run; they end now, not at their deadlines. A parked
   // session's calls cross with it.
-  if (!worker->parked) fail_in_flight(*worker, ipc::CallStatus::kDisconnected);
+  if (!worker->parked()) fail_in_flight(*worker, ipc::CallStatus::kDisconnected);
   start_queued();  // if it was starting, it made room
 
   if (was_retiring || shutting_down_ || parking_) {
-    worker->state = WorkerRecord::State::kExited;
+    worker->exited();
     std::erase(retiring_, worker);
     if (parking_) return maybe_finish_parking();
     return maybe_finish_shutdown();
   }
   if (wait_status >= 0) {
-    log_warn("worker exited; restarting it", {{"computer", worker->name},
-                                              {"pid", std::to_string(worker->pid)},
+    log_warn("worker exited; restarting it", {{"computer", worker->name()},
+                                              {"pid", std::to_string(worker->pid())},
                                               {"exit", base::describe_exit(wait_status)}});
   }
   schedule_respawn(worker);
 }
 
-void WorkerRegistry::schedule_respawn(const std::shared_ptr<WorkerRecord>& worker) {
-  worker->state = WorkerRecord::State::kRestarting;
-  ++worker->restarts;
-  if (std::chrono::steady_clock::now() - worker->started_at >= kBackoffResetAfter)
-    worker->backoff = kFirstBackoff;
-  worker->respawn_timer = std::make_unique<boost::asio::steady_timer>(io_, worker->backoff);
-  worker->backoff = std::min<std::chrono::milliseconds>(worker->backoff * 2, kMaxBackoff);
-  worker->respawn_timer->async_wait(
-      [this, weak = std::weak_ptr<WorkerRecord>(worker)](boost::system::error_code error) {
-        auto alive = weak.lock();
-        if (error || !alive || alive->state != WorkerRecord::State::kRestarting || shutting_down_ ||
-            parking_)
-          return;
-        spawn(alive);
-      });
+void WorkerRegistry::schedule_respawn(const std::shared_ptr<Worker>& worker) {
+  worker->restart_after_backoff(io_, [this, weak = std::weak_ptr<Worker>(worker)] {
+    auto alive = weak.lock();
+    if (!alive || alive->state() != Worker::State::kRestarting || shutting_down_ || parking_)
+      return;
+    spawn(alive);
+  });
 }
 
-// A worker that dies cannot write its computers' vm_detach lines. The supervisor wrote
-// the vm_attach of every session still attached, so it writes the matching detach: each
-// attach has exactly one detach, whoever writes it.
-void WorkerRegistry::audit_lost_sessions(WorkerRecord& worker) {
-  const auto now = std::chrono::system_clock::now();
-  for (const auto& [generation, session] : worker.sessions) {
-    // Nothing else shuts it down: the worker that would have is gone, and this copy would
-    // keep the computer's connection open.
-    if (session.socket.valid()) ::shutdown(session.socket.get(), SHUT_RDWR);
-    if (session.carried && !session.taken_up) {
-      lose_carried(worker);
-      note_carried_outcome(worker.name, "redialled");
-    }
-    if (!session.attached) continue;
-    ++worker.detaches[close_code_label(1006)];
-    const auto attached_for =
-        std::chrono::duration_cast<std::chrono::seconds>(now - session.attached_at).count();
-    write_event(worker, ipc::DetachEvent{.peer = session.peer,
-                                         .generation = generation,
-                                         .code = 1006,
-                                         .reason = "the computer's worker exited",
-                                         .attached_for_secs = static_cast<std::uint64_t>(
-                                             std::max<std::int64_t>(attached_for, 0))});
+// The supervisor wrote the vm_attach of every session still attached, so it writes the
+// matching detach of those the worker could not.
+void WorkerRegistry::audit_lost_sessions(Worker& worker) {
+  bool carried_lost = false;
+  const auto lines = worker.lose_sessions(carried_lost);
+  if (carried_lost) {
+    lose_carried(worker);
+    note_carried_outcome(worker.name(), "redialled");
   }
-  worker.sessions.clear();
+  for (const auto& line : lines) write_event(worker, line);
 }
 
 void WorkerRegistry::watch_stalls() {
   stall_timer_.expires_after(timings_.heartbeat);
   stall_timer_.async_wait([this](boost::system::error_code error) {
     if (error || parking_) return;
-    std::vector<std::shared_ptr<WorkerRecord>> watched = workers_;
+    std::vector<std::shared_ptr<Worker>> watched = workers_;
     // A removed computer's worker that stalls before it could leave must not linger
     // holding its computer's socket either.
     watched.insert(watched.end(), retiring_.begin(), retiring_.end());
-    for (auto& worker : watched) watch_one(worker);
+    for (auto& worker : watched) watch_one(*worker);
     watch_stalls();
   });
 }
 
-void WorkerRegistry::watch_one(const std::shared_ptr<WorkerRecord>& worker) {
-  // Silent since its spawn: it would hold a place in the start window for ever.
-  if (worker->state == WorkerRecord::State::kStarting && !worker->expelled &&
-      std::chrono::steady_clock::now() - worker->started_at > timings_.stall_kill) {
-    log_error("worker did not say hello in time; killing it",
-              {{"computer", worker->name}, {"pid", std::to_string(worker->pid)}});
-    return stop(*worker);
-  }
-  if (worker->state != WorkerRecord::State::kRunning &&
-      worker->state != WorkerRecord::State::kRetiring)
-    return;
-  if (!worker->status || worker->expelled) return;
-  if (worker->channel && left_frame_unfinished(*worker, timings_.stall_kill))
-    return expel(worker, "left a frame unfinished");
-  worker->status->read();  // notes a record kept torn
-  if (std::chrono::milliseconds(worker->status->torn_for_ms()) > timings_.heartbeat_stale)
-    return expel(worker, "kept its status record torn");
-  const auto age = std::chrono::milliseconds(worker->status->heartbeat_age_ms());
-  if (age > timings_.stall_kill) {
-    log_error("worker silent too long; killing it",
-              {{"computer", worker->name}, {"pid", std::to_string(worker->pid)}});
-    worker->process->kill();
-  } else if (age > timings_.heartbeat_stale && !worker->stall_reported) {
-    worker->stall_reported = true;
-    ++worker->stalls;
-    log_warn("worker stalled; its computer is reported not ready", {{"computer", worker->name}});
-  } else if (age <= timings_.heartbeat_stale && worker->stall_reported) {
-    worker->stall_reported = false;
-    log_info("worker recovered", {{"computer", worker->name}});
+void WorkerRegistry::watch_one(Worker& worker) {
+  const std::string pid = std::to_string(worker.pid());
+  switch (worker.watch(timings_)) {
+    case WorkerHealth::kFine:
+      return;
+    case WorkerHealth::kNoHello:
+      log_error("worker did not say hello in time; killing it",
+                {{"computer", worker.name()}, {"pid", pid}});
+      return worker.stop();
+    case WorkerHealth::kFrameUnfinished:
+      return expel(worker, "left a frame unfinished");
+    case WorkerHealth::kRecordTorn:
+      return expel(worker, "kept its status record torn");
+    case WorkerHealth::kSilent:
+      log_error("worker silent too long; killing it", {{"computer", worker.name()}, {"pid", pid}});
+      return worker.kill();
+    case WorkerHealth::kStalled:
+      return log_warn("worker stalled; its computer is reported not ready",
+                      {{"computer", worker.name()}});
+    case WorkerHealth::kRecovered:
+      return log_info("worker recovered", {{"computer", worker.name()}});
   }
 }
 
@@ -492,9 +357,7 @@ void WorkerRegistry::shutdown(std::function<void()> done) {
   stall_timer_.expires_after(kShutdownGrace);
   stall_timer_.async_wait([this](boost::system::error_code error) {
     if (error) return;
-    for (auto& worker : retiring_) {
-      if (worker->process) worker->process->kill();
-    }
+    for (auto& worker : retiring_) worker->kill();
   });
   maybe_finish_shutdown();
 }

@@ -1,7 +1,9 @@
 // The supervisor's side of the workers: one per configured computer, keyed by the
-// computer's verifier (the name is a label). One class, its jobs in their own files:
-//   registry.cpp  the processes: spawn, the frames they send (each checked, and a
-//                 violation kills the worker), exits, stalls, respawn with backoff
+// computer's verifier (the name is a label). Each is a Worker (worker.hpp), which owns its
+// process's state and checks its frames; the registry holds what spans them, its jobs in
+// their own files:
+//   registry.cpp  the processes: spawn from a queue, acting on what their frames say (a
+//                 violation kills the worker), exits, stalls, respawn, shutdown
 //   calls.cpp     calls: forward with a backstop deadline, cancel, replies, messages
 //                 (each call in flight, with its worker, in calls_in_flight.hpp)
 //   reload.cpp    hand-over of attached sockets and a reload as a diff by verifier
@@ -41,7 +43,10 @@ namespace sb::supervisor {
 
 class AuditLog;
 class CallsInFlight;
-struct WorkerRecord;
+class Worker;
+namespace worker_news {
+struct Session;
+}
 
 // A message from the computer for a call's caller, as a kMessage frame carried it.
 using MessageCallback = std::function<void(const ipc::MessageMeta&, std::string body)>;
@@ -219,41 +224,37 @@ class WorkerRegistry {
   bool all_started() const;
 
  private:
-  void spawn(const std::shared_ptr<WorkerRecord>& worker);
+  void spawn(const std::shared_ptr<Worker>& worker);
   void start_queued();
   std::size_t starting_count() const;
-  std::optional<std::string> launch(WorkerRecord& worker, const std::string& segment,
-                                    ipc::ChannelEnd& parent_end);
-  void on_frame(const std::shared_ptr<WorkerRecord>& worker, ipc::Frame&& frame);
-  void on_hello(const std::shared_ptr<WorkerRecord>& worker, const ipc::Hello& hello);
-  void on_event(const std::shared_ptr<WorkerRecord>& worker, const ipc::SessionEvent& event);
-  void write_event(const WorkerRecord& worker, const ipc::SessionEvent& event);
-  void on_reply(const std::shared_ptr<WorkerRecord>& worker, ipc::Reply&& reply);
-  void on_message(const std::shared_ptr<WorkerRecord>& worker, ipc::Message&& message);
-  void expel(const std::shared_ptr<WorkerRecord>& worker, const std::string& reason);
-  void stop(WorkerRecord& worker);
-  void arm_backstop(const std::shared_ptr<WorkerRecord>& worker, std::uint64_t call_id);
-  void on_exit(const std::shared_ptr<WorkerRecord>& worker, int wait_status);
-  void mourn(const std::shared_ptr<WorkerRecord>& worker, int wait_status);
-  void schedule_respawn(const std::shared_ptr<WorkerRecord>& worker);
-  void fail_in_flight(WorkerRecord& worker, ipc::CallStatus status);
-  void configure(WorkerRecord& worker);
+  std::optional<std::string> launch(Worker& worker, std::string_view segment);
+  void on_frame(const std::shared_ptr<Worker>& worker, ipc::Frame&& frame);
+  void on_session_news(const std::shared_ptr<Worker>& worker, const worker_news::Session& news);
+  void write_event(const Worker& worker, const ipc::SessionEvent& event);
+  void on_reply(const std::shared_ptr<Worker>& worker, ipc::Reply&& reply);
+  void on_message(const std::shared_ptr<Worker>& worker, ipc::Message&& message);
+  void expel(Worker& worker, const std::string& reason);
+  void arm_backstop(const Worker& worker, std::uint64_t call_id);
+  void on_exit(const std::shared_ptr<Worker>& worker, int wait_status);
+  void mourn(const std::shared_ptr<Worker>& worker, int wait_status);
+  void schedule_respawn(const std::shared_ptr<Worker>& worker);
+  void fail_in_flight(const Worker& worker, ipc::CallStatus status);
+  void configure(Worker& worker);
   void watch_stalls();
-  void watch_one(const std::shared_ptr<WorkerRecord>& worker);
-  void audit_lost_sessions(WorkerRecord& worker);
-  void retire(const std::shared_ptr<WorkerRecord>& worker, bool revoke);
-  std::shared_ptr<WorkerRecord> find(std::string_view computer) const;
-  ComputerView view_of(const WorkerRecord& worker) const;
+  void watch_one(Worker& worker);
+  void audit_lost_sessions(Worker& worker);
+  void retire(const std::shared_ptr<Worker>& worker, bool revoke);
+  std::shared_ptr<Worker> find(std::string_view computer) const;
+  std::shared_ptr<Worker> find_by_verifier(const std::string& rendered) const;
   void maybe_finish_shutdown();
-  std::uint64_t take_up_call(const std::shared_ptr<WorkerRecord>& worker, CallRequest request,
+  std::uint64_t take_up_call(const std::shared_ptr<Worker>& worker, CallRequest request,
                              CallCallback done);
-  void on_parked(const std::shared_ptr<WorkerRecord>& worker, ipc::Parked&& parked);
-  void on_taken_up(const std::shared_ptr<WorkerRecord>& worker, const ipc::TakenUpEvent& event);
+  void carry_in(const CarriedSession& session, std::vector<NamedDescriptor>& descriptors);
   void note_carried_outcome(const std::string& computer, std::string outcome);
-  void release_held_calls(WorkerRecord& worker, bool taken_up);
-  void lose_carried(WorkerRecord& worker);
+  void release_held_calls(Worker& worker, bool taken_up);
+  void lose_carried(Worker& worker);
   void maybe_finish_parking();
-  void send_carried(WorkerRecord& worker);
+  void send_carried(Worker& worker);
   void report_when_all_up();
 
   boost::asio::io_context& io_;
@@ -263,9 +264,9 @@ class WorkerRegistry {
   base::UniqueFd worker_program_;  // the binary found at start, executed by descriptor
   LaunchWorker launch_;
   AuditLog& audit_;
-  std::vector<std::shared_ptr<WorkerRecord>> workers_;   // config order
-  std::vector<std::shared_ptr<WorkerRecord>> retiring_;  // removed or rotated, exiting
-  std::deque<std::weak_ptr<WorkerRecord>> queued_;       // waiting for their first spawn, in order
+  std::vector<std::shared_ptr<Worker>> workers_;   // config order
+  std::vector<std::shared_ptr<Worker>> retiring_;  // removed or rotated, exiting
+  std::deque<std::weak_ptr<Worker>> queued_;       // waiting for their first spawn, in order
   bool start_posted_ = false;
   std::uint64_t next_call_id_ = 1;
   std::uint64_t next_segment_ = 1;

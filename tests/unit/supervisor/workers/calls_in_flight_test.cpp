@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "supervisor/workers/worker_record.hpp"
+#include "supervisor/workers/worker.hpp"
 
 namespace sb::supervisor {
 namespace {
@@ -15,8 +15,8 @@ InFlightCall noting(std::vector<std::uint64_t>& ended, std::uint64_t call_id) {
 }
 
 TEST(CallsInFlight, ACallsWorkerIsOneLookupAndAWorkerReachesOnlyItsOwnCalls) {
-  const auto alpha = std::make_shared<WorkerRecord>();
-  const auto beta = std::make_shared<WorkerRecord>();
+  const auto alpha = std::make_shared<Worker>(config::Computer{});
+  const auto beta = std::make_shared<Worker>(config::Computer{});
   std::vector<std::uint64_t> ended;
   CallsInFlight calls;
   EXPECT_TRUE(calls.add(1, alpha, noting(ended, 1)));
@@ -36,8 +36,8 @@ TEST(CallsInFlight, ACallsWorkerIsOneLookupAndAWorkerReachesOnlyItsOwnCalls) {
 }
 
 TEST(CallsInFlight, AWorkersEndTakesAllItsCallsInOrderAndNoOther) {
-  const auto alpha = std::make_shared<WorkerRecord>();
-  const auto beta = std::make_shared<WorkerRecord>();
+  const auto alpha = std::make_shared<Worker>(config::Computer{});
+  const auto beta = std::make_shared<Worker>(config::Computer{});
   std::vector<std::uint64_t> ended;
   CallsInFlight calls;
   calls.add(5, alpha, noting(ended, 5));
@@ -49,10 +49,10 @@ TEST(CallsInFlight, AWorkersEndTakesAllItsCallsInOrderAndNoOther) {
   EXPECT_EQ(calls.owner_of(4), beta);
 }
 
-TEST(CallsInFlight, ACallWhoseWorkerRecordIsGoneHasNoOwner) {
+TEST(CallsInFlight, ACallWhoseWorkerIsGoneHasNoOwner) {
   std::vector<std::uint64_t> ended;
   CallsInFlight calls;
-  auto gone = std::make_shared<WorkerRecord>();
+  auto gone = std::make_shared<Worker>(config::Computer{});
   calls.add(7, gone, noting(ended, 7));
   gone.reset();
   EXPECT_EQ(calls.owner_of(7), nullptr);
