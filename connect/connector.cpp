@@ -103,7 +103,10 @@ net::awaitable<void> Connector::run_link(LinkId id) {
       if (dial.outcome == DialOutcome::kUnauthorized) {
         // Only an operator can fix a refused secret: ask again rarely, backoff untouched.
         slot.link.reset();
-        log_warn("the switchboard refused the secret (401); asking again later",
+        log_warn(options_.gateway_adds_secret
+                     ? "the switchboard refused the attach (401): the gateway added no secret "
+                       "it accepts; asking again later"
+                     : "the switchboard refused the secret (401); asking again later",
                  {{"computer", options_.name},
                   {"url", url},
                   {"retry_in", seconds_text(timings_.dial_unauthorized)}});
@@ -221,7 +224,9 @@ std::optional<ProxyHop> Connector::proxy_hop(const ProxyRoute& route, std::strin
                   .authorization = credentials.empty() ? "" : basic_authorization(credentials)};
 }
 
+// With a gateway adding the secret, there is none to read: the dial sends no Authorization.
 std::string Connector::read_secret(std::string& secret) const {
+  if (options_.gateway_adds_secret) return "";
   std::string error;
   std::optional<std::string> read = sb::read_secret(options_.secret_file, error);
   if (!read) return error;

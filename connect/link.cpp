@@ -80,7 +80,7 @@ class LinkOver : public Link, public std::enable_shared_from_this<LinkOver<Ws>> 
         websocket::stream_base::timeout{kHandshakeTimeout, websocket::stream_base::none(), false});
     ws_->set_option(websocket::stream_base::decorator(
         [secret, agent = user_agent_](websocket::request_type& request) {
-          request.set(http::field::authorization, "Bearer " + secret);
+          if (!secret.empty()) request.set(http::field::authorization, "Bearer " + secret);
           request.set(http::field::user_agent, agent);
         }));
     ws_->read_message_max(kMaxMessageBytes);

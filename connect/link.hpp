@@ -43,7 +43,8 @@ class Link {
  public:
   virtual ~Link() = default;
 
-  // Connects and upgrades. On kAttached the link is up: read(), write(), close().
+  // Connects and upgrades, with `secret` as the bearer ("": no Authorization, a gateway
+  // on the path adds it). On kAttached the link is up: read(), write(), close().
   virtual boost::asio::awaitable<DialResult> dial(const std::string& secret) = 0;
   // The next text message; nullopt once the socket has ended (then end() says how).
   virtual boost::asio::awaitable<std::optional<std::string>> read() = 0;

@@ -13,7 +13,7 @@ const char* const kUsage =
     R"(usage: switchboard-connect [-c FILE] [--url URL] [--secret-file FILE] [--name NAME]
                            [--allow-insecure-transport]
                            [--proxy http://HOST:PORT] [--proxy-credentials-file FILE]
-                           [--ca-file FILE]
+                           [--ca-file FILE] [--gateway-adds-secret]
                            (--upstream http://127.0.0.1:PORT/mcp | -- COMMAND [ARGS...])
 
 Runs COMMAND, an MCP server speaking stdio (one JSON-RPC message per line), or talks to a
@@ -24,8 +24,8 @@ message both ways until stopped.
   -c FILE                     settings from a TOML file: url (or urls, an array),
                               secret_file, name, command (an array: program and
                               arguments) or upstream, allow_insecure_transport, proxy,
-                              proxy_credentials_file, ca_file; the command line wins
-                              over it
+                              proxy_credentials_file, ca_file, gateway_adds_secret; the
+                              command line wins over it
   --url URL                   the switchboard's attach URL, ws:// or wss://; repeated,
                               one attach to each switchboard at once, one MCP server
   --secret-file FILE          the computer's secret, read again before every dial
@@ -41,6 +41,9 @@ message both ways until stopped.
                               user:password for the proxy (Basic), read before every dial
   --ca-file FILE              certificate authorities (PEM) trusted for wss:// besides the
                               system's, e.g. a TLS-inspecting gateway's
+  --gateway-adds-secret       send no secret: the proxy, a gateway that inspects TLS, adds
+                              the Authorization header (wss:// through a proxy only; no
+                              --secret-file then)
   -h, --help / -V, --version
 
 Exit status: 0 when stopped (SIGTERM, SIGINT), 2 on a usage error, 3 when a newer attach
@@ -62,6 +65,7 @@ struct FileSettings {
   std::optional<std::string> proxy;
   std::optional<std::string> proxy_credentials_file;
   std::optional<std::string> ca_file;
+  std::optional<bool> gateway_adds_secret;
 };
 
 FileSettings read_file(const std::string& path) {
@@ -78,6 +82,10 @@ FileSettings read_file(const std::string& path) {
     auto text = [&]() -> std::string {
       if (!node.is_string()) throw UsageError(path + ": " + name + " must be a string");
       return *node.value<std::string>();
+    };
+    auto flag = [&]() -> bool {
+      if (!node.is_boolean()) throw UsageError(path + ": " + name + " must be true or false");
+      return *node.value<bool>();
     };
     auto texts = [&]() -> std::vector<std::string> {
       const toml::array* items = node.as_array();
@@ -100,8 +108,9 @@ FileSettings read_file(const std::string& path) {
     } else if (name == "upstream") {
       settings.upstream = text();
     } else if (name == "allow_insecure_transport") {
-      if (!node.is_boolean()) throw UsageError(path + ": " + name + " must be true or false");
-      settings.allow_insecure_transport = *node.value<bool>();
+      settings.allow_insecure_transport = flag();
+    } else if (name == "gateway_adds_secret") {
+      settings.gateway_adds_secret = flag();
     } else if (name == "command") {
       settings.command = texts();
     } else if (name == "proxy") {
@@ -142,6 +151,7 @@ Options parse_options(const std::vector<std::string>& words, const std::string& 
   std::vector<std::string> urls;
   std::optional<std::vector<std::string>> command;
   bool allow_insecure = false;
+  bool gateway_adds_secret = false;
   for (std::size_t i = 0; i < words.size(); ++i) {
     const std::string& word = words[i];
     auto value = [&]() -> std::string {
@@ -168,6 +178,8 @@ Options parse_options(const std::vector<std::string>& words, const std::string& 
       upstream = value();
     } else if (word == "--allow-insecure-transport") {
       allow_insecure = true;
+    } else if (word == "--gateway-adds-secret") {
+      gateway_adds_secret = true;
     } else if (word == "--proxy") {
       proxy = value();
     } else if (word == "--proxy-credentials-file") {
@@ -183,14 +195,19 @@ Options parse_options(const std::vector<std::string>& words, const std::string& 
   const FileSettings file = config_file ? read_file(*config_file) : FileSettings{};
   if (urls.empty()) urls = file.urls.value_or(std::vector<std::string>{});
   std::string secret = secret_file.value_or(file.secret_file.value_or(""));
+  options.gateway_adds_secret = gateway_adds_secret || file.gateway_adds_secret.value_or(false);
+  if (options.gateway_adds_secret && !secret.empty())
+    throw UsageError("give --secret-file or --gateway-adds-secret, not both");
   // Under systemd the unit hands the secret over as a credential (LoadCredential=secret:…).
-  if (secret.empty() && !credentials_directory.empty()) secret = credentials_directory + "/secret";
+  if (secret.empty() && !credentials_directory.empty() && !options.gateway_adds_secret)
+    secret = credentials_directory + "/secret";
   options.command =
       command && !command->empty() ? *command : file.command.value_or(std::vector<std::string>{});
   options.allow_insecure_transport =
       allow_insecure || file.allow_insecure_transport.value_or(false);
   if (urls.empty()) throw UsageError("--url (or url in the file) is required");
-  if (secret.empty()) throw UsageError("--secret-file (or secret_file in the file) is required");
+  if (secret.empty() && !options.gateway_adds_secret)
+    throw UsageError("--secret-file (or secret_file in the file) is required");
   const std::string upstream_url = upstream.value_or(file.upstream.value_or(""));
   if (!upstream_url.empty() && !options.command.empty())
     throw UsageError("give the MCP server as a command or as --upstream, not both");
@@ -207,7 +224,7 @@ Options parse_options(const std::vector<std::string>& words, const std::string& 
   }
 
   for (const std::string& url : urls) options.urls.push_back(switchboard_url(url, options));
-  options.secret_file = expand_home(secret, home);
+  if (!secret.empty()) options.secret_file = expand_home(secret, home);
   options.proxy = proxy.value_or(file.proxy.value_or(""));
   const std::string credentials =
       proxy_credentials.value_or(file.proxy_credentials_file.value_or(""));
@@ -235,6 +252,12 @@ void choose_proxies(Options& options, const ProxyEnvironment& environment) {
     auto route = route_for(url.target, options.proxy, environment, options.proxy_credentials_file);
     if (auto* problem = std::get_if<std::string>(&route)) throw UsageError(*problem);
     url.proxy = std::move(std::get<std::optional<ProxyRoute>>(route));
+    // An attach without a secret may only leave inside TLS, toward the gateway that adds
+    // it: never in clear, never straight to the switchboard.
+    if (options.gateway_adds_secret && (!url.target.tls || !url.proxy))
+      throw UsageError("url " + url.url +
+                       ": --gateway-adds-secret needs wss:// through a proxy (--proxy, or the "
+                       "environment's), the gateway that adds the secret");
   }
 }
 

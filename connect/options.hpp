@@ -26,8 +26,11 @@ struct SwitchboardUrl {
 };
 
 struct Options {
-  std::vector<SwitchboardUrl> urls;    // one link each (docs/connect.md, "Twins")
-  std::filesystem::path secret_file;   // read again before every dial
+  std::vector<SwitchboardUrl> urls;   // one link each (docs/connect.md, "Twins")
+  std::filesystem::path secret_file;  // read again before every dial; "" with:
+  // No Authorization of its own: a gateway on the path (the proxy) adds it
+  // (docs/connect.md, "The secret added by a gateway").
+  bool gateway_adds_secret = false;
   std::vector<std::string> command;    // the MCP server: program and arguments, or
   std::optional<DialTarget> upstream;  // a Streamable HTTP MCP endpoint on this machine
   std::string name;                    // in log lines; default: the program's file name
@@ -48,7 +51,8 @@ Options parse_options(const std::vector<std::string>& words, const std::string& 
 bool any_tls(const Options& options);
 
 // Picks each switchboard's proxy (route_for, proxy.hpp): the configured one, or the
-// environment's. Throws UsageError with what is wrong.
+// environment's. Throws UsageError with what is wrong, and when a gateway is to add the
+// secret on a way that has no proxy.
 void choose_proxies(Options& options, const ProxyEnvironment& environment);
 
 extern const char* const kUsage;

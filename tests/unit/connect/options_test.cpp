@@ -70,5 +70,41 @@ urls = ["wss://two.example/vm/attach"])")},
                UsageError);
 }
 
+// A gateway that adds the secret is the proxy, and it can add it only inside TLS it
+// inspects: the mode is refused anywhere the attach would leave without a secret in clear
+// or straight to the switchboard.
+TEST(ConnectOptions, AGatewayAddsTheSecretOnlyForWssThroughAProxy) {
+  const auto gateway = [](std::vector<std::string> words, const ProxyEnvironment& environment) {
+    words.insert(words.end(), {"--gateway-adds-secret", "--", "server"});
+    Options options = parse_options(words, "/home/me", "/run/credentials/x");
+    choose_proxies(options, environment);
+    return options;
+  };
+  const Options through = gateway(
+      {"--url", "wss://sb.example/vm/attach", "--proxy", "http://gateway.example:8080"}, {});
+  EXPECT_TRUE(through.gateway_adds_secret);
+  EXPECT_TRUE(through.secret_file.empty()) << "not even systemd's credential";
+  EXPECT_TRUE(through.urls.front().proxy);
+  EXPECT_NO_THROW(gateway({"--url", "wss://sb.example/vm/attach"},
+                          {.https_proxy = "http://gateway.example:8080"}))
+      << "the environment's proxy is a proxy too";
+  EXPECT_THROW(gateway({"--url", "wss://sb.example/vm/attach"}, {}), UsageError)
+      << "straight to the switchboard";
+  EXPECT_THROW(gateway({"--url", "wss://sb.example/vm/attach"},
+                       {.https_proxy = "http://gateway.example:8080", .no_proxy = "sb.example"}),
+               UsageError)
+      << "NO_PROXY names it: straight to the switchboard";
+  EXPECT_THROW(gateway({"--url", "ws://sb.example/vm/attach", "--allow-insecure-transport",
+                        "--proxy", "http://gateway.example:8080"},
+                       {}),
+               UsageError)
+      << "in clear";
+  EXPECT_THROW(gateway({"--url", "wss://sb.example/vm/attach", "--proxy",
+                        "http://gateway.example:8080", "--secret-file", "/s"},
+                       {}),
+               UsageError)
+      << "a secret of its own as well";
+}
+
 }  // namespace
 }  // namespace sb::connect
