@@ -15,6 +15,7 @@
 
 #include "base/asio_names.hpp"
 #include "connect/proxy.hpp"
+#include "connect/tunnel_stream.hpp"
 #include "shared/tls_client.hpp"
 
 namespace sb::connect {
@@ -26,8 +27,8 @@ using Clock = std::chrono::steady_clock;
 constexpr std::chrono::seconds kConnectTimeout{10};
 constexpr std::chrono::seconds kHandshakeTimeout{10};  // TLS, upgrade, and our close
 
-using PlainWs = websocket::stream<beast::tcp_stream>;
-using TlsWs = websocket::stream<beast::ssl_stream<beast::tcp_stream>>;
+using PlainWs = websocket::stream<TunnelStream>;
+using TlsWs = websocket::stream<beast::ssl_stream<TunnelStream>>;
 
 template <class Ws>
 class LinkOver : public Link, public std::enable_shared_from_this<LinkOver<Ws>> {
@@ -60,8 +61,12 @@ class LinkOver : public Link, public std::enable_shared_from_this<LinkOver<Ws>> 
       co_return failed("connecting to " + first.host_header + ": " + connect_error.message());
     beast::error_code ignored;
     lowest.socket().set_option(tcp::no_delay(true), ignored);
+    if (hop_ && hop_->proxy.tls) {
+      if (auto problem = co_await proxy_handshake(); !problem.empty())
+        co_return failed(std::move(problem));
+    }
     if (hop_) {
-      if (auto problem = co_await open_tunnel(lowest); !problem.empty())
+      if (auto problem = co_await open_tunnel(); !problem.empty())
         co_return failed(std::move(problem));
     }
 
@@ -156,13 +161,34 @@ class LinkOver : public Link, public std::enable_shared_from_this<LinkOver<Ws>> 
 
   static DialResult failed(std::string why) { return {DialOutcome::kFailed, std::move(why)}; }
 
+  TunnelStream& tunnel() {
+    if constexpr (kTls) {
+      return ws_->next_layer().next_layer();
+    } else {
+      return ws_->next_layer();
+    }
+  }
+
+  // TLS to an https:// proxy, verified as the switchboard's would be, within the
+  // handshake's time; "" once it is up, else what went wrong.
+  net::awaitable<std::string> proxy_handshake() {
+    beast::get_lowest_layer(*ws_).expires_after(kHandshakeTimeout);
+    auto& proxy_tls = tunnel().start_proxy_tls(*tls_);
+    SSL* handle = proxy_tls.native_handle();
+    if (auto problem = prepare_tls(handle, hop_->proxy.host); !problem.empty()) co_return problem;
+    const auto [error] = co_await proxy_tls.async_handshake(ssl::stream_base::client, kAwait);
+    if (error) co_return tls_failure(handle, "the proxy " + hop_->proxy.host_header, error);
+    co_return std::string();
+  }
+
   // CONNECT to the switchboard through the proxy, within the handshake's time; "" once
   // the tunnel is open, else what went wrong. The proxy's answer is read up to its empty
   // line and at most kMaxProxyAnswerBytes of it; nothing may follow it before the tunnel
   // is used.
-  net::awaitable<std::string> open_tunnel(beast::tcp_stream& stream) {
+  net::awaitable<std::string> open_tunnel() {
     const std::string proxy = "the proxy " + hop_->proxy.host_header;
-    stream.expires_after(kHandshakeTimeout);
+    beast::get_lowest_layer(*ws_).expires_after(kHandshakeTimeout);
+    TunnelStream& stream = tunnel();
     const std::string request = connect_request(target_, hop_->authorization);
     const auto [write_error, written] =
         co_await net::async_write(stream, net::buffer(request), kAwait);
@@ -247,7 +273,7 @@ std::shared_ptr<Link> make_link(net::any_io_executor executor, const DialTarget&
   if (target.tls)
     return std::make_shared<LinkOver<TlsWs>>(executor, target, std::move(tls), timings,
                                              std::move(user_agent), std::move(hop));
-  return std::make_shared<LinkOver<PlainWs>>(executor, target, nullptr, timings,
+  return std::make_shared<LinkOver<PlainWs>>(executor, target, std::move(tls), timings,
                                              std::move(user_agent), std::move(hop));
 }
 

@@ -66,8 +66,9 @@ struct ProxyHop {
   std::string authorization;
 };
 
-// `tls`: the client context for wss:// (null for ws://). With `hop`, the link is a
-// CONNECT tunnel through that proxy, and TLS (for wss://) runs end to end inside it.
+// `tls`: the client context for wss:// and an https:// proxy (null when neither). With
+// `hop`, the link is a CONNECT tunnel through that proxy (inside TLS to the proxy for an
+// https:// one), and TLS (for wss://) runs end to end inside the tunnel.
 std::shared_ptr<Link> make_link(boost::asio::any_io_executor executor, const DialTarget& target,
                                 std::shared_ptr<boost::asio::ssl::context> tls, LinkTimings timings,
                                 std::string user_agent, std::optional<ProxyHop> hop = {});

@@ -12,7 +12,7 @@ namespace sb::connect {
 const char* const kUsage =
     R"(usage: switchboard-connect [-c FILE] [--url URL] [--secret-file FILE] [--name NAME]
                            [--allow-insecure-transport]
-                           [--proxy http://HOST:PORT] [--proxy-credentials-file FILE]
+                           [--proxy http(s)://HOST:PORT] [--proxy-credentials-file FILE]
                            [--ca-file FILE] [--gateway-adds-secret]
                            (--upstream http://127.0.0.1:PORT/mcp | -- COMMAND [ARGS...])
 
@@ -34,13 +34,15 @@ message both ways until stopped.
   --allow-insecure-transport  allow ws:// to a host that is not loopback
   --upstream URL              a Streamable HTTP MCP endpoint on this machine (http://,
                               loopback), instead of a command
-  --proxy URL                 dial every switchboard through this HTTP proxy (CONNECT);
+  --proxy URL                 dial every switchboard through this http:// or https://
+                              proxy (CONNECT);
                               without it, https_proxy / http_proxy / ALL_PROXY and
                               NO_PROXY as curl reads them, never for a loopback host
   --proxy-credentials-file FILE
                               user:password for the proxy (Basic), read before every dial
-  --ca-file FILE              certificate authorities (PEM) trusted for wss:// besides the
-                              system's, e.g. a TLS-inspecting gateway's
+  --ca-file FILE              certificate authorities (PEM) trusted for wss:// and an
+                              https:// proxy besides the system's, e.g. a TLS-inspecting
+                              gateway's
   --gateway-adds-secret       send no secret: the proxy, a gateway that inspects TLS, adds
                               the Authorization header (wss:// through a proxy only; no
                               --secret-file then)
@@ -230,11 +232,7 @@ Options parse_options(const std::vector<std::string>& words, const std::string& 
       proxy_credentials.value_or(file.proxy_credentials_file.value_or(""));
   if (!credentials.empty()) options.proxy_credentials_file = expand_home(credentials, home);
   const std::string authorities = ca_file.value_or(file.ca_file.value_or(""));
-  if (!authorities.empty()) {
-    if (!any_tls(options))
-      throw UsageError("--ca-file is for wss:// switchboards, and none is given");
-    options.ca_file = expand_home(authorities, home);
-  }
+  if (!authorities.empty()) options.ca_file = expand_home(authorities, home);
   const std::string program =
       options.upstream ? std::string("upstream")
                        : std::filesystem::path(options.command.front()).filename().string();
@@ -243,8 +241,9 @@ Options parse_options(const std::vector<std::string>& words, const std::string& 
 }
 
 bool any_tls(const Options& options) {
-  return std::any_of(options.urls.begin(), options.urls.end(),
-                     [](const SwitchboardUrl& url) { return url.target.tls; });
+  return std::any_of(options.urls.begin(), options.urls.end(), [](const SwitchboardUrl& url) {
+    return url.target.tls || (url.proxy && url.proxy->proxy.tls);
+  });
 }
 
 void choose_proxies(Options& options, const ProxyEnvironment& environment) {
@@ -259,6 +258,8 @@ void choose_proxies(Options& options, const ProxyEnvironment& environment) {
                        ": --gateway-adds-secret needs wss:// through a proxy (--proxy, or the "
                        "environment's), the gateway that adds the secret");
   }
+  if (!options.ca_file.empty() && !any_tls(options))
+    throw UsageError("--ca-file is for wss:// switchboards and https:// proxies, and none is used");
 }
 
 }  // namespace sb::connect

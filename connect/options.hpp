@@ -47,12 +47,13 @@ struct Options {
 Options parse_options(const std::vector<std::string>& words, const std::string& home,
                       const std::string& credentials_directory);
 
-// Whether any switchboard is dialled over wss:// (and TLS is needed at all).
+// Whether TLS is needed at all: a switchboard dialled over wss://, or through an https://
+// proxy (known once choose_proxies has run).
 bool any_tls(const Options& options);
 
 // Picks each switchboard's proxy (route_for, proxy.hpp): the configured one, or the
-// environment's. Throws UsageError with what is wrong, and when a gateway is to add the
-// secret on a way that has no proxy.
+// environment's. Throws UsageError with what is wrong, when a gateway is to add the secret
+// on a way that has no proxy, and for --ca-file where nothing uses TLS.
 void choose_proxies(Options& options, const ProxyEnvironment& environment);
 
 extern const char* const kUsage;

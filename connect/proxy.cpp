@@ -25,19 +25,18 @@ std::string first_set(const char* one, const char* other) {
   return value.empty() ? variable(other) : value;
 }
 
-// A proxy's URL: http://[user:password@]host[:port][/], port 1080 when none is given (as
-// curl has it). `credentials` gets the user info, percent-decoded, when there is some;
-// what is wrong is said without the URL.
+// A proxy's URL: http(s)://[user:password@]host[:port][/], port 1080 for http:// and 443
+// for https:// when none is given (as curl has it). `credentials` gets the user info,
+// percent-decoded, when there is some; what is wrong is said without the URL.
 std::variant<DialTarget, std::string> parse_proxy_url(std::string_view url,
                                                       std::string& credentials) {
   if (!has_url_shape(url)) return std::string("not a URL");
   const auto parsed = urls::parse_uri(url);
   if (!parsed) return std::string("not a URL");
   const urls::url_view& view = *parsed;
-  if (view.scheme_id() == urls::scheme::https)
-    return std::string("an https:// proxy is not supported yet");
-  if (view.scheme_id() != urls::scheme::http)
-    return std::string("only an http:// proxy is supported");
+  const bool tls = view.scheme_id() == urls::scheme::https;
+  if (!tls && view.scheme_id() != urls::scheme::http)
+    return std::string("only an http:// or https:// proxy is supported");
   if (view.has_userinfo()) {
     credentials = view.user();
     credentials += ':';
@@ -46,8 +45,10 @@ std::variant<DialTarget, std::string> parse_proxy_url(std::string_view url,
   if ((!view.encoded_path().empty() && view.encoded_path() != "/") || view.has_query() ||
       view.has_fragment())
     return std::string("a proxy's URL names no path");
-  const std::string port = view.has_port() ? std::string(view.port()) : std::string("1080");
-  std::string bare = "http://" + std::string(view.encoded_host_and_port());
+  const std::string port =
+      view.has_port() ? std::string(view.port()) : std::string(tls ? "443" : "1080");
+  std::string bare =
+      std::string(tls ? "https://" : "http://") + std::string(view.encoded_host_and_port());
   if (!view.has_port()) bare += ":" + port;
   auto target = parse_dial_target(bare, UrlKind::kHttp);
   if (std::holds_alternative<std::string>(target)) return std::string("no usable host and port");

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "harness/http_client.hpp"
+#include "harness/raw_socket.hpp"
 #include "harness/wait.hpp"
 
 namespace harness {
@@ -73,6 +74,42 @@ HaproxyFront::~HaproxyFront() {
 
 std::string HaproxyFront::log() const {
   return read_file(dir_.path() / "out.log");
+}
+
+HaproxyTlsFront::HaproxyTlsFront(const fs::path& program, const TestPki& pki, int backend_port) {
+  const fs::path pem = dir_.path() / "front.pem";
+  std::ofstream(pem) << read_file(pki.server_certificate) << read_file(pki.server_key);
+  const fs::path config = dir_.path() / "front.cfg";
+  std::ofstream(config) << "defaults\n  mode http\n  timeout connect 5s\n"
+                        << "  timeout client 60s\n  timeout server 60s\n  timeout tunnel 1h\n"
+                        << "frontend front\n  bind " << loopback(port_) << " ssl crt "
+                        << pem.string() << "\n  default_backend switchboard\n"
+                        << "backend switchboard\n  server one " << loopback(backend_port) << "\n";
+  const fs::path log = dir_.path() / "out.log";
+  pid_ = start_process({program.string(), "-db", "-f", config.string()}, log, log);
+  const bool listening = eventually(
+      [&] {
+        try {
+          RawSocket socket(port_);
+          return true;
+        } catch (const std::exception&) {
+          return false;
+        }
+      },
+      std::chrono::seconds(10));
+  if (!listening) {
+    stop_process(pid_, std::chrono::seconds(2));
+    pid_ = -1;
+    throw std::runtime_error("haproxy did not start: " + read_file(log));
+  }
+}
+
+HaproxyTlsFront::~HaproxyTlsFront() {
+  if (pid_ > 0) stop_process(pid_, std::chrono::seconds(2));
+}
+
+std::string HaproxyTlsFront::attach_url() const {
+  return "wss://localhost:" + std::to_string(port_) + "/vm/attach";
 }
 
 }  // namespace harness

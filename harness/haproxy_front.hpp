@@ -1,6 +1,7 @@
-// HAProxy in front of two switchboards, run from the project's own example config
+// HAProxy in front of switchboards: of two, run from the project's own example config
 // (packaging/haproxy/switchboard-twins.cfg, docs/twins.md) with only its addresses
-// changed: what the twins tests and the bench put callers through.
+// changed, what the twins tests and the bench put callers through; and of one, terminating
+// TLS with a test certificate, what wss:// tests dial.
 #pragma once
 
 #include <sys/types.h>
@@ -10,6 +11,7 @@
 #include <string>
 
 #include "harness/process.hpp"
+#include "harness/test_pki.hpp"
 
 namespace harness {
 
@@ -32,6 +34,25 @@ class HaproxyFront {
 
  private:
   TempDir dir_{"sb-haproxy"};
+  int port_ = free_port();
+  pid_t pid_ = -1;
+};
+
+// HAProxy terminating TLS with `pki`'s server certificate in front of one switchboard on
+// 127.0.0.1:`backend_port`, WebSocket upgrades passed through.
+class HaproxyTlsFront {
+ public:
+  HaproxyTlsFront(const fs::path& program, const TestPki& pki, int backend_port);
+  ~HaproxyTlsFront();
+  HaproxyTlsFront(const HaproxyTlsFront&) = delete;
+  HaproxyTlsFront& operator=(const HaproxyTlsFront&) = delete;
+
+  int port() const { return port_; }
+  // wss://localhost:PORT/vm/attach: the name the test certificate carries.
+  std::string attach_url() const;
+
+ private:
+  TempDir dir_{"sb-haproxy-tls"};
   int port_ = free_port();
   pid_t pid_ = -1;
 };

@@ -7,6 +7,7 @@
 // are required under SWITCHBOARD_REQUIRE_GATEWAY (CI), where skipping would hide the tests.
 #include <fstream>
 
+#include "harness/haproxy_front.hpp"
 #include "harness/raw_socket.hpp"
 #include "harness/test_pki.hpp"
 #include "tests/e2e/connect_process.hpp"
@@ -30,38 +31,6 @@ bool listening(int port) {
     return false;
   }
 }
-
-// HAProxy terminating TLS with `pki`'s server certificate (it names localhost) in front of
-// a switchboard on `backend_port`, WebSocket upgrades passed through.
-class TlsFront {
- public:
-  TlsFront(const fs::path& program, const harness::TestPki& pki, int backend_port) {
-    const fs::path pem = dir_.path() / "front.pem";
-    std::ofstream(pem) << read_file(pki.server_certificate) << read_file(pki.server_key);
-    const fs::path config = dir_.path() / "front.cfg";
-    std::ofstream(config) << "defaults\n  mode http\n  timeout connect 5s\n"
-                          << "  timeout client 60s\n  timeout server 60s\n  timeout tunnel 1h\n"
-                          << "frontend front\n  bind 127.0.0.1:" << port_ << " ssl crt "
-                          << pem.string() << "\n  default_backend switchboard\n"
-                          << "backend switchboard\n  server one 127.0.0.1:" << backend_port << "\n";
-    pid_ = start_process({program.string(), "-db", "-f", config.string()}, log_, log_);
-    if (!eventually([&] { return listening(port_); }))
-      throw std::runtime_error("haproxy did not start: " + read_file(log_));
-  }
-  ~TlsFront() { stop_process(pid_, std::chrono::seconds(5)); }
-  TlsFront(const TlsFront&) = delete;
-  TlsFront& operator=(const TlsFront&) = delete;
-
-  std::string attach_url() const {
-    return "wss://localhost:" + std::to_string(port_) + "/vm/attach";
-  }
-
- private:
-  TempDir dir_{"sb-tls-front"};
-  fs::path log_ = dir_.path() / "haproxy.log";
-  int port_ = free_port();
-  pid_t pid_ = -1;
-};
 
 // mitmdump as a regular proxy: it opens TLS to the front (trusting the test authority
 // only), re-signs toward connect with its own authority, and adds "Authorization: Bearer"
@@ -109,7 +78,7 @@ class ConnectThroughGateway : public AlphaTest {
 
   void SetUp() override {
     mitmdump_ = installed({"/usr/bin/mitmdump"});
-    haproxy_ = installed({"/usr/sbin/haproxy", "/usr/bin/haproxy"});
+    haproxy_ = harness::HaproxyFront::find();
     if (mitmdump_ && haproxy_) return;
     if (std::getenv("SWITCHBOARD_REQUIRE_GATEWAY"))
       FAIL() << "mitmproxy or haproxy is not installed (Debian: mitmproxy, haproxy) and "
@@ -124,7 +93,7 @@ class ConnectThroughGateway : public AlphaTest {
 TEST_F(ConnectThroughGateway, TheGatewayAddsTheSecretAndCallsReachTheServer) {
   SwitchboardProcess sb(config());
   const harness::TestPki pki = harness::make_test_pki(sb.dir(), "DNS:localhost");
-  TlsFront front(*haproxy_, pki, sb.port());
+  harness::HaproxyTlsFront front(*haproxy_, pki, sb.port());
   const fs::path gateway_secret = sb.dir() / "gateway.secret";
   std::ofstream(gateway_secret) << "not-the-secret\n";
   Gateway gateway(*mitmdump_, pki.ca_certificate, gateway_secret);
@@ -152,7 +121,7 @@ TEST_F(ConnectThroughGateway, TheGatewayAddsTheSecretAndCallsReachTheServer) {
 TEST_F(ConnectThroughGateway, TheGatewaysAuthorityIsTrustedOnlyWhenGiven) {
   SwitchboardProcess sb(config());
   const harness::TestPki pki = harness::make_test_pki(sb.dir(), "DNS:localhost");
-  TlsFront front(*haproxy_, pki, sb.port());
+  harness::HaproxyTlsFront front(*haproxy_, pki, sb.port());
   const fs::path gateway_secret = sb.dir() / "gateway.secret";
   std::ofstream(gateway_secret) << alpha_.secret << "\n";
   Gateway gateway(*mitmdump_, pki.ca_certificate, gateway_secret);

@@ -42,6 +42,18 @@ TEST(Proxy, EachSchemeTakesItsOwnVariableAndAllProxyOtherwise) {
   EXPECT_FALSE(route("wss://sb.example/vm/attach", "", ProxyEnvironment{}));
 }
 
+TEST(Proxy, AnHttpsProxyIsDialledWithTlsOnItsOwnPortOr443) {
+  const auto secure = route("ws://127.0.0.1:8080/vm/attach", "https://p.example:8443", {});
+  ASSERT_TRUE(secure);
+  EXPECT_TRUE(secure->proxy.tls);
+  EXPECT_EQ(secure->proxy.host, "p.example") << "the name its certificate must carry";
+  EXPECT_EQ(secure->proxy.port, "8443");
+  const auto bare = route("wss://sb.example/vm/attach", "", {.https_proxy = "https://p.example"});
+  ASSERT_TRUE(bare);
+  EXPECT_EQ(bare->proxy.port, "443") << "curl's default for an https:// proxy";
+  EXPECT_FALSE(route("wss://sb.example/vm/attach", "http://p.example", {})->proxy.tls);
+}
+
 TEST(Proxy, NoProxyNamesHostsDomainsAddressesRangesAndPorts) {
   const auto names = [](const std::string& list, const std::string& url) {
     return no_proxy_names(list, target(url));
@@ -78,8 +90,6 @@ TEST(Proxy, CredentialsComeFromTheEnvironmentsUrlNeverFromTheCommandLine) {
   EXPECT_EQ(from_environment->url, "http://p:3128") << "what is logged has no user info";
   EXPECT_NE(refusal("wss://sb.example/vm/attach", "http://agent:pw@p:3128", {})
                 .find("--proxy-credentials-file"),
-            std::string::npos);
-  EXPECT_NE(refusal("wss://sb.example/vm/attach", "https://p:3128", {}).find("https://"),
             std::string::npos);
   const std::string bad =
       refusal("wss://sb.example/vm/attach", "", {.https_proxy = "socks5://agent:hunter2@p"});
