@@ -88,7 +88,7 @@ net::awaitable<void> Connector::run_link(LinkId id) {
       if (slot.url.proxy) {
         log_info("dialling the switchboard",
                  {{"computer", options_.name}, {"url", url}, {"proxy", slot.url.proxy->url}});
-        hop = proxy_hop(*slot.url.proxy, problem);
+        hop = sb::proxy_hop(*slot.url.proxy, problem);
       } else {
         log_info("dialling the switchboard", {{"computer", options_.name}, {"url", url}});
       }
@@ -204,27 +204,8 @@ net::awaitable<void> Connector::end_server() {
   server_.reset();
 }
 
-// Read before every dial, so that a replaced file takes effect at the next attempt.
-// The proxy to go through, with the credentials it is given; `problem` says why there is
-// none when the credentials cannot be read (the dial then fails and is tried again).
-std::optional<ProxyHop> Connector::proxy_hop(const ProxyRoute& route, std::string& problem) const {
-  std::string credentials = route.credentials;
-  if (!route.credentials_file.empty()) {
-    std::string error;
-    std::optional<std::string> read = sb::read_secret(route.credentials_file, error);
-    if (!read || read->find(':') == std::string::npos) {
-      problem = read ? "proxy_credentials_file " + route.credentials_file.string() +
-                           " holds no user:password"
-                     : error;
-      return std::nullopt;
-    }
-    credentials = std::move(*read);
-  }
-  return ProxyHop{.proxy = route.proxy,
-                  .authorization = credentials.empty() ? "" : basic_authorization(credentials)};
-}
-
-// With a gateway adding the secret, there is none to read: the dial sends no Authorization.
+// Read before every dial, so that a replaced file takes effect at the next attempt. With a
+// gateway adding the secret there is none to read: the dial sends no Authorization.
 std::string Connector::read_secret(std::string& secret) const {
   if (options_.gateway_adds_secret) return "";
   std::string error;

@@ -82,7 +82,6 @@ class Connector {
   boost::asio::awaitable<std::string> start_server_unless_running();
   boost::asio::awaitable<void> end_server();
   std::string read_secret(std::string& secret) const;
-  std::optional<ProxyHop> proxy_hop(const ProxyRoute& route, std::string& problem) const;
   boost::asio::awaitable<LinkEnd> relay(LinkId id, std::shared_ptr<Link> link);
   boost::asio::awaitable<void> relay_server();
   boost::asio::awaitable<bool> write_server(const std::string& message, std::uint64_t generation);

@@ -3,10 +3,8 @@
 #include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
-#include <boost/asio/read_until.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
@@ -14,8 +12,8 @@
 #include <boost/beast/websocket/ssl.hpp>
 
 #include "base/asio_names.hpp"
-#include "connect/proxy.hpp"
-#include "connect/tunnel_stream.hpp"
+#include "shared/http_proxy.hpp"
+#include "shared/proxy_tunnel.hpp"
 #include "shared/tls_client.hpp"
 
 namespace sb::connect {
@@ -61,13 +59,10 @@ class LinkOver : public Link, public std::enable_shared_from_this<LinkOver<Ws>> 
       co_return failed("connecting to " + first.host_header + ": " + connect_error.message());
     beast::error_code ignored;
     lowest.socket().set_option(tcp::no_delay(true), ignored);
-    if (hop_ && hop_->proxy.tls) {
-      if (auto problem = co_await proxy_handshake(); !problem.empty())
-        co_return failed(std::move(problem));
-    }
     if (hop_) {
-      if (auto problem = co_await open_tunnel(); !problem.empty())
-        co_return failed(std::move(problem));
+      auto problem =
+          co_await open_proxy_tunnel(tunnel(), *hop_, target_, tls_.get(), kHandshakeTimeout);
+      if (!problem.empty()) co_return failed(std::move(problem));
     }
 
     lowest.expires_after(kHandshakeTimeout);
@@ -167,44 +162,6 @@ class LinkOver : public Link, public std::enable_shared_from_this<LinkOver<Ws>> 
     } else {
       return ws_->next_layer();
     }
-  }
-
-  // TLS to an https:// proxy, verified as the switchboard's would be, within the
-  // handshake's time; "" once it is up, else what went wrong.
-  net::awaitable<std::string> proxy_handshake() {
-    beast::get_lowest_layer(*ws_).expires_after(kHandshakeTimeout);
-    auto& proxy_tls = tunnel().start_proxy_tls(*tls_);
-    SSL* handle = proxy_tls.native_handle();
-    if (auto problem = prepare_tls(handle, hop_->proxy.host); !problem.empty()) co_return problem;
-    const auto [error] = co_await proxy_tls.async_handshake(ssl::stream_base::client, kAwait);
-    if (error) co_return tls_failure(handle, "the proxy " + hop_->proxy.host_header, error);
-    co_return std::string();
-  }
-
-  // CONNECT to the switchboard through the proxy, within the handshake's time; "" once
-  // the tunnel is open, else what went wrong. The proxy's answer is read up to its empty
-  // line and at most kMaxProxyAnswerBytes of it; nothing may follow it before the tunnel
-  // is used.
-  net::awaitable<std::string> open_tunnel() {
-    const std::string proxy = "the proxy " + hop_->proxy.host_header;
-    beast::get_lowest_layer(*ws_).expires_after(kHandshakeTimeout);
-    TunnelStream& stream = tunnel();
-    const std::string request = connect_request(target_, hop_->authorization);
-    const auto [write_error, written] =
-        co_await net::async_write(stream, net::buffer(request), kAwait);
-    if (write_error) co_return proxy + ": " + write_error.message();
-    std::string answer;
-    auto buffer = net::dynamic_buffer(answer, kMaxProxyAnswerBytes);
-    const auto [read_error, head_size] =
-        co_await net::async_read_until(stream, buffer, "\r\n\r\n", kAwait);
-    if (read_error == net::error::not_found)
-      co_return proxy + " answered CONNECT with more than " +
-          std::to_string(kMaxProxyAnswerBytes / 1024) + " KiB of head";
-    if (read_error) co_return proxy + ": " + read_error.message();
-    if (auto refusal = tunnel_refusal(answer, !hop_->authorization.empty()); !refusal.empty())
-      co_return proxy + ": " + refusal;
-    if (answer.size() != head_size) co_return proxy + " sent bytes into the tunnel unasked";
-    co_return std::string();
   }
 
   void finish(const beast::error_code& error) {

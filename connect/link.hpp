@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "shared/dial_target.hpp"
+#include "shared/http_proxy.hpp"
 
 namespace sb::connect {
 
@@ -57,13 +58,6 @@ class Link {
   // not read, which would never take a close frame either. end() then says `code`.
   virtual void drop(std::uint16_t code, std::string_view reason) = 0;
   virtual LinkEnd end() const = 0;
-};
-
-// The HTTP proxy a link goes through (connect/proxy.hpp): where it listens, and the
-// Proxy-Authorization it is sent ("" for none).
-struct ProxyHop {
-  DialTarget proxy;
-  std::string authorization;
 };
 
 // `tls`: the client context for wss:// and an https:// proxy (null when neither). With

@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
   try {
     options = parse_options(std::vector<std::string>(argv + 1, argv + argc), environment("HOME"),
                             environment("CREDENTIALS_DIRECTORY"));
-    choose_proxies(options, proxy_environment());
+    choose_proxies(options, sb::proxy_environment());
     if (options.help) {
       std::cout << kUsage;
       return kExitStopped;

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "connect/proxy.hpp"
 #include "shared/dial_target.hpp"
+#include "shared/http_proxy.hpp"
 
 namespace sb::connect {
 

@@ -1,5 +1,5 @@
 // Fuzz target: what switchboard-connect makes of a proxy and of the environment that names
-// one (connect/proxy.hpp): a proxy's answer to CONNECT (tunnel_refusal), and a NO_PROXY
+// one (shared/http_proxy.hpp): a proxy's answer to CONNECT (tunnel_refusal), and a NO_PROXY
 // list and a proxy URL from the environment (no_proxy_names, route_for).
 //
 // Input: a control byte (bit 0: credentials were sent), then the proxy's answer, a NUL,
@@ -10,8 +10,8 @@
 #include <cstdint>
 #include <string>
 
-#include "connect/proxy.hpp"
 #include "fuzz/fuzz_check.hpp"
+#include "shared/http_proxy.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < 1) return 0;
@@ -21,16 +21,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string answer = input.substr(0, nul);
   const std::string environment = nul == std::string::npos ? "" : input.substr(nul + 1);
 
-  const std::string refusal = sb::connect::tunnel_refusal(answer, sent_credentials);
+  const std::string refusal = sb::tunnel_refusal(answer, sent_credentials);
   FUZZ_CHECK(refusal.size() <= 200);
   for (const char c : refusal) FUZZ_CHECK(c >= 0x20 && c < 0x7f);
 
   static const sb::DialTarget target =
       std::get<sb::DialTarget>(sb::parse_dial_target("wss://sb.example.com:8443/vm/attach"));
-  sb::connect::no_proxy_names(environment, target);
-  const auto route = sb::connect::route_for(
-      target, "", sb::connect::ProxyEnvironment{.https_proxy = environment}, {});
-  if (const auto* chosen = std::get_if<std::optional<sb::connect::ProxyRoute>>(&route)) {
+  sb::no_proxy_names(environment, target);
+  const auto route =
+      sb::route_for(target, "", sb::ProxyEnvironment{.https_proxy = environment}, {});
+  if (const auto* chosen = std::get_if<std::optional<sb::ProxyRoute>>(&route)) {
     if (*chosen) FUZZ_CHECK(!(*chosen)->proxy.host.empty());
   } else {
     // One of a few fixed sentences, never the URL itself (it may hold a password).

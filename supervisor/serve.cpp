@@ -16,6 +16,7 @@
 
 #include "base/asio_names.hpp"
 #include "base/heap_trim.hpp"
+#include "shared/http_proxy.hpp"
 #include "shared/log.hpp"
 #include "shared/service_notify.hpp"
 #include "shared/timings.hpp"
@@ -179,7 +180,7 @@ class Supervisor {
         drain_timer_(io_),
         lapse_timer_(io_),
         heap_trimmer_(io_),
-        pods_(io_, state_.config, state_.services) {
+        pods_(io_, state_.config, state_.services, PodTimings{}, proxy_environment()) {
     signals_.add(SIGUSR2);
     signals_.add(SIGUSR1);
     audit_.set_unrelayed_cap(config->limits.audit_unrelayed_per_minute);

@@ -105,7 +105,14 @@ struct Pod {
   NameList tools;
   std::optional<int> max_inflight;
   bool allow_insecure_transport = false;
+  // The proxy the pod is dialled through (docs/configuration.md, "Pod attaches"): a
+  // checked http:// or https:// URL, kProxyFromEnvironment, or "" to dial directly.
+  std::string proxy;
+  std::filesystem::path proxy_credentials_file;  // ~/ expanded; read before every dial
 };
+
+// `proxy = "environment"`: the service's https_proxy / http_proxy / ALL_PROXY and NO_PROXY.
+inline constexpr std::string_view kProxyFromEnvironment = "environment";
 
 struct Timeouts {
   int default_secs = 60;

@@ -259,21 +259,23 @@ RawClient decode_client(const toml::table& table, std::size_t index) {
 RawPod decode_pod(const toml::table& table, std::size_t index) {
   const Fields fields{table, decoding_owner("[[pty_attach]]", table, index), "a [[pty_attach]]"};
   fields.allow_only({"name", "url", "secret_file", "tools", "computer", "max_inflight",
-                     "allow_insecure_transport"});
+                     "allow_insecure_transport", "proxy", "proxy_credentials_file"});
   return {fields.required_string("name"),
           fields.required_string("url"),
           fields.required_string("secret_file"),
           fields.required_strings("tools"),
           fields.string("computer"),
           fields.integer("max_inflight"),
-          fields.boolean("allow_insecure_transport").value_or(false)};
+          fields.boolean("allow_insecure_transport").value_or(false),
+          fields.string("proxy"),
+          fields.string("proxy_credentials_file")};
 }
 
 RawFile decode_file(const toml::table& root) {
   const Fields top{root, "", "the top level"};
   top.allow_only({"listen", "allow_insecure_bind", "max_inflight", "audit_args", "audit_path",
                   "control_socket", "metrics_listen", "allowed_origins", "trust_peer_headers", "vm",
-                  "computer", "timeouts", "limits", "client", "pty_attach"});
+                  "computer", "timeouts", "limits", "client", "pty_attach", "pty_attach_proxy"});
   RawFile out;
   out.listen = top.string("listen");
   out.trust_peer_headers = top.boolean("trust_peer_headers");
@@ -284,6 +286,7 @@ RawFile decode_file(const toml::table& root) {
   out.control_socket = top.string("control_socket");
   out.metrics_listen = top.string("metrics_listen");
   out.allowed_origins = top.strings("allowed_origins");
+  out.pty_attach_proxy = top.string("pty_attach_proxy");
   if (const toml::table* vm = top.subtable("vm", "[vm]")) {
     const Fields fields{*vm, "[vm]", "[vm]"};
     fields.allow_only({"secret_sha256"});

@@ -3,6 +3,7 @@
 #include <utility>
 #include <variant>
 
+#include "shared/http_proxy.hpp"
 #include "shared/text.hpp"
 #include "supervisor/config/messages.hpp"
 #include "supervisor/config/rules.hpp"
@@ -31,6 +32,24 @@ DialTarget checked_pod_target(const RawPod& block, const Config& config, std::st
                     "session URL");
   }
   return target;
+}
+
+// The block's `proxy`, else the top-level `pty_attach_proxy`, else none: never the
+// service's environment unless one of them says "environment". A URL is checked here as
+// the dialer will use it (credentials only from a file, never in the URL).
+std::string checked_pod_proxy(const RawPod& block, const RawFile& raw, const DialTarget& target,
+                              std::string_view owner) {
+  const std::string proxy = block.proxy.value_or(raw.pty_attach_proxy.value_or(""));
+  if (block.proxy_credentials_file && proxy.empty())
+    fail(owner,
+         "`proxy_credentials_file` is set but no proxy is: add proxy = \"http://HOST:PORT\"");
+  if (proxy.empty() || proxy == kProxyFromEnvironment) return proxy;
+  const auto route = route_for(target, proxy, {}, {});
+  if (const auto* problem = std::get_if<std::string>(&route)) {
+    fail(owner, std::string(block.proxy ? "`proxy`" : "`pty_attach_proxy`") + ": " + *problem +
+                    "; write http://HOST:PORT, https://HOST:PORT or \"environment\"");
+  }
+  return proxy;
 }
 
 std::string resolve_pod_computer(const RawPod& block, const Config& config,
@@ -74,6 +93,9 @@ void build_pods(const RawFile& raw, Config& config, std::string_view home) {
     // Not read here: the dialer re-reads it on every dial, and `check` warns about it.
     attach.secret_file = expand_home(block.secret_file, home);
     attach.allow_insecure_transport = block.allow_insecure_transport;
+    attach.proxy = checked_pod_proxy(block, raw, attach.target, owner);
+    if (block.proxy_credentials_file)
+      attach.proxy_credentials_file = expand_home(*block.proxy_credentials_file, home);
     config.pods.push_back(std::move(attach));
   }
   if (config.clients.empty() && config.pods.empty()) {

@@ -38,6 +38,8 @@ struct RawPod {
   std::optional<std::string> computer;
   std::optional<std::int64_t> max_inflight;
   bool allow_insecure_transport = false;
+  std::optional<std::string> proxy;
+  std::optional<std::string> proxy_credentials_file;
 };
 
 struct RawTimeouts {
@@ -74,6 +76,7 @@ struct RawFile {
   std::optional<std::string> metrics_listen;
   std::optional<std::vector<std::string>> allowed_origins;
   std::optional<std::string> vm_secret;  // set when the file has [vm]
+  std::optional<std::string> pty_attach_proxy;
   std::vector<RawComputer> computers;
   RawTimeouts timeouts;
   RawLimits limits;

@@ -24,8 +24,10 @@
 #include <map>
 #include <random>
 
+#include "shared/http_proxy.hpp"
 #include "shared/jsonrpc.hpp"
 #include "shared/log.hpp"
+#include "shared/proxy_tunnel.hpp"
 #include "shared/secret_file.hpp"
 #include "shared/tls_client.hpp"
 #include "supervisor/audit/audit_log.hpp"
@@ -54,11 +56,13 @@ class PodDialers::Dialer final : public SocketOwner,
                                  public std::enable_shared_from_this<PodDialers::Dialer> {
  public:
   Dialer(net::io_context& io, const std::shared_ptr<const config::Config>& config,
-         const McpServices& services, const config::Pod& attach, const PodTimings& timings)
+         const McpServices& services, const config::Pod& attach, const PodTimings& timings,
+         const ProxyEnvironment& environment)
       : io_(io),
         config_(config),
         services_(services),
         timings_(timings),
+        environment_(environment),
         name_(attach.name),
         url_(attach.url),
         target_(attach.target),
@@ -153,48 +157,87 @@ class PodDialers::Dialer final : public SocketOwner,
     return AttemptOutcome::failed();
   }
 
+  // The proxy this dial goes through, as the block says now (a reload may change it),
+  // with its credentials read now; nothing for a direct dial. `problem` when it cannot be
+  // used.
+  std::optional<ProxyHop> proxy_hop_now(std::string& problem) {
+    refresh_policy();
+    const std::string& proxy = policy_.proxy;
+    if (proxy.empty()) return std::nullopt;
+    const bool from_environment = proxy == config::kProxyFromEnvironment;
+    auto route = route_for(target_, from_environment ? "" : proxy,
+                           from_environment ? environment_ : ProxyEnvironment{},
+                           policy_.proxy_credentials_file);
+    if (auto* why = std::get_if<std::string>(&route)) {
+      problem = std::move(*why);
+      return std::nullopt;
+    }
+    const auto& chosen = std::get<std::optional<ProxyRoute>>(route);
+    return chosen ? sb::proxy_hop(*chosen, problem) : std::nullopt;
+  }
+
   net::awaitable<AttemptOutcome> attempt() {
     std::string error;
     const std::optional<std::string> read = read_secret(secret_file_, error);
     if (!read) co_return fail(std::move(error));
     const std::string& secret = *read;
-    const DialTarget& target = target_;
+    const std::optional<ProxyHop> hop = proxy_hop_now(error);
+    if (!error.empty()) co_return fail(std::move(error));
+    // Through a proxy, the TCP connection is the proxy's, and a tunnel in it the pod's.
+    const DialTarget& first = hop ? hop->proxy : target_;
 
     tcp::resolver resolver(io_);
     auto [resolve_error, endpoints] =
-        co_await resolver.async_resolve(target.host, target.port, kAwait);
+        co_await resolver.async_resolve(first.host, first.port, kAwait);
     if (stopping_) co_return AttemptOutcome::failed();
-    if (resolve_error) co_return fail("resolving " + target.host + ": " + resolve_error.message());
+    if (resolve_error) co_return fail("resolving " + first.host + ": " + resolve_error.message());
 
-    const auto self = shared_from_this();
-    if (target.tls) {
-      std::shared_ptr<ssl::context> tls;
+    std::shared_ptr<ssl::context> tls;
+    if (target_.tls || (hop && hop->proxy.tls)) {
       try {
         tls = make_tls_context();
       } catch (const std::exception& failure) {
         co_return fail(std::string("setting up TLS: ") + failure.what());
       }
-      auto link = std::make_shared<SocketOver<TlsWs>>(io_, self, tls, io_, *tls);
-      co_return co_await dial(link, target, endpoints, secret);
     }
-    auto link = std::make_shared<SocketOver<PlainWs>>(io_, self, nullptr, io_);
-    co_return co_await dial(link, target, endpoints, secret);
+    const auto self = shared_from_this();
+    if (target_.tls) {
+      auto link = std::make_shared<SocketOver<TlsWs>>(io_, self, tls, io_.get_executor(), *tls);
+      co_return co_await dial(link, endpoints, hop, secret);
+    }
+    auto link = std::make_shared<SocketOver<PlainWs>>(io_, self, tls, io_.get_executor());
+    co_return co_await dial(link, endpoints, hop, secret);
   }
 
   template <typename Link>
-  net::awaitable<AttemptOutcome> dial(std::shared_ptr<Link> link, const DialTarget& target,
+  net::awaitable<AttemptOutcome> dial(std::shared_ptr<Link> link,
                                       const tcp::resolver::results_type& endpoints,
+                                      const std::optional<ProxyHop>& hop,
                                       const std::string& secret) {
+    const DialTarget& target = target_;
     current_ = link;
     auto& ws = link->ws();
     auto& lowest = beast::get_lowest_layer(ws);
     lowest.expires_after(timings_.connect_timeout);
     auto [connect_error, endpoint] = co_await lowest.async_connect(endpoints, kAwait);
     if (stopping_) co_return AttemptOutcome::failed();
+    const DialTarget& first = hop ? hop->proxy : target;
     if (connect_error)
-      co_return fail("connecting to " + target.host_header + ": " + connect_error.message());
+      co_return fail("connecting to " + first.host_header + ": " + connect_error.message());
     beast::error_code ignored;
     lowest.socket().set_option(tcp::no_delay(true), ignored);
+    if (hop) {
+      TunnelStream* tunnel = nullptr;
+      if constexpr (Link::kTls) {
+        tunnel = &ws.next_layer().next_layer();
+      } else {
+        tunnel = &ws.next_layer();
+      }
+      auto problem = co_await open_proxy_tunnel(*tunnel, *hop, target, link->tls(),
+                                                timings_.handshake_timeout);
+      if (stopping_) co_return AttemptOutcome::failed();
+      if (!problem.empty()) co_return fail(std::move(problem));
+    }
 
     lowest.expires_after(timings_.handshake_timeout);
     if constexpr (Link::kTls) {
@@ -282,6 +325,7 @@ class PodDialers::Dialer final : public SocketOwner,
   const std::shared_ptr<const config::Config>& config_;  // as of now: a reload swaps it
   const McpServices& services_;
   PodTimings timings_;
+  const ProxyEnvironment environment_;  // the service's, for proxy = "environment"
   std::string name_;
   std::string url_;                    // fixed at start: a reload cannot move the socket
   DialTarget target_;                  // parsed from it by the config loader
@@ -296,14 +340,19 @@ class PodDialers::Dialer final : public SocketOwner,
 
 PodDialers::PodDialers(boost::asio::io_context& io,
                        const std::shared_ptr<const config::Config>& config,
-                       const McpServices& services, PodTimings timings)
-    : io_(io), config_(config), services_(services), timings_(timings) {}
+                       const McpServices& services, PodTimings timings,
+                       ProxyEnvironment environment)
+    : io_(io),
+      config_(config),
+      services_(services),
+      timings_(timings),
+      environment_(std::move(environment)) {}
 
 PodDialers::~PodDialers() = default;
 
 void PodDialers::start() {
   for (const auto& attach : config_->pods) {
-    auto dialer = std::make_shared<Dialer>(io_, config_, services_, attach, timings_);
+    auto dialer = std::make_shared<Dialer>(io_, config_, services_, attach, timings_, environment_);
     dialers_.push_back(dialer);
     dialer->start();
   }

@@ -25,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "shared/http_proxy.hpp"
 #include "supervisor/config/config.hpp"
 #include "supervisor/mcp/request.hpp"
 #include "supervisor/pods/redial_policy.hpp"
@@ -34,8 +35,11 @@ namespace sb::supervisor {
 class PodDialers {
  public:
   // `config` is the supervisor's own pointer, read as of each request (a reload swaps it).
+  // `environment`: the service's proxy variables, used only by a block that says
+  // proxy = "environment".
   PodDialers(boost::asio::io_context& io, const std::shared_ptr<const config::Config>& config,
-             const McpServices& services, PodTimings timings = {});
+             const McpServices& services, PodTimings timings = {},
+             ProxyEnvironment environment = {});
   ~PodDialers();
   PodDialers(const PodDialers&) = delete;
   PodDialers& operator=(const PodDialers&) = delete;
@@ -54,6 +58,7 @@ class PodDialers {
   const std::shared_ptr<const config::Config>& config_;
   const McpServices& services_;
   PodTimings timings_;
+  ProxyEnvironment environment_;
   std::vector<std::shared_ptr<Dialer>> dialers_;
 };
 

@@ -26,6 +26,7 @@
 #include "base/asio_names.hpp"
 #include "shared/jsonrpc.hpp"
 #include "shared/log.hpp"
+#include "shared/tunnel_stream.hpp"
 #include "supervisor/mcp/caller_message.hpp"
 #include "supervisor/mcp/handler.hpp"
 #include "supervisor/pods/redial_policy.hpp"
@@ -44,8 +45,9 @@ inline constexpr std::size_t kMaxInboundBytes = 4 * 1024 * 1024;  // one message
 inline constexpr std::size_t kOutboundQueue = 64;                 // messages waiting to be sent
 inline constexpr std::string_view kBusyMessage = "too many requests in flight on this attach";
 
-using PlainWs = websocket::stream<beast::tcp_stream>;
-using TlsWs = websocket::stream<beast::ssl_stream<beast::tcp_stream>>;
+// Over TCP to the pod, or to its proxy (TLS to an https:// one inside TunnelStream).
+using PlainWs = websocket::stream<TunnelStream>;
+using TlsWs = websocket::stream<beast::ssl_stream<TunnelStream>>;
 
 // What a socket needs from its dialer.
 class SocketOwner {
@@ -234,6 +236,7 @@ class SocketOver final : public Socket {
         ws_(std::forward<StreamArgs>(stream_args)...) {}
 
   Ws& ws() { return ws_; }
+  ssl::context* tls() { return tls_.get(); }
 
   // Serves the upgraded socket until it ends; returns the pod's close code, or nothing for
   // a drop (read error, end of stream, oversized message, idle, or end()).

@@ -6,174 +6,23 @@
 // and a wss:// switchboard behind an HAProxy TLS front makes TLS run inside TLS.
 // tinyproxy, stunnel4 and haproxy are required under SWITCHBOARD_REQUIRE_TINYPROXY (CI),
 // where skipping would hide the tests.
-#include <arpa/inet.h>
-#include <ifaddrs.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <fstream>
 #include <regex>
 
 #include "harness/haproxy_front.hpp"
-#include "harness/raw_socket.hpp"
-#include "harness/test_pki.hpp"
+#include "harness/proxies.hpp"
 #include "tests/e2e/connect_process.hpp"
 #include "tests/e2e/e2e_helpers.hpp"
 
 namespace sbtest {
 namespace {
 
-// tinyproxy in the foreground on a free port, allowed to CONNECT only to `port`, asking
-// for `user`:`password` when they are given; its log names each CONNECT.
-class TinyProxy {
- public:
-  static std::optional<fs::path> find() {
-    for (const char* candidate : {"/usr/bin/tinyproxy", "/usr/sbin/tinyproxy"}) {
-      if (fs::exists(candidate)) return fs::path(candidate);
-    }
-    return std::nullopt;
-  }
-
-  TinyProxy(const fs::path& program, int port, const std::string& credentials = "") {
-    const fs::path config = dir_.path() / "tinyproxy.conf";
-    std::ofstream out(config);
-    out << "Port " << port_ << "\nListen 127.0.0.1\nTimeout 30\nLogLevel Connect\n"
-        << "MaxClients 16\nConnectPort " << port << "\n";
-    if (!credentials.empty()) {
-      const auto colon = credentials.find(':');
-      out << "BasicAuth " << credentials.substr(0, colon) << " " << credentials.substr(colon + 1)
-          << "\n";
-    }
-    out.close();
-    pid_ = start_process({program.string(), "-d", "-c", config.string()}, log_, log_);
-    if (!eventually([&] { return port_open(port_); }))
-      throw std::runtime_error("tinyproxy did not start: " + read_file(log_));
-  }
-  ~TinyProxy() { stop_process(pid_, std::chrono::seconds(5)); }
-  TinyProxy(const TinyProxy&) = delete;
-  TinyProxy& operator=(const TinyProxy&) = delete;
-
-  int port() const { return port_; }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
-  std::string log() const { return read_file(log_); }
-
- private:
-  static bool port_open(int port) {
-    try {
-      return http_get(port, "/").status > 0;
-    } catch (const std::exception&) {
-      return false;
-    }
-  }
-
-  TempDir dir_{"sb-tinyproxy"};
-  fs::path log_ = dir_.path() / "tinyproxy.log";
-  int port_ = free_port();
-  pid_t pid_ = -1;
-};
-
-// stunnel4 in the foreground, terminating TLS with `pki`'s server certificate (it names
-// localhost) in front of a plain proxy on `proxy_port`: an https:// proxy.
-class TlsProxyFront {
- public:
-  static std::optional<fs::path> find() {
-    for (const char* candidate : {"/usr/bin/stunnel4", "/usr/bin/stunnel"}) {
-      if (fs::exists(candidate)) return fs::path(candidate);
-    }
-    return std::nullopt;
-  }
-
-  TlsProxyFront(const fs::path& program, const harness::TestPki& pki, int proxy_port) {
-    const fs::path config = dir_.path() / "stunnel.conf";
-    std::ofstream(config) << "foreground = yes\npid =\n[proxy]\naccept = 127.0.0.1:" << port_
-                          << "\nconnect = 127.0.0.1:" << proxy_port
-                          << "\ncert = " << pki.server_certificate.string()
-                          << "\nkey = " << pki.server_key.string() << "\n";
-    pid_ = start_process({program.string(), config.string()}, log_, log_);
-    if (!eventually([&] {
-          try {
-            RawSocket socket(port_);
-            return true;
-          } catch (const std::exception&) {
-            return false;
-          }
-        }))
-      throw std::runtime_error("stunnel did not start: " + read_file(log_));
-  }
-  ~TlsProxyFront() { stop_process(pid_, std::chrono::seconds(5)); }
-  TlsProxyFront(const TlsProxyFront&) = delete;
-  TlsProxyFront& operator=(const TlsProxyFront&) = delete;
-
-  std::string url() const { return "https://localhost:" + std::to_string(port_); }
-
- private:
-  TempDir dir_{"sb-stunnel"};
-  fs::path log_ = dir_.path() / "stunnel.log";
-  int port_ = free_port();
-  pid_t pid_ = -1;
-};
-
-// The first IPv4 address of this machine that is not loopback, if it has one: a
-// switchboard reached at it is one the environment's proxy applies to.
-std::optional<std::string> outward_address() {
-  ifaddrs* addresses = nullptr;
-  if (::getifaddrs(&addresses) != 0) return std::nullopt;
-  std::optional<std::string> found;
-  for (const ifaddrs* entry = addresses; entry && !found; entry = entry->ifa_next) {
-    if (!entry->ifa_addr || entry->ifa_addr->sa_family != AF_INET) continue;
-    const auto* address = reinterpret_cast<const sockaddr_in*>(entry->ifa_addr);
-    if ((ntohl(address->sin_addr.s_addr) >> 24) == 127) continue;
-    char text[INET_ADDRSTRLEN] = {};
-    if (::inet_ntop(AF_INET, &address->sin_addr, text, sizeof text)) found = text;
-  }
-  ::freeifaddrs(addresses);
-  return found;
-}
-
-// HAProxy passing TCP from `address`:port() to 127.0.0.1:`port`: the switchboard, reached
-// at an address that is not loopback.
-class TcpForward {
- public:
-  TcpForward(const fs::path& program, const std::string& address, int port) {
-    const fs::path config = dir_.path() / "forward.cfg";
-    std::ofstream(config) << "defaults\n  mode tcp\n  timeout connect 5s\n"
-                          << "  timeout client 60s\n  timeout server 60s\n"
-                          << "frontend in\n  bind " << address << ":" << port_
-                          << "\n  default_backend out\nbackend out\n  server switchboard "
-                          << "127.0.0.1:" << port << "\n";
-    pid_ = start_process({program.string(), "-db", "-f", config.string()}, log_, log_);
-    if (!eventually([&] { return fs::exists(log_) && listening(address); }))
-      throw std::runtime_error("haproxy did not start: " + read_file(log_));
-  }
-  ~TcpForward() { stop_process(pid_, std::chrono::seconds(5)); }
-  TcpForward(const TcpForward&) = delete;
-  TcpForward& operator=(const TcpForward&) = delete;
-
-  int port() const { return port_; }
-
- private:
-  bool listening(const std::string& address) const {
-    sockaddr_in to{.sin_family = AF_INET, .sin_port = htons(static_cast<std::uint16_t>(port_))};
-    if (::inet_pton(AF_INET, address.c_str(), &to.sin_addr) != 1) return false;
-    const int socket = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    const bool connected =
-        ::connect(socket, reinterpret_cast<const sockaddr*>(&to), sizeof to) == 0;
-    ::close(socket);
-    return connected;
-  }
-  TempDir dir_{"sb-forward"};
-  fs::path log_ = dir_.path() / "haproxy.log";
-  int port_ = free_port();
-  pid_t pid_ = -1;
-};
-
 class ConnectThroughProxy : public AlphaTest {
  protected:
   TestTimings timings_{"dial_backoff=100,server_grace=2000"};
 
   void SetUp() override {
-    program_ = TinyProxy::find();
+    program_ = harness::TinyProxy::find();
     if (program_) return;
     if (std::getenv("SWITCHBOARD_REQUIRE_TINYPROXY"))
       FAIL() << "tinyproxy is not installed (Debian: tinyproxy) and "
@@ -181,7 +30,8 @@ class ConnectThroughProxy : public AlphaTest {
     GTEST_SKIP() << "tinyproxy is not installed (Debian: tinyproxy)";
   }
 
-  std::unique_ptr<ConnectProcess> connect(const SwitchboardProcess& sb, const TinyProxy& proxy,
+  std::unique_ptr<ConnectProcess> connect(const SwitchboardProcess& sb,
+                                          const harness::TinyProxy& proxy,
                                           std::vector<std::string> extra = {}) const {
     return connect(sb, proxy.url(), std::move(extra));
   }
@@ -227,7 +77,7 @@ class ConnectThroughProxy : public AlphaTest {
 
 TEST_F(ConnectThroughProxy, TheAttachGoesThroughConnectAndCallsReachTheServer) {
   SwitchboardProcess sb(config());
-  TinyProxy proxy(*program_, sb.port());
+  harness::TinyProxy proxy(*program_, sb.port());
   const auto connector = connect(sb, proxy);
   ASSERT_TRUE(wait_ready(sb, owner_.secret, "alpha")) << connector->log() << proxy.log();
   EXPECT_EQ(echoed(call_tool(sb.port(), "/mcp/alpha", owner_.secret, "echo", json{{"p", 1}})),
@@ -239,7 +89,7 @@ TEST_F(ConnectThroughProxy, TheAttachGoesThroughConnectAndCallsReachTheServer) {
 
 TEST_F(ConnectThroughProxy, CredentialsFromAFileOpenTheTunnelAndWrongOnesAreRefused) {
   SwitchboardProcess sb(config());
-  TinyProxy proxy(*program_, sb.port(), "agent:s3cret");
+  harness::TinyProxy proxy(*program_, sb.port(), "agent:s3cret");
   const fs::path credentials = sb.dir() / "proxy.credentials";
   std::ofstream(credentials) << "agent:wrong\n";
   const auto connector = connect(sb, proxy, {"--proxy-credentials-file", credentials.string()});
@@ -254,7 +104,7 @@ TEST_F(ConnectThroughProxy, CredentialsFromAFileOpenTheTunnelAndWrongOnesAreRefu
 
 TEST_F(ConnectThroughProxy, AProxyThatWantsCredentialsSaysSoWhenNoneAreGiven) {
   SwitchboardProcess sb(config());
-  TinyProxy proxy(*program_, sb.port(), "agent:s3cret");
+  harness::TinyProxy proxy(*program_, sb.port(), "agent:s3cret");
   const auto connector = connect(sb, proxy);
   EXPECT_TRUE(connector->wait_log("the proxy asks for credentials (407)")) << connector->log();
 }
@@ -281,11 +131,11 @@ TEST_F(ConnectThroughProxy, ADeadProxyIsDialledAgainAfterAGrowingWait) {
 // The environment's proxy applies to a switchboard that is not on loopback, unless
 // NO_PROXY names it: then the dial goes straight there.
 TEST_F(ConnectThroughProxy, NoProxyNamingTheSwitchboardDialsItDirectly) {
-  const auto address = outward_address();
+  const auto address = harness::outward_address();
   const auto haproxy = harness::HaproxyFront::find();
   if (!address || !haproxy) GTEST_SKIP() << "needs an address that is not loopback, and haproxy";
   SwitchboardProcess sb(config());
-  TcpForward forward(*haproxy, *address, sb.port());
+  harness::TcpForward forward(*haproxy, *address, sb.port());
   const std::string url = "ws://" + *address + ":" + std::to_string(forward.port()) + "/vm/attach";
   const int dead = free_port();
   ScopedEnv proxy("http_proxy", "http://127.0.0.1:" + std::to_string(dead));
@@ -307,7 +157,7 @@ class ConnectThroughHttpsProxy : public ConnectThroughProxy {
   void SetUp() override {
     ConnectThroughProxy::SetUp();
     if (IsSkipped() || HasFailure()) return;
-    stunnel_ = TlsProxyFront::find();
+    stunnel_ = harness::StunnelFront::find();
     haproxy_ = harness::HaproxyFront::find();
     if (stunnel_ && haproxy_) return;
     if (std::getenv("SWITCHBOARD_REQUIRE_TINYPROXY"))
@@ -323,8 +173,8 @@ class ConnectThroughHttpsProxy : public ConnectThroughProxy {
 TEST_F(ConnectThroughHttpsProxy, TheTunnelRunsInsideTlsToTheProxy) {
   SwitchboardProcess sb(config());
   const harness::TestPki pki = harness::make_test_pki(sb.dir(), "DNS:localhost");
-  TinyProxy proxy(*program_, sb.port(), "agent:s3cret");
-  TlsProxyFront front(*stunnel_, pki, proxy.port());
+  harness::TinyProxy proxy(*program_, sb.port(), "agent:s3cret");
+  harness::StunnelFront front(*stunnel_, pki, proxy.port());
   const fs::path credentials = sb.dir() / "proxy.credentials";
   std::ofstream(credentials) << "agent:s3cret\n";
   const auto connector = connect(
@@ -343,8 +193,8 @@ TEST_F(ConnectThroughHttpsProxy, WssRunsEndToEndInsideTlsToTheProxy) {
   SwitchboardProcess sb(config());
   const harness::TestPki pki = harness::make_test_pki(sb.dir(), "DNS:localhost");
   harness::HaproxyTlsFront switchboard_front(*haproxy_, pki, sb.port());
-  TinyProxy proxy(*program_, switchboard_front.port());
-  TlsProxyFront front(*stunnel_, pki, proxy.port());
+  harness::TinyProxy proxy(*program_, switchboard_front.port());
+  harness::StunnelFront front(*stunnel_, pki, proxy.port());
   const auto connector = connect(sb, front.url(), {"--ca-file", pki.ca_certificate.string()},
                                  switchboard_front.attach_url());
   ASSERT_TRUE(wait_ready(sb, owner_.secret, "alpha")) << connector->log() << proxy.log();
@@ -360,8 +210,8 @@ TEST_F(ConnectThroughHttpsProxy, WssRunsEndToEndInsideTlsToTheProxy) {
 TEST_F(ConnectThroughHttpsProxy, AProxysCertificateIsCheckedLikeTheSwitchboards) {
   SwitchboardProcess sb(config());
   const harness::TestPki pki = harness::make_test_pki(sb.dir(), "DNS:localhost");
-  TinyProxy proxy(*program_, sb.port());
-  TlsProxyFront front(*stunnel_, pki, proxy.port());
+  harness::TinyProxy proxy(*program_, sb.port());
+  harness::StunnelFront front(*stunnel_, pki, proxy.port());
   const auto connector = connect(sb, front.url());
   EXPECT_TRUE(connector->wait_log("TLS with the proxy localhost:")) << connector->log();
   EXPECT_EQ(proxy.log().find("127.0.0.1:" + std::to_string(sb.port())), std::string::npos)

@@ -26,6 +26,7 @@ struct AttachBlock {
   std::string tools = R"(["*"])";
   std::optional<std::string> computer;
   std::optional<int> max_inflight;
+  std::string more;  // further lines of the block, as written
 
   std::string toml() const {
     std::string out =
@@ -33,7 +34,7 @@ struct AttachBlock {
         "\nsecret_file = " + json(secret_file.string()).dump() + "\ntools = " + tools + "\n";
     if (computer) out += "computer = " + json(*computer).dump() + "\n";
     if (max_inflight) out += "max_inflight = " + std::to_string(*max_inflight) + "\n";
-    return out;
+    return out + more;
   }
 };
 

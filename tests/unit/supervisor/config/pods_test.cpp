@@ -136,5 +136,36 @@ TEST(ConfigPod, NoClientAndNoAttachIsRefused) {
   EXPECT_TRUE(Contains(error_of(kTwoComputers), "nothing could ever call"));
 }
 
+// A pod is dialled through a proxy only when the config says so: the block's `proxy`, else
+// the top-level `pty_attach_proxy`; "environment" names the service's own; a URL is
+// checked at load, credentials only from a file.
+TEST(ConfigPod, AProxyOnlyWhenConfiguredAndCheckedAtLoad) {
+  const auto pod_with = [](std::string_view top, std::string_view extra) {
+    return std::string(top) + kMacmini + kOwner + pty("p", kPodBody + std::string(extra));
+  };
+  EXPECT_EQ(parse(pod_with("", "")).pods.at(0).proxy, "") << "direct unless told";
+  const Config own = parse(
+      pod_with("", "proxy = \"https://proxy.corp:3129\"\nproxy_credentials_file = \"~/proxy.pw\""));
+  EXPECT_EQ(own.pods.at(0).proxy, "https://proxy.corp:3129");
+  EXPECT_EQ(own.pods.at(0).proxy_credentials_file, fs::path("/home/u/proxy.pw"));
+  EXPECT_EQ(parse(pod_with("pty_attach_proxy = \"http://proxy.corp:3128\"\n", "")).pods.at(0).proxy,
+            "http://proxy.corp:3128");
+  EXPECT_EQ(parse(pod_with("pty_attach_proxy = \"http://proxy.corp:3128\"\n", "proxy = \"\""))
+                .pods.at(0)
+                .proxy,
+            "")
+      << "a block's empty proxy dials directly whatever the default";
+  EXPECT_EQ(parse(pod_with("", "proxy = \"environment\"")).pods.at(0).proxy, "environment");
+  EXPECT_TRUE(Contains(error_of(pod_with("", "proxy = \"socks5://p:1080\"")),
+                       "`proxy`: the proxy: only an http:// or https:// proxy is supported"));
+  const std::string with_password = error_of(pod_with("", "proxy = \"http://u:hunter2@p:3128\""));
+  EXPECT_TRUE(Contains(with_password, "credentials file"));
+  EXPECT_FALSE(Contains(with_password, "hunter2")) << "a password is never repeated";
+  EXPECT_TRUE(Contains(error_of(pod_with("pty_attach_proxy = \"nope\"\n", "")),
+                       "`pty_attach_proxy`: the proxy: not a URL"));
+  EXPECT_TRUE(Contains(error_of(pod_with("", "proxy_credentials_file = \"/pw\"")),
+                       "`proxy_credentials_file` is set but no proxy is"));
+}
+
 }  // namespace
 }  // namespace sb::config::test

@@ -1,7 +1,7 @@
-// switchboard-connect through an HTTP proxy (docs/connect.md, "Through a proxy"): which
-// proxy a switchboard's URL goes through, from --proxy or the environment as curl reads
-// it, the credentials it is given, and the CONNECT that opens the tunnel and the proxy's
-// answer to it, read within bounds.
+// Dialling through an HTTP proxy (docs/connect.md, "Through a proxy"; the pods' dialer
+// too, docs/configuration.md, "Pod attaches"): which proxy a URL goes through, from --proxy or
+// the environment as curl reads it, the credentials it is given, and the CONNECT that opens the
+// tunnel and the proxy's answer to it, read within bounds.
 #pragma once
 
 #include <cstddef>
@@ -13,7 +13,7 @@
 
 #include "shared/dial_target.hpp"
 
-namespace sb::connect {
+namespace sb {
 
 // The proxy variables of the environment, as the process found them ("" when unset).
 struct ProxyEnvironment {
@@ -44,6 +44,18 @@ std::variant<std::optional<ProxyRoute>, std::string> route_for(
     const DialTarget& target, const std::string& configured, const ProxyEnvironment& environment,
     const std::filesystem::path& credentials_file);
 
+// One proxy as a dial goes through it: where it listens, and the Proxy-Authorization it
+// is sent ("" for none).
+struct ProxyHop {
+  DialTarget proxy;
+  std::string authorization;
+};
+
+// The hop for `route`, its credentials read now (a file is read before every dial, so
+// that a replaced one takes effect at the next); nothing, and `problem` set, when they
+// cannot be read.
+std::optional<ProxyHop> proxy_hop(const ProxyRoute& route, std::string& problem);
+
 // Whether NO_PROXY's comma-separated `list` names `target`: `*`, a host name or a domain
 // (with or without a leading dot: itself and everything under it), an IP address or a CIDR
 // range, each optionally with `:port`.
@@ -63,4 +75,4 @@ inline constexpr std::size_t kMaxProxyAnswerBytes = 16 * 1024;
 // naming the refusal (407 asks for credentials, or refuses those given).
 std::string tunnel_refusal(std::string_view head, bool sent_credentials);
 
-}  // namespace sb::connect
+}  // namespace sb

@@ -1,12 +1,12 @@
 // Which proxy a switchboard is dialled through and what is said to it
-// (connect/proxy.hpp): --proxy or the environment as curl reads it, NO_PROXY's forms,
+// (shared/http_proxy.hpp): --proxy or the environment as curl reads it, NO_PROXY's forms,
 // loopback never through the environment's proxy, credentials never on the command line,
 // and the proxy's answer to CONNECT read for what it says.
-#include "connect/proxy.hpp"
+#include "shared/http_proxy.hpp"
 
 #include <gtest/gtest.h>
 
-namespace sb::connect {
+namespace sb {
 namespace {
 
 DialTarget target(const std::string& url) {
@@ -88,9 +88,9 @@ TEST(Proxy, CredentialsComeFromTheEnvironmentsUrlNeverFromTheCommandLine) {
   ASSERT_TRUE(from_environment);
   EXPECT_EQ(from_environment->credentials, "agent:p@ss");
   EXPECT_EQ(from_environment->url, "http://p:3128") << "what is logged has no user info";
-  EXPECT_NE(refusal("wss://sb.example/vm/attach", "http://agent:pw@p:3128", {})
-                .find("--proxy-credentials-file"),
-            std::string::npos);
+  EXPECT_NE(
+      refusal("wss://sb.example/vm/attach", "http://agent:pw@p:3128", {}).find("credentials file"),
+      std::string::npos);
   const std::string bad =
       refusal("wss://sb.example/vm/attach", "", {.https_proxy = "socks5://agent:hunter2@p"});
   EXPECT_FALSE(bad.empty());
@@ -124,4 +124,4 @@ TEST(Proxy, TheProxysAnswerOpensTheTunnelOrSaysWhyNot) {
 }
 
 }  // namespace
-}  // namespace sb::connect
+}  // namespace sb

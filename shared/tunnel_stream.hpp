@@ -13,7 +13,7 @@
 #include <boost/beast/websocket/teardown.hpp>
 #include <memory>
 
-namespace sb::connect {
+namespace sb {
 
 class TunnelStream {
  public:
@@ -79,4 +79,4 @@ void async_teardown(boost::beast::role_type role, TunnelStream& stream, Handler&
   });
 }
 
-}  // namespace sb::connect
+}  // namespace sb

@@ -1,4 +1,4 @@
-#include "connect/proxy.hpp"
+#include "shared/http_proxy.hpp"
 
 #include <openssl/evp.h>
 
@@ -8,9 +8,10 @@
 #include <cstdlib>
 #include <vector>
 
+#include "shared/secret_file.hpp"
 #include "shared/text.hpp"
 
-namespace sb::connect {
+namespace sb {
 namespace {
 
 namespace urls = boost::urls;
@@ -150,16 +151,17 @@ std::variant<std::optional<ProxyRoute>, std::string> route_for(
   auto proxy = parse_proxy_url(url, credentials);
   // What is wrong is said without the URL, which may hold a password.
   if (auto* problem = std::get_if<std::string>(&proxy))
-    return (from_environment ? "the proxy the environment names: " : "--proxy: ") + *problem;
+    return (from_environment ? "the proxy the environment names: " : "the proxy: ") + *problem;
   if (!from_environment && !credentials.empty())
     return std::string(
-        "--proxy takes no user name or password: give them in "
-        "--proxy-credentials-file");
+        "the proxy's URL takes no user name or password: give them in the proxy credentials "
+        "file");
   const DialTarget& where = std::get<DialTarget>(proxy);
-  return std::optional<ProxyRoute>(ProxyRoute{.url = "http://" + where.host_header,
-                                              .proxy = where,
-                                              .credentials = std::move(credentials),
-                                              .credentials_file = credentials_file});
+  return std::optional<ProxyRoute>(
+      ProxyRoute{.url = (where.tls ? "https://" : "http://") + where.host_header,
+                 .proxy = where,
+                 .credentials = std::move(credentials),
+                 .credentials_file = credentials_file});
 }
 
 std::string basic_authorization(std::string_view credentials) {
@@ -210,4 +212,21 @@ std::string tunnel_refusal(std::string_view head, bool sent_credentials) {
          (reason.empty() ? "" : " " + reason);
 }
 
-}  // namespace sb::connect
+std::optional<ProxyHop> proxy_hop(const ProxyRoute& route, std::string& problem) {
+  std::string credentials = route.credentials;
+  if (!route.credentials_file.empty()) {
+    std::string error;
+    std::optional<std::string> read = read_secret(route.credentials_file, error);
+    if (!read || read->find(':') == std::string::npos) {
+      problem = read ? "proxy_credentials_file " + route.credentials_file.string() +
+                           " holds no user:password"
+                     : error;
+      return std::nullopt;
+    }
+    credentials = std::move(*read);
+  }
+  return ProxyHop{.proxy = route.proxy,
+                  .authorization = credentials.empty() ? "" : basic_authorization(credentials)};
+}
+
+}  // namespace sb
