@@ -1,6 +1,7 @@
 #include "harness/proxies.hpp"
 
 #include <arpa/inet.h>
+#include <crypt.h>
 #include <ifaddrs.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -70,6 +71,45 @@ TinyProxy::~TinyProxy() {
 
 std::string TinyProxy::log() const {
   return read_file(dir_.path() / "tinyproxy.log");
+}
+
+std::optional<fs::path> Squid::find() {
+  return installed({"/usr/sbin/squid"});
+}
+
+Squid::Squid(const fs::path& program, int connect_port, const std::string& credentials) {
+  // Run as root, squid drops to its own user, which must reach its logs and password file.
+  fs::permissions(dir_.path(), fs::perms::all);
+  const auto colon = credentials.find(':');
+  const char* hashed = ::crypt(credentials.substr(colon + 1).c_str(), "$1$sbtest$");
+  if (!hashed || hashed[0] != '$') throw std::runtime_error("crypt() cannot make an MD5 hash");
+  const fs::path passwd = dir_.path() / "passwd";
+  std::ofstream(passwd) << credentials.substr(0, colon) << ":" << hashed << "\n";
+  fs::permissions(passwd, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
+                              fs::perms::others_read);
+  const fs::path config = dir_.path() / "squid.conf";
+  const std::string dir = dir_.path().string();
+  std::ofstream(config) << "http_port 127.0.0.1:" << port_ << "\npid_filename none\n"
+                        << "cache deny all\npinger_enable off\nlogfile_rotate 0\n"
+                        << "shutdown_lifetime 0 seconds\ncoredump_dir " << dir << "\n"
+                        << "cache_log stdio:" << dir << "/cache.log\n"
+                        << "access_log stdio:" << dir << "/access.log\n"
+                        << "auth_param basic program /usr/lib/squid/basic_ncsa_auth " << dir
+                        << "/passwd\nauth_param basic realm switchboard-test\n"
+                        << "acl authenticated proxy_auth REQUIRED\n"
+                        << "acl target port " << connect_port << "\n"
+                        << "http_access deny !target\n"
+                        << "http_access allow CONNECT authenticated\nhttp_access deny all\n";
+  pid_ = start_listening({program.string(), "-N", "-f", config.string()}, dir_.path() / "out.log",
+                         "127.0.0.1", port_, "squid");
+}
+
+Squid::~Squid() {
+  stop_process(pid_, std::chrono::seconds(5));
+}
+
+std::string Squid::log() const {
+  return read_file(dir_.path() / "access.log");
 }
 
 std::optional<fs::path> StunnelFront::find() {

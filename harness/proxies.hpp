@@ -1,5 +1,5 @@
 // Real proxies in front of what tests dial, each in the foreground on a free port of its
-// own and stopped with the object: tinyproxy as a plain CONNECT proxy, stunnel4 making any
+// own and stopped with the object: tinyproxy and squid as CONNECT proxies, stunnel4 making any
 // proxy an https:// one, and HAProxy passing TCP from this machine's outward address (so
 // that a dialer sees a host that is not loopback). Each constructor returns once its
 // program accepts connections, and throws with the program's output when it does not.
@@ -32,6 +32,26 @@ class TinyProxy {
 
  private:
   TempDir dir_{"sb-tinyproxy"};
+  int port_ = free_port();
+  pid_t pid_ = -1;
+};
+
+// squid as a CONNECT proxy to `connect_port` only, asking for Basic `credentials`
+// (user:password) and answering wrong ones 407, as most corporate proxies do.
+class Squid {
+ public:
+  static std::optional<fs::path> find();
+  Squid(const fs::path& program, int connect_port, const std::string& credentials);
+  ~Squid();
+  Squid(const Squid&) = delete;
+  Squid& operator=(const Squid&) = delete;
+
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  // Its access log: one line per CONNECT, with its status.
+  std::string log() const;
+
+ private:
+  TempDir dir_{"sb-squid"};
   int port_ = free_port();
   pid_t pid_ = -1;
 };

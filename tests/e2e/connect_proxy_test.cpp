@@ -2,10 +2,11 @@
 // Debian's tinyproxy (docs/connect.md, "Through a proxy"): the WebSocket goes through
 // CONNECT, with Basic credentials from a file when the proxy wants them, and a refusal
 // (407, or tinyproxy's 401 for wrong credentials) is reported and dialled again with the
-// usual backoff. As an https:// proxy, tinyproxy sits behind stunnel4 (TLS to the proxy),
-// and a wss:// switchboard behind an HAProxy TLS front makes TLS run inside TLS.
-// tinyproxy, stunnel4 and haproxy are required under SWITCHBOARD_REQUIRE_TINYPROXY (CI),
-// where skipping would hide the tests.
+// usual backoff; squid answers a wrong password 407, as corporate proxies do. As an
+// https:// proxy, tinyproxy sits behind stunnel4 (TLS to the proxy), and a wss://
+// switchboard behind an HAProxy TLS front makes TLS run inside TLS. tinyproxy, squid,
+// stunnel4 and haproxy are required under SWITCHBOARD_REQUIRE_TINYPROXY (CI), where
+// skipping would hide the tests.
 #include <fstream>
 #include <regex>
 
@@ -150,6 +151,37 @@ TEST_F(ConnectThroughProxy, NoProxyNamingTheSwitchboardDialsItDirectly) {
   EXPECT_EQ(echoed(call_tool(sb.port(), "/mcp/alpha", owner_.secret, "echo", json{{"n", 3}})),
             (json{{"n", 3}}));
   EXPECT_EQ(direct->log().find("proxy="), std::string::npos) << direct->log();
+}
+
+// squid, as most corporate networks run it: a wrong password is a 407, the right one (read
+// again before the next dial) opens the tunnel, and the switchboard, behind a TLS front,
+// is reached over wss:// end to end inside it.
+TEST_F(ConnectThroughProxy, SquidAnswersAWrongPassword407AndTheRightOneReachesAWssSwitchboard) {
+  const auto squid = harness::Squid::find();
+  const auto haproxy = harness::HaproxyFront::find();
+  if (!squid || !haproxy) {
+    if (std::getenv("SWITCHBOARD_REQUIRE_TINYPROXY"))
+      FAIL() << "squid or haproxy is not installed and SWITCHBOARD_REQUIRE_TINYPROXY is set";
+    GTEST_SKIP() << "squid or haproxy is not installed (Debian: squid, haproxy)";
+  }
+  SwitchboardProcess sb(config());
+  const harness::TestPki pki = harness::make_test_pki(sb.dir(), "DNS:localhost");
+  harness::HaproxyTlsFront front(*haproxy, pki, sb.port());
+  harness::Squid proxy(*squid, front.port(), "agent:s3cret");
+  const fs::path credentials = sb.dir() / "proxy.credentials";
+  std::ofstream(credentials) << "agent:wrong\n";
+  const auto connector = connect(
+      sb, proxy.url(),
+      {"--proxy-credentials-file", credentials.string(), "--ca-file", pki.ca_certificate.string()},
+      front.attach_url());
+  ASSERT_TRUE(connector->wait_log("the proxy refused its credentials (407)")) << connector->log();
+  std::ofstream(credentials) << "agent:s3cret\n";
+  ASSERT_TRUE(wait_ready(sb, owner_.secret, "alpha")) << connector->log() << proxy.log();
+  EXPECT_EQ(echoed(call_tool(sb.port(), "/mcp/alpha", owner_.secret, "echo", json{{"sq", 1}})),
+            (json{{"sq", 1}}));
+  EXPECT_NE(proxy.log().find("CONNECT localhost:" + std::to_string(front.port())),
+            std::string::npos)
+      << proxy.log();
 }
 
 class ConnectThroughHttpsProxy : public ConnectThroughProxy {
