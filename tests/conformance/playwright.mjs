@@ -1,7 +1,8 @@
 // The Linux-VM recipe's caller (docs/connect.md, "A Linux VM as a computer"): the official
 // SDK client drives Playwright's MCP server (@playwright/mcp on Debian's chromium, behind
 // switchboard-connect) through the switchboard, granted exactly the browser tools the
-// design record lists for its agent, on a page this script serves itself.
+// design record lists for its agent, on a page this script serves itself; then a second
+// conversation finds the browser as the first left it.
 //
 //   node playwright.mjs URL
 //
@@ -100,8 +101,20 @@ try {
       () => true,
     );
   assert.ok(refused, "browser_evaluate is outside the grant");
-  console.log("playwright recipe: every granted tool drove the page; the rest refused");
 } finally {
   await client.close().catch(() => {});
+}
+
+// The next conversation, a new MCP session, finds the browser where the last one left it:
+// the server stays up between them.
+const next = new Client({ name: "switchboard-recipe-next", version: "1.0.0" });
+try {
+  await next.connect(new StreamableHTTPClientTransport(new URL(url)));
+  assert.match(text(await call(next, "browser_tabs", { action: "list" })), /Recipe page/);
+  assert.match(text(await call(next, "browser_snapshot", {})), /Clicked switchboard/);
+  console.log("playwright recipe: every granted tool drove the page; the rest refused; the");
+  console.log("next conversation found the browser as the last one left it");
+} finally {
+  await next.close().catch(() => {});
   site.close();
 }
