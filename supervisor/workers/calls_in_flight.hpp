@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "shared/deadline_queue.hpp"
-#include "supervisor/workers/registry.hpp"
+#include "supervisor/workers/calls.hpp"
 
 namespace sb::supervisor {
 

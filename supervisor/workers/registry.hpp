@@ -36,7 +36,10 @@
 #include "supervisor/config/config.hpp"
 #include "supervisor/switching/descriptors.hpp"
 #include "supervisor/switching/switch_state.hpp"
+#include "supervisor/workers/calls.hpp"
 #include "supervisor/workers/hand_over.hpp"
+#include "supervisor/workers/store_entry.hpp"
+#include "supervisor/workers/views.hpp"
 #include "supervisor/workers/worker_process.hpp"
 
 namespace sb::supervisor {
@@ -46,88 +49,6 @@ class CallsInFlight;
 class Worker;
 namespace worker_news {
 struct Session;
-}
-
-// A message from the computer for a call's caller, as a kMessage frame carried it.
-using MessageCallback = std::function<void(const ipc::MessageMeta&, std::string body)>;
-
-struct CallRequest {
-  std::string caller;
-  int caller_cap = 0;                            // 0: the default share of the socket's cap
-  std::chrono::milliseconds timeout{60'000};     // restarted by each progress notification
-  std::chrono::milliseconds max_total{600'000};  // never exceeded
-  std::string method;
-  std::string params_json;
-  // Messages during the call go here; empty when the caller cannot take any.
-  MessageCallback on_message;
-  // The reply may come as CallResult::arriving, before its worker has sent all of it.
-  bool reply_may_arrive = false;
-  // A call that crossed a switch with its caller (docs/architecture.md, "Switching"): it
-  // is in flight at the computer already, under this id, and is taken up, not sent.
-  std::optional<CarriedCall> carried;
-};
-
-// A reply at least this large, to a call that allows it, is passed on as it arrives.
-inline constexpr std::size_t kArrivingReplyFrom = 256 * 1024;
-
-struct CallResult {
-  ipc::CallStatus status = ipc::CallStatus::kDisconnected;
-  std::size_t response_bytes = 0;
-  std::string reply_without_id;  // the computer's reply object, its "id" removed
-  // Instead of reply_without_id, for a large reply still arriving from the worker (only
-  // when the request allowed it): the same bytes, filled as they come.
-  std::shared_ptr<ipc::ArrivingBody> arriving;
-  ipc::ReplyKind kind = ipc::ReplyKind::kOk;
-  std::optional<std::int64_t> error_code;
-  // While held, the worker keeps the call's place in the computer's caps: the reply is
-  // still in the supervisor. Released when the reply has been written or dropped.
-  std::shared_ptr<void> slot;
-};
-
-using CallCallback = std::function<void(CallResult)>;
-
-// What the routes need to know about one computer.
-struct ComputerView {
-  std::string name;
-  ipc::ComputerStatus status;
-  bool attached = false;  // a live socket holds the slot, possibly mid-handshake
-  bool ready = false;     // handshake complete and the worker alive
-};
-
-// One row of `switchboard workers`.
-struct WorkerRow {
-  std::string computer;
-  int pid = 0;
-  std::string state;  // starting / idle / handshaking / ready / stalled / restarting
-  std::int64_t attached_for_secs = -1;
-  std::uint32_t in_flight = 0;
-  std::uint32_t max_in_flight = 0;
-  int restarts = 0;
-  std::int64_t resident_kib = 0;
-  bool sandboxed = false;        // no_new_privs and a seccomp filter, as /proc shows them
-  std::uint64_t torn_reads = 0;  // status reads that found the record torn
-  bool attached = false;         // a socket holds the slot, possibly mid-handshake
-  std::uint64_t attaches = 0;
-  std::map<std::string, std::uint64_t> detaches;  // by close code ("1000", ..., "other")
-  std::uint64_t stalls = 0;
-  std::uint64_t messages_dropped = 0;  // as the worker's status record says
-  std::string build;                   // the build its process runs, as its hello said
-  std::int64_t taken_up_at_ms = 0;     // when its session was taken up after a switch; 0: not
-  std::uint64_t sessions_taken_up = 0;
-};
-
-// The names a computer's socket and its worker's record file have among the descriptors
-// that cross a switch or wait in the service manager's store (docs/architecture.md,
-// "Switching"): the same for the same computer name in every process, kSocketPrefix or
-// kRecordPrefix, then 12 hex digits of the name's SHA-256 (and the session's generation).
-inline std::string computer_key(const std::string& computer) {
-  return render_verifier(verifier_of(computer)).substr(7, 12);
-}
-inline std::string stored_socket_name(const std::string& computer, std::uint64_t generation) {
-  return std::string(kSocketPrefix) + computer_key(computer) + "-" + std::to_string(generation);
-}
-inline std::string record_file_name(const std::string& computer) {
-  return std::string(kRecordPrefix) + computer_key(computer);
 }
 
 // What the workers left when they parked for a switch (WorkerRegistry::park).

@@ -1,10 +1,14 @@
-// StoreEntry: one descriptor's place in the service manager's store.
+// One descriptor's place in the service manager's store (StoreEntry), and the names a
+// computer's descriptors have there.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 
 #include "shared/service_notify.hpp"
+#include "shared/verifier.hpp"
+#include "supervisor/switching/descriptors.hpp"
 
 namespace sb::supervisor {
 
@@ -38,5 +42,19 @@ class StoreEntry {
   const ServiceNotifier* store_ = nullptr;
   std::string name_;
 };
+
+// The names a computer's socket and its worker's record file have among the descriptors
+// that cross a switch or wait in the service manager's store (docs/architecture.md,
+// "Switching"): the same for the same computer name in every process, kSocketPrefix or
+// kRecordPrefix, then 12 hex digits of the name's SHA-256 (and the session's generation).
+inline std::string computer_key(const std::string& computer) {
+  return render_verifier(verifier_of(computer)).substr(7, 12);
+}
+inline std::string stored_socket_name(const std::string& computer, std::uint64_t generation) {
+  return std::string(kSocketPrefix) + computer_key(computer) + "-" + std::to_string(generation);
+}
+inline std::string record_file_name(const std::string& computer) {
+  return std::string(kRecordPrefix) + computer_key(computer);
+}
 
 }  // namespace sb::supervisor

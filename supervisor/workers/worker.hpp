@@ -29,8 +29,8 @@
 #include "supervisor/config/config.hpp"
 #include "supervisor/switching/switch_state.hpp"
 #include "supervisor/workers/hand_over.hpp"
-#include "supervisor/workers/registry.hpp"
 #include "supervisor/workers/store_entry.hpp"
+#include "supervisor/workers/views.hpp"
 #include "supervisor/workers/worker_process.hpp"
 
 namespace sb::supervisor {
