@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include "harness/http_client.hpp"
-#include "harness/raw_socket.hpp"
+#include "harness/proxies.hpp"
 #include "harness/wait.hpp"
 
 namespace harness {
@@ -85,23 +85,8 @@ HaproxyTlsFront::HaproxyTlsFront(const fs::path& program, const TestPki& pki, in
                         << "frontend front\n  bind " << loopback(port_) << " ssl crt "
                         << pem.string() << "\n  default_backend switchboard\n"
                         << "backend switchboard\n  server one " << loopback(backend_port) << "\n";
-  const fs::path log = dir_.path() / "out.log";
-  pid_ = start_process({program.string(), "-db", "-f", config.string()}, log, log);
-  const bool listening = eventually(
-      [&] {
-        try {
-          RawSocket socket(port_);
-          return true;
-        } catch (const std::exception&) {
-          return false;
-        }
-      },
-      std::chrono::seconds(10));
-  if (!listening) {
-    stop_process(pid_, std::chrono::seconds(2));
-    pid_ = -1;
-    throw std::runtime_error("haproxy did not start: " + read_file(log));
-  }
+  pid_ = start_listening({program.string(), "-db", "-f", config.string()}, dir_.path() / "out.log",
+                         "127.0.0.1", port_, "haproxy");
 }
 
 HaproxyTlsFront::~HaproxyTlsFront() {

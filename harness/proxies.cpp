@@ -33,18 +33,17 @@ bool accepts(const std::string& address, int port) {
   return connected;
 }
 
-// Starts `argv` (its output in `log`) and waits until `address`:`port` accepts.
+}  // namespace
+
 pid_t start_listening(const std::vector<std::string>& argv, const fs::path& log,
                       const std::string& address, int port, const std::string& what) {
   const pid_t pid = start_process(argv, log, log);
-  if (!eventually([&] { return accepts(address, port); })) {
+  if (!eventually([&] { return accepts(address, port); }, std::chrono::seconds(10))) {
     stop_process(pid, std::chrono::seconds(2));
     throw std::runtime_error(what + " did not start: " + read_file(log));
   }
   return pid;
 }
-
-}  // namespace
 
 std::optional<fs::path> TinyProxy::find() {
   return installed({"/usr/bin/tinyproxy", "/usr/sbin/tinyproxy"});

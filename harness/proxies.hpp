@@ -9,11 +9,17 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "harness/process.hpp"
 #include "harness/test_pki.hpp"
 
 namespace harness {
+
+// Starts `argv` (its output in `log`) and returns once `address`:`port` accepts a
+// connection; throws with the output, the process stopped, when it does not in 10 s.
+pid_t start_listening(const std::vector<std::string>& argv, const fs::path& log,
+                      const std::string& address, int port, const std::string& what);
 
 class TinyProxy {
  public:
