@@ -60,8 +60,8 @@ class LinkOver : public Link, public std::enable_shared_from_this<LinkOver<Ws>> 
     beast::error_code ignored;
     lowest.socket().set_option(tcp::no_delay(true), ignored);
     if (hop_) {
-      auto problem =
-          co_await open_proxy_tunnel(tunnel(), *hop_, target_, tls_.get(), kHandshakeTimeout);
+      auto problem = co_await open_proxy_tunnel(tunnel_of(*ws_), *hop_, target_, tls_.get(),
+                                                kHandshakeTimeout);
       if (!problem.empty()) co_return failed(std::move(problem));
     }
 
@@ -155,14 +155,6 @@ class LinkOver : public Link, public std::enable_shared_from_this<LinkOver<Ws>> 
   }
 
   static DialResult failed(std::string why) { return {DialOutcome::kFailed, std::move(why)}; }
-
-  TunnelStream& tunnel() {
-    if constexpr (kTls) {
-      return ws_->next_layer().next_layer();
-    } else {
-      return ws_->next_layer();
-    }
-  }
 
   void finish(const beast::error_code& error) {
     ended_ = true;

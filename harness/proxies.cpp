@@ -16,13 +16,6 @@
 namespace harness {
 namespace {
 
-std::optional<fs::path> installed(std::initializer_list<const char*> candidates) {
-  for (const char* candidate : candidates) {
-    if (::access(candidate, X_OK) == 0) return fs::path(candidate);
-  }
-  return std::nullopt;
-}
-
 bool accepts(const std::string& address, int port) {
   sockaddr_in to{.sin_family = AF_INET, .sin_port = htons(static_cast<std::uint16_t>(port))};
   if (::inet_pton(AF_INET, address.c_str(), &to.sin_addr) != 1) return false;
@@ -35,10 +28,18 @@ bool accepts(const std::string& address, int port) {
 
 }  // namespace
 
+std::optional<fs::path> find_program(std::initializer_list<const char*> candidates) {
+  for (const char* candidate : candidates) {
+    if (::access(candidate, X_OK) == 0) return fs::path(candidate);
+  }
+  return std::nullopt;
+}
+
 pid_t start_listening(const std::vector<std::string>& argv, const fs::path& log,
-                      const std::string& address, int port, const std::string& what) {
+                      const std::string& address, int port, const std::string& what,
+                      std::chrono::milliseconds within) {
   const pid_t pid = start_process(argv, log, log);
-  if (!eventually([&] { return accepts(address, port); }, std::chrono::seconds(10))) {
+  if (!eventually([&] { return accepts(address, port); }, within)) {
     stop_process(pid, std::chrono::seconds(2));
     throw std::runtime_error(what + " did not start: " + read_file(log));
   }
@@ -46,7 +47,7 @@ pid_t start_listening(const std::vector<std::string>& argv, const fs::path& log,
 }
 
 std::optional<fs::path> TinyProxy::find() {
-  return installed({"/usr/bin/tinyproxy", "/usr/sbin/tinyproxy"});
+  return find_program({"/usr/bin/tinyproxy", "/usr/sbin/tinyproxy"});
 }
 
 TinyProxy::TinyProxy(const fs::path& program, int connect_port, const std::string& credentials) {
@@ -73,7 +74,7 @@ std::string TinyProxy::log() const {
 }
 
 std::optional<fs::path> Squid::find() {
-  return installed({"/usr/sbin/squid"});
+  return find_program({"/usr/sbin/squid"});
 }
 
 Squid::Squid(const fs::path& program, int connect_port, const std::string& credentials) {
@@ -112,7 +113,7 @@ std::string Squid::log() const {
 }
 
 std::optional<fs::path> StunnelFront::find() {
-  return installed({"/usr/bin/stunnel4", "/usr/bin/stunnel"});
+  return find_program({"/usr/bin/stunnel4", "/usr/bin/stunnel"});
 }
 
 StunnelFront::StunnelFront(const fs::path& program, const TestPki& pki, int proxy_port) {

@@ -7,6 +7,8 @@
 
 #include <sys/types.h>
 
+#include <chrono>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,10 +18,14 @@
 
 namespace harness {
 
+// The first of `candidates` that is an executable program, if any is installed.
+std::optional<fs::path> find_program(std::initializer_list<const char*> candidates);
+
 // Starts `argv` (its output in `log`) and returns once `address`:`port` accepts a
-// connection; throws with the output, the process stopped, when it does not in 10 s.
+// connection; throws with the output, the process stopped, when it does not in `within`.
 pid_t start_listening(const std::vector<std::string>& argv, const fs::path& log,
-                      const std::string& address, int port, const std::string& what);
+                      const std::string& address, int port, const std::string& what,
+                      std::chrono::milliseconds within = std::chrono::seconds(10));
 
 class TinyProxy {
  public:

@@ -24,6 +24,7 @@
 #include <iterator>
 #include <memory>
 #include <span>
+#include <type_traits>
 
 namespace sb {
 
@@ -115,6 +116,16 @@ class TunnelStream {
   std::array<boost::asio::mutable_buffer, kMaxBuffers> read_buffers_{};
   std::array<boost::asio::const_buffer, kMaxBuffers> write_buffers_{};
 };
+
+// The TunnelStream under a WebSocket: right under it (ws://), or under its TLS (wss://).
+template <class Ws>
+TunnelStream& tunnel_of(Ws& ws) {
+  if constexpr (std::is_same_v<std::decay_t<decltype(ws.next_layer())>, TunnelStream>) {
+    return ws.next_layer();
+  } else {
+    return ws.next_layer().next_layer();
+  }
+}
 
 // The end of a ws:// link's stream after its close handshake. Over plain TCP, Beast's own
 // (shut down sending, read to the end); through TLS to a proxy, the TCP connection is

@@ -227,13 +227,7 @@ class PodDialers::Dialer final : public SocketOwner,
     beast::error_code ignored;
     lowest.socket().set_option(tcp::no_delay(true), ignored);
     if (hop) {
-      TunnelStream* tunnel = nullptr;
-      if constexpr (Link::kTls) {
-        tunnel = &ws.next_layer().next_layer();
-      } else {
-        tunnel = &ws.next_layer();
-      }
-      auto problem = co_await open_proxy_tunnel(*tunnel, *hop, target, link->tls(),
+      auto problem = co_await open_proxy_tunnel(tunnel_of(ws), *hop, target, link->tls(),
                                                 timings_.handshake_timeout);
       if (stopping_) co_return AttemptOutcome::failed();
       if (!problem.empty()) co_return fail(std::move(problem));

@@ -1,15 +1,11 @@
 // The registry's calls: forwarding with a backstop deadline, cancel, answers to a
 // computer's requests, and the replies and messages that come back (registry.hpp).
-#include <nlohmann/json.hpp>
-
 #include "ipc/supervisor_frames.hpp"
 #include "supervisor/workers/calls_in_flight.hpp"
 #include "supervisor/workers/registry.hpp"
 #include "supervisor/workers/worker.hpp"
 
 namespace sb::supervisor {
-
-using json = nlohmann::json;
 
 std::uint64_t WorkerRegistry::forward(std::string_view computer, CallRequest request,
                                       CallCallback done) {

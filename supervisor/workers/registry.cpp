@@ -1,15 +1,12 @@
-// The registry's process side: spawning workers, checking every frame they send, their
-// exits and stalls, respawn with backoff, and shutdown (registry.hpp).
+// The registry's process side: spawning workers, acting on what each frame they send comes
+// to (Worker::read checks it), their exits and stalls, respawn, and shutdown (registry.hpp).
 #include "supervisor/workers/registry.hpp"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/mman.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <boost/asio/post.hpp>
 #include <cerrno>
 #include <cstring>
@@ -17,7 +14,6 @@
 #include <stdexcept>
 #include <thread>
 
-#include "ipc/supervisor_frames.hpp"
 #include "ipc/worker_frames.hpp"
 #include "shared/log.hpp"
 #include "supervisor/audit/audit_log.hpp"

@@ -8,29 +8,13 @@
 #include <fstream>
 
 #include "harness/haproxy_front.hpp"
-#include "harness/raw_socket.hpp"
+#include "harness/proxies.hpp"
 #include "harness/test_pki.hpp"
 #include "tests/e2e/connect_process.hpp"
 #include "tests/e2e/e2e_helpers.hpp"
 
 namespace sbtest {
 namespace {
-
-std::optional<fs::path> installed(std::initializer_list<const char*> candidates) {
-  for (const char* candidate : candidates) {
-    if (fs::exists(candidate)) return fs::path(candidate);
-  }
-  return std::nullopt;
-}
-
-bool listening(int port) {
-  try {
-    RawSocket socket(port);
-    return true;
-  } catch (const std::exception&) {
-    return false;
-  }
-}
 
 // mitmdump as a regular proxy: it opens TLS to the front (trusting the test authority
 // only), re-signs toward connect with its own authority, and adds "Authorization: Bearer"
@@ -47,14 +31,13 @@ class Gateway {
                          << "        secret = SECRET.read_text().strip()\n"
                          << "        flow.request.headers['Authorization'] = 'Bearer ' + secret\n"
                          << "        print('added the secret to', flow.request.path, flush=True)\n";
-    pid_ = start_process(
+    pid_ = harness::start_listening(
         {program.string(), "--listen-host", "127.0.0.1", "--listen-port", std::to_string(port_),
          "--set", "confdir=" + dir_.path().string(), "--set",
          "ssl_verify_upstream_trusted_ca=" + upstream_authority.string(), "-s", addon.string()},
-        log_, log_);
-    if (!eventually([&] { return listening(port_) && fs::exists(authority()); },
-                    std::chrono::seconds(30)))
-      throw std::runtime_error("mitmdump did not start: " + read_file(log_));
+        log_, "127.0.0.1", port_, "mitmdump", std::chrono::seconds(30));
+    if (!eventually([&] { return fs::exists(authority()); }))
+      throw std::runtime_error("mitmdump wrote no authority: " + read_file(log_));
   }
   ~Gateway() { stop_process(pid_, std::chrono::seconds(5)); }
   Gateway(const Gateway&) = delete;
@@ -77,7 +60,7 @@ class ConnectThroughGateway : public AlphaTest {
   TestTimings timings_{"dial_backoff=100,dial_unauthorized=300,server_grace=2000"};
 
   void SetUp() override {
-    mitmdump_ = installed({"/usr/bin/mitmdump"});
+    mitmdump_ = harness::find_program({"/usr/bin/mitmdump"});
     haproxy_ = harness::HaproxyFront::find();
     if (mitmdump_ && haproxy_) return;
     if (std::getenv("SWITCHBOARD_REQUIRE_GATEWAY"))

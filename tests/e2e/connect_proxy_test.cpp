@@ -41,36 +41,36 @@ class ConnectThroughProxy : public AlphaTest {
                                           const std::string& proxy_url,
                                           std::vector<std::string> extra = {},
                                           std::string url = "") const {
-    const fs::path secret = sb.dir() / "alpha.secret";
-    std::ofstream(secret) << alpha_.secret << "\n";
     if (url.empty()) url = "ws://127.0.0.1:" + std::to_string(sb.port()) + "/vm/attach";
-    std::vector<std::string> words{(bin_dir() / "switchboard-connect").string(),
-                                   "--url",
-                                   url,
-                                   "--secret-file",
-                                   secret.string(),
-                                   "--name",
-                                   "alpha",
-                                   "--proxy",
-                                   proxy_url};
-    words.insert(words.end(), extra.begin(), extra.end());
-    words.push_back("--");
-    words.push_back((bin_dir() / "fake_stdio_server").string());
-    return std::make_unique<ConnectProcess>(words, sb.dir() / "connect.log");
+    extra.insert(extra.begin(), {"--proxy", proxy_url});
+    return start_connect(sb, url, std::move(extra), "connect.log");
   }
 
   // No --proxy: the environment's, as the process was started with it.
   std::unique_ptr<ConnectProcess> connect_by_environment(const SwitchboardProcess& sb,
                                                          const std::string& url,
                                                          const std::string& log) const {
+    return start_connect(sb, url, {"--allow-insecure-transport"}, log);
+  }
+
+  // switchboard-connect as alpha, dialling `url` with `options`, serving the fake server.
+  std::unique_ptr<ConnectProcess> start_connect(const SwitchboardProcess& sb,
+                                                const std::string& url,
+                                                std::vector<std::string> options,
+                                                const std::string& log) const {
     const fs::path secret = sb.dir() / "alpha.secret";
     std::ofstream(secret) << alpha_.secret << "\n";
-    return std::make_unique<ConnectProcess>(
-        std::vector<std::string>{(bin_dir() / "switchboard-connect").string(), "--url", url,
-                                 "--secret-file", secret.string(), "--name", "alpha",
-                                 "--allow-insecure-transport", "--",
-                                 (bin_dir() / "fake_stdio_server").string()},
-        sb.dir() / log);
+    std::vector<std::string> words{(bin_dir() / "switchboard-connect").string(),
+                                   "--url",
+                                   url,
+                                   "--secret-file",
+                                   secret.string(),
+                                   "--name",
+                                   "alpha"};
+    words.insert(words.end(), options.begin(), options.end());
+    words.push_back("--");
+    words.push_back((bin_dir() / "fake_stdio_server").string());
+    return std::make_unique<ConnectProcess>(words, sb.dir() / log);
   }
 
   std::optional<fs::path> program_;
