@@ -30,10 +30,6 @@ using namespace std::chrono_literals;
 // computer redials.
 constexpr auto kParkGrace = 5s;
 
-std::int64_t ms_since_epoch(std::chrono::system_clock::time_point time) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(time.time_since_epoch()).count();
-}
-
 // The vm_detach line of a carried session that ended in this process without a worker.
 void write_lost(AuditLog& audit, const CarriedSession& session, std::uint16_t code,
                 std::string reason) {

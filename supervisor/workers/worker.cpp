@@ -65,10 +65,6 @@ ProcessFacts process_facts(int pid) {
   return facts;
 }
 
-std::int64_t ms_since_epoch(std::chrono::system_clock::time_point time) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(time.time_since_epoch()).count();
-}
-
 worker_news::Violation violation(std::string reason) {
   return {std::move(reason)};
 }
