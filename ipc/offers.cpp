@@ -4,6 +4,8 @@ namespace sb::ipc::offer {
 
 namespace {
 
+using json = nlohmann::json;
+
 // Whether `capabilities[name]` is an object whose `flag` is true.
 bool flag_set(const nlohmann::json& capabilities, const char* name, const char* flag) {
   const auto found = capabilities.find(name);
@@ -26,6 +28,13 @@ std::uint32_t of_capabilities(const nlohmann::json& capabilities) {
   if (extensions != capabilities.end() && extensions->is_object() &&
       extensions->contains("io.modelcontextprotocol/tasks"))
     bits |= kTasksExtension;
+  if (const auto tasks = capabilities.find("tasks");
+      tasks != capabilities.end() && tasks->is_object()) {
+    const json::json_pointer tool_call("/requests/tools/call");
+    if (tasks->contains(tool_call) && tasks->at(tool_call).is_object()) bits |= kTasksToolCall;
+    if (tasks->contains("list")) bits |= kTasksList;
+    if (tasks->contains("cancel")) bits |= kTasksCancel;
+  }
   const auto resources = capabilities.find("resources");
   if (resources == capabilities.end()) return bits;
   bits |= kResources;

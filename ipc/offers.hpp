@@ -23,7 +23,12 @@ inline constexpr std::uint32_t kPromptsListChanged = 1u << 7;
 // (docs/protocol.md, "Handshake"), so every request toward it carries that revision's
 // `_meta`.
 inline constexpr std::uint32_t kStatelessOnly = 1u << 8;
-inline constexpr std::uint32_t kAll = (1u << 9) - 1;
+// tasks (2025-11-25): tasks.requests.tools.call, a tool call may run as a task; tasks.list
+// and tasks.cancel, those methods are served.
+inline constexpr std::uint32_t kTasksToolCall = 1u << 9;
+inline constexpr std::uint32_t kTasksList = 1u << 10;
+inline constexpr std::uint32_t kTasksCancel = 1u << 11;
+inline constexpr std::uint32_t kAll = (1u << 12) - 1;
 
 // The bits of an initialize result's `capabilities` (an object, or anything else: none).
 std::uint32_t of_capabilities(const nlohmann::json& capabilities);

@@ -26,6 +26,8 @@ inline constexpr std::string_view kProtocolVersion = "2025-06-18";
 inline constexpr std::string_view kProductName = "openab-sb";
 // The stateless revision (docs/protocol.md, "Eras"): `_meta` on every request.
 inline constexpr std::string_view kStatelessRevision = "2026-07-28";
+// 2026-07-28's tasks extension (SEP-2663), declared under the capabilities' `extensions`.
+inline constexpr std::string_view kTasksExtension = "io.modelcontextprotocol/tasks";
 
 // Whether 2026-07-28 lets a result of `method` be input-required.
 bool may_be_input_required(std::string_view method);

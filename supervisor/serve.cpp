@@ -28,11 +28,11 @@
 #include "supervisor/mcp/call_book.hpp"
 #include "supervisor/mcp/handler.hpp"
 #include "supervisor/mcp/input_book.hpp"
-#include "supervisor/mcp/param_header_book.hpp"
 #include "supervisor/mcp/stream_board.hpp"
 #include "supervisor/mcp/subscription_book.hpp"
 #include "supervisor/mcp/subscriptions.hpp"
 #include "supervisor/mcp/task_book.hpp"
+#include "supervisor/mcp/tool_book.hpp"
 #include "supervisor/metrics/exposition.hpp"
 #include "supervisor/metrics/metrics.hpp"
 #include "supervisor/metrics/metrics_server.hpp"
@@ -167,7 +167,7 @@ class Supervisor {
         state_{.config = config,
                .clients = std::make_shared<ClientTable>(config->clients),
                .services = {workers_, audit_, calls_, tasks_, replies_, metrics_,
-                            tools_list_errors_, subscriptions_, streams_, param_headers_, inputs_},
+                            tools_list_errors_, subscriptions_, streams_, tool_book_, inputs_},
                .resumable = resumable_},
         http_services_(http_services(state_, timings)),
         http_(io_, config->listen_ip, config->listen_port, http_services_,
@@ -441,7 +441,7 @@ class Supervisor {
   TaskBook tasks_;
   SubscriptionBook subscriptions_;
   StreamBoard streams_;
-  ParamHeaderBook param_headers_;
+  ToolBook tool_book_;
   InputBook inputs_;
   ReplyBudget replies_;
   LogThrottle tools_list_errors_;

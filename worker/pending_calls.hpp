@@ -13,6 +13,25 @@
 
 namespace sb::worker {
 
+// A task conversation the worker holds with the computer in place of one request, where the
+// caller's era and the computer's name tasks differently (docs/protocol.md, "Tasks across
+// eras"; session_tasks.cpp).
+enum class TaskStep : std::uint8_t {
+  kNone,
+  // A handshake-era caller's tasks/result on a 2026-only computer: tasks/get until the task
+  // ends (its inputRequests asked of the caller and sent back with tasks/update).
+  kPoll,
+  kUpdate,
+  // A handshake-era caller's tasks/cancel on a 2026-only computer, whose answer is empty:
+  // then tasks/get, whose task is the answer.
+  kCancel,
+  kView,
+  // A 2026-07-28 caller's tasks/get on a handshake-era computer: once the task has ended,
+  // tasks/result, whose result or error goes into the task as that revision has it.
+  kGet,
+  kInline,
+};
+
 struct PendingCall {
   std::uint64_t call_id = 0;  // the supervisor's id; 0 for the handshake
   std::string caller;
@@ -28,6 +47,10 @@ struct PendingCall {
   std::string ask_method;
   std::string ask_params;
   int ask_rounds = 0;
+  TaskStep task_step = TaskStep::kNone;
+  std::string task_id;           // the task the conversation is about
+  std::string task_view;         // kInline: the task, as JSON text, waiting for its result
+  DeadlineQueue::Deadline poll;  // kPoll: the next tasks/get
 };
 
 class PendingCalls {

@@ -1,9 +1,10 @@
 // Session: the ComputerSession of one attached computer (computer_session.hpp), its member
-// functions in four files by seam: the socket's life (upgrade, MCP handshake, writing,
+// functions in files by seam: the socket's life (upgrade, MCP handshake, writing,
 // liveness, close) in computer_session.cpp; calls, replies and the computer's own messages
 // in session_calls.cpp; a 2026-only computer's input-required results asked of the caller
-// in session_asking.cpp, and its subscriptions in session_listening.cpp; its part in a
-// switch in place in session_switching.cpp. Included by those five alone.
+// in session_asking.cpp, and its subscriptions in session_listening.cpp; tasks across eras
+// in session_tasks.cpp; its part in a switch in place in session_switching.cpp. Included
+// by those six alone.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -121,10 +122,22 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
   //      (session_asking.cpp; docs/protocol.md, "Input required") ----
 
   bool ask_caller(PendingCall& call, std::string_view reply_text);
+  bool ask_requests(PendingCall& call, const json& requests, json request_state);
   void answer_asked(std::uint64_t key, std::string_view response_without_id);
   void retry_asked(std::uint64_t id);
   void end_asked(std::uint64_t id, const json& error);
   void fail_asks_before_parking();
+
+  // ---- tasks across eras (session_tasks.cpp; docs/protocol.md, "Tasks across eras") ----
+
+  void begin_task_conversation(PendingCall& call, std::string& method, std::string_view params);
+  bool follow_task(PendingCall& call, std::string_view reply_text);
+  bool on_task_polled(PendingCall& call, const json& task);
+  void poll_task_later(PendingCall call, std::chrono::milliseconds after);
+  void poll_task(std::uint64_t id);
+  void send_task_step(PendingCall call, std::string_view method, json params);
+  void end_task_conversation(PendingCall call, const json& response);
+  void fail_task_conversations_before_parking();
 
   // ---- a 2026-only computer's subscriptions, kept as one subscriptions/listen
   //      (session_listening.cpp; docs/protocol.md, "Subscriptions") ----

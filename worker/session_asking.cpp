@@ -5,6 +5,7 @@
 // would have sent, on the call's stream; once every answer is in, it retries the call with
 // them. The supervisor sees one call throughout, and routes the requests and their answers
 // as it does a handshake-era computer's.
+#include <algorithm>
 #include <utility>
 
 #include "shared/jsonrpc.hpp"
@@ -17,19 +18,24 @@ namespace {
 // question or two.
 constexpr int kMaxAskRounds = 8;
 
-// The requests of an input-required result, when it is one whose every request can be asked
-// (an object, a string method); else null.
+// Whether every request of `requests` can be asked: an object of objects with a string
+// method, not empty.
+bool askable(const json& requests) {
+  if (!requests.is_object() || requests.empty()) return false;
+  return std::all_of(requests.begin(), requests.end(), [](const json& request) {
+    const auto method = request.is_object() ? request.find("method") : request.end();
+    return method != request.end() && method->is_string();
+  });
+}
+
+// The requests of an input-required result, when it is one whose every request can be asked;
+// else null.
 const json* askable_requests(const json& reply) {
   const auto result = reply.is_object() ? reply.find("result") : reply.end();
   if (result == reply.end() || !result->is_object()) return nullptr;
   if (result->value("resultType", json()) != "input_required") return nullptr;
   const auto requests = result->find("inputRequests");
-  if (requests == result->end() || !requests->is_object() || requests->empty()) return nullptr;
-  for (const auto& request : *requests) {
-    const auto method = request.is_object() ? request.find("method") : request.end();
-    if (method == request.end() || !method->is_string()) return nullptr;
-  }
-  return &*requests;
+  return requests != result->end() && askable(*requests) ? &*requests : nullptr;
 }
 
 json error_of(std::string message) {
@@ -44,7 +50,15 @@ bool Session::ask_caller(PendingCall& call, std::string_view reply_text) {
   const json reply = json::parse(reply_text, nullptr, /*allow_exceptions=*/false);
   const json* requests = askable_requests(reply);
   if (!requests) return false;
-  if (routed_.size() + requests->size() > kMaxRoutedRequests || ++call.ask_rounds > kMaxAskRounds) {
+  return ask_requests(call, *requests, reply["result"].value("requestState", json()));
+}
+
+// Asks each of `requests` of the call's caller, on its stream; the call waits under a fresh
+// id for the answers (and, with the computer's `request_state`, is retried with them).
+// False when they cannot be asked.
+bool Session::ask_requests(PendingCall& call, const json& requests, json request_state) {
+  if (!askable(requests)) return false;
+  if (routed_.size() + requests.size() > kMaxRoutedRequests || ++call.ask_rounds > kMaxAskRounds) {
     const std::uint64_t id = pending_.renew(std::move(call));
     end_asked(id, error_of("the computer asked its caller more than this call allows"));
     return true;
@@ -52,8 +66,8 @@ bool Session::ask_caller(PendingCall& call, std::string_view reply_text) {
   const std::uint64_t id = pending_.renew(std::move(call));
   const PendingCall& renewed = *pending_.find(id);
   AskRound& round = asking_[id];
-  round.request_state = reply["result"].value("requestState", json());
-  for (const auto& [input_key, request] : requests->items()) {
+  round.request_state = std::move(request_state);
+  for (const auto& [input_key, request] : requests.items()) {
     const std::uint64_t key = next_route_key_++;
     routed_.emplace(key, RoutedRequest{.pending_id = id, .input_key = input_key});
     json asked{{"jsonrpc", "2.0"}, {"method", request["method"]}};
@@ -90,11 +104,20 @@ void Session::answer_asked(std::uint64_t key, std::string_view response_without_
   if (--round->second.waiting == 0) retry_asked(id);
 }
 
-// The call again, as first sent, with the caller's answers and the computer's state.
+// The call again, as first sent, with the caller's answers and the computer's state; for
+// a task, the answers sent with tasks/update.
 void Session::retry_asked(std::uint64_t id) {
   const auto round = asking_.find(id);
-  const PendingCall* call = pending_.find(id);
+  PendingCall* call = pending_.find(id);
   if (round == asking_.end() || !call) return;
+  if (call->task_step == TaskStep::kPoll) {
+    json answers = std::move(round->second.answers);
+    asking_.erase(round);
+    auto taken = pending_.take(id);
+    taken->task_step = TaskStep::kUpdate;
+    return send_task_step(std::move(*taken), "tasks/update",
+                          json{{"inputResponses", std::move(answers)}});
+  }
   json params = json::parse(call->ask_params, nullptr, /*allow_exceptions=*/false);
   params["inputResponses"] = std::move(round->second.answers);
   if (!round->second.request_state.is_null())

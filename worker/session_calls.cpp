@@ -49,18 +49,22 @@ void Session::forward(ForwardedCall forwarded) {
   PendingCall& pending = *pending_.find(*id);
   std::string params = std::move(forwarded.params_json);
   pending.progress_token = take_progress_token(params, *id);
+  std::string method = std::move(forwarded.method);
+  begin_task_conversation(pending, method, params);
   if (offers_ & ipc::offer::kStatelessOnly) {
     // A caller that takes messages can be asked what the computer asks in an input-required
     // result, on a method that may have one; one of 2026-07-28 declares for itself.
-    const bool askable = pending.stream && jsonrpc::may_be_input_required(forwarded.method);
-    if (require_stateless_meta(params, log_level_, askable)) {
-      pending.ask_method = forwarded.method;
+    const bool askable = pending.stream && jsonrpc::may_be_input_required(method);
+    const bool tasks = method.starts_with("tasks/") ||
+                       (method == "tools/call" && params.find(R"("task")") != std::string::npos);
+    if (require_stateless_meta(params, log_level_, askable, tasks)) {
+      pending.ask_method = method;
       pending.ask_params = params;
     }
   }
   arm_deadline(*id, forwarded.timeout);
   std::string frame = R"({"id":)" + std::to_string(*id) + R"(,"jsonrpc":"2.0","method":)" +
-                      json(forwarded.method).dump() + R"(,"params":)" + params + "}";
+                      json(method).dump() + R"(,"params":)" + params + "}";
   enqueue(std::move(frame), /*droppable=*/false);
   hooks_.status_changed();
 }
@@ -200,6 +204,7 @@ void Session::handle_response(const ScannedMessage& scanned, std::string_view te
   forget_routed(*scanned.id);
   hooks_.status_changed();
   if (call->handshake) return on_handshake_reply(json::parse(text, nullptr, false));
+  if (call->task_step != TaskStep::kNone && follow_task(*call, text)) return;
   if (!call->ask_method.empty() && ask_caller(*call, text)) return;
   ipc::CallOutcome outcome{ipc::CallStatus::kReplied, text.size(), scanned.kind,
                            scanned.error_code};

@@ -116,7 +116,7 @@ void Session::send_listen(std::uint64_t id) {
   if (offers_ & ipc::offer::kPromptsListChanged) notifications["promptsListChanged"] = true;
   if (!listened_uris_.empty()) notifications["resourceSubscriptions"] = listened_uris_;
   std::string listen_params = json{{"notifications", std::move(notifications)}}.dump();
-  require_stateless_meta(listen_params, log_level_, /*askable=*/false);
+  require_stateless_meta(listen_params, log_level_, /*askable=*/false, /*tasks=*/false);
   enqueue(R"({"id":)" + std::to_string(id) +
               R"(,"jsonrpc":"2.0","method":"subscriptions/listen","params":)" + listen_params + "}",
           /*droppable=*/false);

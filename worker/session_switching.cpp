@@ -67,6 +67,7 @@ void Session::give_up_parking() {
 
 ipc::ParkedSession Session::take_record() {
   fail_asks_before_parking();
+  fail_task_conversations_before_parking();
   ipc::ParkedSession record{.generation = settings_.generation,
                             .peer = settings_.peer,
                             .max_inflight = settings_.max_inflight,

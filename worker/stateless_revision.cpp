@@ -58,19 +58,24 @@ std::optional<std::string> discovered_server(const json& result) {
   return "null";
 }
 
-bool require_stateless_meta(std::string& params_json, std::string_view log_level, bool askable) {
+bool require_stateless_meta(std::string& params_json, std::string_view log_level, bool askable,
+                            bool tasks) {
   json params = json::parse(params_json, nullptr, /*allow_exceptions=*/false);
   if (!params.is_object()) return false;
   json& meta = params["_meta"];
   if (!meta.is_object()) meta = json::object();
   const bool declared_here = !meta.contains("io.modelcontextprotocol/clientCapabilities");
   if (declared_here) {
-    meta["io.modelcontextprotocol/clientCapabilities"] = askable
-                                                             ? json{{"elicitation", json::object()},
-                                                                    {"roots", json::object()},
-                                                                    {"sampling", json::object()}}
-                                                             : json::object();
+    json capabilities = askable ? json{{"elicitation", json::object()},
+                                       {"roots", json::object()},
+                                       {"sampling", json::object()}}
+                                : json::object();
+    if (tasks)
+      capabilities["extensions"] = {{std::string(jsonrpc::kTasksExtension), json::object()}};
+    meta["io.modelcontextprotocol/clientCapabilities"] = std::move(capabilities);
   }
+  // The handshake era asks for a task in the call's params; 2026-07-28 by the declaration.
+  if (tasks) params.erase("task");
   if (!meta.contains("io.modelcontextprotocol/clientInfo"))
     meta["io.modelcontextprotocol/clientInfo"] = client_info();
   meta["io.modelcontextprotocol/protocolVersion"] = jsonrpc::kStatelessRevision;
@@ -78,6 +83,14 @@ bool require_stateless_meta(std::string& params_json, std::string_view log_level
     meta["io.modelcontextprotocol/logLevel"] = log_level;
   params_json = params.dump(-1, ' ', false, json::error_handler_t::replace);
   return declared_here && askable;
+}
+
+bool names_stateless_revision(std::string_view params_json) {
+  if (params_json.find(jsonrpc::kStatelessRevision) == std::string_view::npos) return false;
+  const json params = json::parse(params_json, nullptr, /*allow_exceptions=*/false);
+  const json::json_pointer version("/_meta/io.modelcontextprotocol~1protocolVersion");
+  return params.is_object() && params.contains(version) &&
+         params.at(version) == jsonrpc::kStatelessRevision;
 }
 
 std::string log_level_of(std::string_view params_json) {

@@ -35,6 +35,28 @@ std::string negotiated_version(const json* params) {
 // now: what it sees of them then is empty.
 enum class Revision { kStateful, kStateless };
 
+// Tasks in the caller's era, from the computer's in either (docs/protocol.md, "Tasks across
+// eras"): the 2025-11-25 `tasks` capability, or the 2026-07-28 tasks extension's entry;
+// null when the computer has no tasks a caller of that era can reach. A 2026-only computer
+// has no tasks/list.
+template <typename Offered>
+json task_capabilities(const Offered& offered, Revision revision) {
+  const bool handshake_tasks =
+      offered(ipc::offer::kTasksToolCall) && !offered(ipc::offer::kStatelessOnly);
+  const bool extension = offered(ipc::offer::kTasksExtension);
+  if (revision == Revision::kStateless)
+    return handshake_tasks || extension ? json::object() : json();
+  if (handshake_tasks) {
+    json tasks{{"requests", {{"tools", {{"call", json::object()}}}}}};
+    if (offered(ipc::offer::kTasksList)) tasks["list"] = json::object();
+    if (offered(ipc::offer::kTasksCancel)) tasks["cancel"] = json::object();
+    return tasks;
+  }
+  if (extension && offered(ipc::offer::kStatelessOnly))
+    return json{{"cancel", json::object()}, {"requests", {{"tools", {{"call", json::object()}}}}}};
+  return json();
+}
+
 json capabilities(const std::optional<ComputerView>& view, const CallerContext& context,
                   Revision revision) {
   const auto offered = [&view](std::uint32_t bit) {
@@ -50,8 +72,12 @@ json capabilities(const std::optional<ComputerView>& view, const CallerContext& 
     capabilities["prompts"] = {{"listChanged", offered(ipc::offer::kPromptsListChanged)}};
   if (context.resources.any() || context.prompts.any())
     capabilities["completions"] = json::object();
-  if (revision == Revision::kStateless && offered(ipc::offer::kTasksExtension))
-    capabilities["extensions"] = {{"io.modelcontextprotocol/tasks", json::object()}};
+  if (const auto tasks = task_capabilities(offered, revision); !tasks.is_null()) {
+    if (revision == Revision::kStateless)
+      capabilities["extensions"] = {{"io.modelcontextprotocol/tasks", tasks}};
+    else
+      capabilities["tasks"] = tasks;
+  }
   return capabilities;
 }
 

@@ -22,7 +22,7 @@ class AuditLog;
 class CallBook;
 class InputBook;
 class Metrics;
-class ParamHeaderBook;
+class ToolBook;
 class StreamBoard;
 class SubscriptionBook;
 class TaskBook;
@@ -64,8 +64,8 @@ struct McpServices {
   LogThrottle& tools_list_errors;
   SubscriptionBook& subscriptions;
   StreamBoard& streams;
-  ParamHeaderBook& param_headers;  // learnt from tools/list, checked by routes/
-  InputBook& inputs;               // input-required rounds awaiting their callers' retries
+  ToolBook& tool_book;  // learnt from tools/list, checked by routes/
+  InputBook& inputs;    // input-required rounds awaiting their callers' retries
 };
 
 // The JSON text of a reply: `head` followed by `body`. A computer's reply arrives as one

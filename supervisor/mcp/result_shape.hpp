@@ -30,6 +30,8 @@ void shape_list(nlohmann::json& result, bool narrowed, Era era);
 // is one the method may have ("complete"; "input_required" on tools/call, resources/read
 // and prompts/get; "task" on tools/call), else "complete"; and a resources/read result's
 // `ttlMs` and `cacheScope` as a list's are, never narrowed. Handshake: none of the three.
+// A task (a tools/call that created one, tasks/get, tasks/cancel) takes the shape of the
+// caller's era, whichever the computer answered in (docs/protocol.md, "Tasks across eras").
 // The bytes are left as they are when nothing needs changing, and so is an error.
 void shape_reply(std::string& reply_without_id, std::string_view method, Era era);
 

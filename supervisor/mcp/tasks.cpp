@@ -2,9 +2,11 @@
 
 #include <chrono>
 
+#include "ipc/offers.hpp"
 #include "shared/jsonrpc.hpp"
 #include "supervisor/mcp/forward.hpp"
 #include "supervisor/mcp/reply_text.hpp"
+#include "supervisor/mcp/tool_book.hpp"
 #include "supervisor/metrics/metrics.hpp"
 
 namespace sb::supervisor {
@@ -93,6 +95,14 @@ bool declares_tasks_extension(const Exchange& exchange) {
   const auto extensions = capabilities->find("extensions");
   return extensions != capabilities->end() && extensions->is_object() &&
          extensions->contains(kTasksExtension);
+}
+
+bool asks_for_handshake_task(const Exchange& exchange, std::string_view tool) {
+  const json* params = exchange.params();
+  return exchange.stateless() && params && !params->contains("task") &&
+         declares_tasks_extension(exchange) && !exchange.computer_speaks_only_stateless() &&
+         exchange.offered(ipc::offer::kTasksToolCall) &&
+         exchange.services().tool_book.runs_as_task(exchange.context().computer, tool);
 }
 
 std::function<void(const CallResult&)> task_recorder(const Exchange& exchange) {

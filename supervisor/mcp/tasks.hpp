@@ -11,13 +11,14 @@
 #include <string>
 #include <string_view>
 
+#include "shared/jsonrpc.hpp"
 #include "supervisor/mcp/exchange.hpp"
 #include "supervisor/mcp/task_book.hpp"
 #include "supervisor/workers/registry.hpp"
 
 namespace sb::supervisor {
 
-inline constexpr std::string_view kTasksExtension = "io.modelcontextprotocol/tasks";
+inline constexpr std::string_view kTasksExtension = jsonrpc::kTasksExtension;
 
 // tasks/get, tasks/update, tasks/result or tasks/cancel, named by `method`.
 Underway task_request(const Exchange& exchange, const std::string& method);
@@ -26,6 +27,12 @@ Underway tasks_list(const Exchange& exchange);
 // Whether the request's _meta declares the tasks extension among its client's
 // capabilities: its tools/call may then create a task (2026-07-28).
 bool declares_tasks_extension(const Exchange& exchange);
+
+// Whether a 2026-07-28 caller's tools/call of `tool`, which declares the tasks extension,
+// asks a handshake-era computer for a task: in that era by `params.task`, which the
+// switchboard adds for a tool whose list says it may run as one (docs/protocol.md, "Tasks
+// across eras").
+bool asks_for_handshake_task(const Exchange& exchange, std::string_view tool);
 
 // For a tools/call with params.task, or one that declares the tasks extension: records
 // the task its reply creates as the caller's.

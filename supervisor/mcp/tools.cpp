@@ -6,10 +6,10 @@
 #include "shared/log.hpp"
 #include "supervisor/mcp/call_audit.hpp"
 #include "supervisor/mcp/forward.hpp"
-#include "supervisor/mcp/param_header_book.hpp"
 #include "supervisor/mcp/reply_text.hpp"
 #include "supervisor/mcp/result_shape.hpp"
 #include "supervisor/mcp/tasks.hpp"
+#include "supervisor/mcp/tool_book.hpp"
 #include "supervisor/metrics/metrics.hpp"
 #include "supervisor/workers/status_json.hpp"
 
@@ -126,9 +126,9 @@ Underway tools_list(const Exchange& exchange) {
   return forward(exchange, std::move(request),
                  [id = exchange.id, context = exchange.context(),
                   &errors_logged = exchange.services().tools_list_errors,
-                  &param_headers = exchange.services().param_headers](CallResult result) {
+                  &tool_book = exchange.services().tool_book](CallResult result) {
                    return ReplyText{.body = dump(filter_tool_list(id, context, result,
-                                                                  errors_logged, &param_headers)),
+                                                                  errors_logged, &tool_book)),
                                     .not_attached = result.status == ipc::CallStatus::kNotAttached};
                  });
 }
@@ -150,10 +150,19 @@ Underway tools_call(const Exchange& exchange) {
   const std::string arguments_json = arguments == params->end() || !exchange.config().audit_args
                                          ? std::string()
                                          : dump(*arguments);
+  const std::string& tool = name->get_ref<const std::string&>();
+  std::string params_json;
+  if (asks_for_handshake_task(exchange, tool)) {
+    json with_task = *params;
+    with_task["task"] = json::object();
+    params_json = dump(with_task);
+  } else {
+    params_json = dump(*params);
+  }
   return call_tool(
       exchange,
-      ToolCallParts{.tool = name->get<std::string>(),
-                    .params_json = dump(*params),
+      ToolCallParts{.tool = tool,
+                    .params_json = std::move(params_json),
                     .arguments_json = arguments == params->end()
                                           ? std::nullopt
                                           : std::optional<std::string_view>(arguments_json),
@@ -170,7 +179,7 @@ Underway scanned_tools_call(const Exchange& exchange, const ScannedToolCall& cal
 }
 
 json filter_tool_list(const json& id, const CallerContext& context, const CallResult& result,
-                      LogThrottle& errors_logged, ParamHeaderBook* param_headers) {
+                      LogThrottle& errors_logged, ToolBook* tool_book) {
   json only_status{{"tools", json::array({status_tool_definition(context.computer)})}};
   shape_list(only_status, true, context.era);
   const json status_only = jsonrpc::result_response(id, std::move(only_status));
@@ -198,7 +207,7 @@ json filter_tool_list(const json& id, const CallerContext& context, const CallRe
   if (result_member == reply.end() || !result_member->is_object()) return status_only;
   const auto tools = result_member->find("tools");
   if (tools == result_member->end() || !tools->is_array()) return status_only;
-  if (param_headers) param_headers->learn(context.computer, *tools);
+  if (tool_book) tool_book->learn(context.computer, *tools);
   json kept = json::array();
   for (auto& tool : *tools) {
     const auto name = tool.is_object() ? tool.find("name") : tool.end();

@@ -24,11 +24,12 @@ Underway scanned_tools_call(const Exchange& exchange, const ScannedToolCall& cal
 
 // The caller's tools/list reply from the computer's answer: the tools its grant allows and
 // vm_status; only vm_status when the computer is not attached or its answer is no list. An
-// error the computer answered is logged, as often as `errors_logged` lets it. The tools'
-// Mcp-Param headers are learnt into `param_headers` when given.
+// error the computer answered is logged, as often as `errors_logged` lets it. What the
+// tools say of themselves (Mcp-Param headers, task support) is learnt into
+// `tool_book` when given.
 nlohmann::json filter_tool_list(const nlohmann::json& id, const CallerContext& context,
                                 const CallResult& result, LogThrottle& errors_logged,
-                                ParamHeaderBook* param_headers = nullptr);
+                                ToolBook* tool_book = nullptr);
 
 // The definition of vm_status for `computer`.
 nlohmann::json status_tool_definition(std::string_view computer);

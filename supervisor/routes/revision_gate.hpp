@@ -14,7 +14,7 @@
 
 #include "supervisor/http/types.hpp"
 #include "supervisor/mcp/era.hpp"
-#include "supervisor/mcp/param_header_book.hpp"
+#include "supervisor/mcp/tool_book.hpp"
 
 namespace sb::supervisor {
 

@@ -356,7 +356,7 @@ class Routes {
     if (tool == params->end() || !tool->is_string()) return std::nullopt;
     const auto& name = tool->get_ref<const std::string&>();
     if (!resolved.tools->allows(name)) return std::nullopt;
-    const auto* headers = state_.services.param_headers.of(resolved.computer, name);
+    const auto* headers = state_.services.tool_book.param_headers(resolved.computer, name);
     if (!headers) return std::nullopt;
     return check_param_headers(request_, message, *headers);
   }

@@ -22,6 +22,10 @@
 //       frame) and exits when the socket closes;
 //   node computer.mjs --stdio
 //       a stdio MCP server, for switchboard-connect;
+//   node computer.mjs ... --modern-only
+//       either of those, speaking 2026-07-28 alone: initialize is refused -32022, as the
+//       official v2 SDK's server refuses it with `legacy: "reject"` (the era tests'
+//       2026-only computer with tasks, tests/conformance/README.md);
 //   node computer.mjs --http-port-file FILE
 //       a Streamable HTTP server on a free loopback port (written to FILE) at /mcp: a
 //       session per initialize for 2025 callers (the SDK's transport, with an event store
@@ -56,9 +60,12 @@ const { values: args } = parseArgs({
     url: { type: 'string' },
     'secret-file': { type: 'string' },
     stdio: { type: 'boolean' },
-    'http-port-file': { type: 'string' }
+    'http-port-file': { type: 'string' },
+    'modern-only': { type: 'boolean' }
   }
 });
+// --modern-only: 2026-07-28 alone, initialize refused (computer_methods.mjs, newServer).
+const serverOptions = { modernOnly: args['modern-only'] ?? false };
 if (!args.stdio && !args['http-port-file'] && (!args.url || !args['secret-file'])) {
   console.error(
     'usage: computer.mjs --url ws://HOST:PORT/vm/attach --secret-file FILE | --stdio | ' +
@@ -124,7 +131,7 @@ function dial() {
   });
   socket.on('open', () => {
     console.error(`computer: attached to ${args.url}`);
-    newServer()
+    newServer(serverOptions)
       .connect(transport)
       .catch((error) => {
         console.error(`computer: ${error.message}`);
@@ -145,7 +152,7 @@ function dial() {
 
 if (args.stdio) {
   const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
-  await newServer().connect(new StdioServerTransport());
+  await newServer(serverOptions).connect(new StdioServerTransport());
 } else if (args['http-port-file']) {
   await serveHttp(args['http-port-file']);
 } else {

@@ -287,7 +287,10 @@ const METHODS = {
 
 // ---- the SDK's Server, one per connection (a socket, stdin, or an HTTP session) ----
 
-function newServer() {
+// With `modernOnly`, it speaks only 2026-07-28, as the official v2 SDK's server does with
+// `legacy: "reject"`: an initialize (or any request) that does not name that revision is
+// answered -32022 naming it as the one supported.
+function newServer({ modernOnly = false } = {}) {
   const server = new Server(SERVER_INFO, {
     capabilities: {
       tools: { listChanged: true },
@@ -310,6 +313,7 @@ function newServer() {
   server.assertTaskHandlerCapability = () => {};
   const sdkInitialize = server._oninitialize.bind(server);
   server.setRequestHandler(InitializeRequestSchema, async (request) => {
+    if (modernOnly) throw unsupportedVersion(request.params?.protocolVersion);
     if (request.params?._meta?.[META_VERSION] === REV_2026)
       throw rpcError(Code.MethodNotFound, `method initialize is not in revision ${REV_2026}`);
     return sdkInitialize(request);
@@ -330,8 +334,10 @@ function newServer() {
       watch(watcher, subscribed.size > 0);
     }
   };
-  server.fallbackRequestHandler = (request, extra) =>
-    handle(
+  server.fallbackRequestHandler = (request, extra) => {
+    if (modernOnly && request.params?._meta?.[META_VERSION] !== REV_2026)
+      throw unsupportedVersion(request.params?._meta?.[META_VERSION]);
+    return handle(
       newCall(request, {
         signal: extra.signal,
         notify: (notification) => extra.sendNotification(notification),
@@ -341,6 +347,7 @@ function newServer() {
         session
       })
     );
+  };
   server.onerror = (error) => console.error(`computer: ${error.message ?? error}`);
   statefulServers.add(server);
   server.onclose = () => {
@@ -349,6 +356,13 @@ function newServer() {
     watch(watcher, false);
   };
   return server;
+}
+
+function unsupportedVersion(requested) {
+  return rpcError(Code.UnsupportedVersion, `Unsupported protocol version: ${requested}`, {
+    supported: [REV_2026],
+    ...(requested === undefined ? {} : { requested })
+  });
 }
 
 export { handle, newCall, newServer };

@@ -10,11 +10,11 @@
 #include "supervisor/bounds/reply_budget.hpp"
 #include "supervisor/mcp/call_book.hpp"
 #include "supervisor/mcp/input_book.hpp"
-#include "supervisor/mcp/param_header_book.hpp"
 #include "supervisor/mcp/request.hpp"
 #include "supervisor/mcp/stream_board.hpp"
 #include "supervisor/mcp/subscription_book.hpp"
 #include "supervisor/mcp/task_book.hpp"
+#include "supervisor/mcp/tool_book.hpp"
 #include "supervisor/metrics/metrics.hpp"
 #include "supervisor/workers/registry.hpp"
 
@@ -39,10 +39,10 @@ struct ServicesWithoutWorkers {
   LogThrottle tools_list_errors;
   SubscriptionBook subscriptions{static_cast<std::size_t>(config::Limits{}.max_subscriptions)};
   StreamBoard streams;
-  ParamHeaderBook param_headers;
+  ToolBook tool_book;
   InputBook inputs;
-  McpServices services{workers,           audit,         calls,   tasks,         replies, metrics,
-                       tools_list_errors, subscriptions, streams, param_headers, inputs};
+  McpServices services{workers,           audit,         calls,   tasks,     replies, metrics,
+                       tools_list_errors, subscriptions, streams, tool_book, inputs};
 };
 
 }  // namespace sb::supervisor

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -115,6 +116,57 @@ TEST(ResultShape, ATypeTheMethodMayNotHaveIsReplaced) {
   EXPECT_EQ(asking["result"]["resultType"], "complete");
   const json garbage = json::parse(shaped_reply(R"({"result":{"resultType":5}})", "tools/call"));
   EXPECT_EQ(garbage["result"]["resultType"], "complete");
+}
+
+// Tasks across eras (docs/protocol.md, "Tasks across eras"): each era's shape of a created
+// task, a task's state and a cancel's answer, whichever era the computer answered in.
+json reshaped(const std::string& reply, std::string_view method, Era era) {
+  std::string text = reply;
+  shape_reply(text, method, era);
+  return json::parse(text)["result"];
+}
+
+TEST(ResultShape, ACreatedTaskTakesTheShapeOfTheCallersEra) {
+  const std::string handshake =
+      R"({"result":{"_meta":{"k":1},"task":{"taskId":"t","status":"working","ttl":60000,)"
+      R"("pollInterval":1000,"createdAt":"c","lastUpdatedAt":"u"}}})";
+  EXPECT_EQ(reshaped(handshake, "tools/call", Era::kStateless),
+            json::parse(R"({"_meta":{"k":1},"resultType":"task","taskId":"t","status":"working",)"
+                        R"("ttlMs":60000,"pollIntervalMs":1000,"createdAt":"c",)"
+                        R"("lastUpdatedAt":"u"})"));
+  const std::string stateless =
+      R"({"result":{"_meta":{"k":1},"resultType":"task","taskId":"t","status":"working",)"
+      R"("ttlMs":60000,"pollIntervalMs":1000}})";
+  EXPECT_EQ(reshaped(stateless, "tools/call", Era::kHandshake),
+            json::parse(R"({"_meta":{"k":1},"task":{"taskId":"t","status":"working",)"
+                        R"("ttl":60000,"pollInterval":1000}})"));
+  // Without a ttl the handshake era's required member is null.
+  EXPECT_EQ(reshaped(R"({"result":{"resultType":"task","taskId":"t","status":"working"}})",
+                     "tools/call", Era::kHandshake)["task"]["ttl"],
+            nullptr);
+}
+
+TEST(ResultShape, ATasksStateTakesTheShapeOfTheCallersEra) {
+  const json stateless =
+      reshaped(R"({"result":{"resultType":"complete","taskId":"t","status":"completed","ttlMs":5,)"
+               R"("pollIntervalMs":7,"result":{"content":[]},"inputRequests":{}}})",
+               "tasks/get", Era::kHandshake);
+  EXPECT_EQ(stateless, json::parse(R"({"taskId":"t","status":"completed","ttl":5,)"
+                                   R"("pollInterval":7})"));
+  const json handshake =
+      reshaped(R"({"result":{"taskId":"t","status":"working","ttl":null,"pollInterval":-3}})",
+               "tasks/get", Era::kStateless);
+  EXPECT_EQ(handshake, json::parse(R"({"resultType":"complete","taskId":"t","status":"working"})"))
+      << "a null ttl and a negative interval are no milliseconds";
+}
+
+TEST(ResultShape, ACancelsAnswerTakesTheShapeOfTheCallersEra) {
+  EXPECT_EQ(reshaped(R"({"result":{"taskId":"t","status":"cancelled","ttl":null}})", "tasks/cancel",
+                     Era::kStateless),
+            json::parse(R"({"resultType":"complete"})"));
+  EXPECT_EQ(reshaped(R"({"result":{"resultType":"complete","taskId":"t","status":"cancelled"}})",
+                     "tasks/cancel", Era::kHandshake),
+            json::parse(R"({"taskId":"t","status":"cancelled","ttl":null})"));
 }
 
 }  // namespace

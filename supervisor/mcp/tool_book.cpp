@@ -1,4 +1,4 @@
-#include "supervisor/mcp/param_header_book.hpp"
+#include "supervisor/mcp/tool_book.hpp"
 
 #include <algorithm>
 
@@ -24,7 +24,7 @@ std::vector<ParamHeader> headers_of(const json& tool) {
   const auto properties = schema->find("properties");
   if (properties == schema->end() || !properties->is_object()) return headers;
   for (const auto& [argument, property] : properties->items()) {
-    if (headers.size() == ParamHeaderBook::kMaxHeadersPerTool) break;
+    if (headers.size() == ToolBook::kMaxHeadersPerTool) break;
     const auto header = property.is_object() ? property.find("x-mcp-header") : property.end();
     if (header == property.end() || !header->is_string()) continue;
     const auto& name = header->get_ref<const std::string&>();
@@ -33,30 +33,47 @@ std::vector<ParamHeader> headers_of(const json& tool) {
   return headers;
 }
 
+bool may_run_as_task(const json& tool) {
+  const auto execution = tool.find("execution");
+  if (execution == tool.end() || !execution->is_object()) return false;
+  const auto support = execution->find("taskSupport");
+  return support != execution->end() && (*support == "optional" || *support == "required");
+}
+
 }  // namespace
 
-void ParamHeaderBook::learn(const std::string& computer, const json& tools) {
+void ToolBook::learn(const std::string& computer, const json& tools) {
   if (!tools.is_array()) return;
   for (const auto& tool : tools) {
     const auto name = tool.is_object() ? tool.find("name") : tool.end();
     if (!tool.is_object() || name == tool.end() || !name->is_string()) continue;
-    auto headers = headers_of(tool);
+    Facts learnt{.headers = headers_of(tool), .task = may_run_as_task(tool)};
     auto& known = computers_[computer];
     const auto& tool_name = name->get_ref<const std::string&>();
-    if (headers.empty()) {
+    if (learnt.headers.empty() && !learnt.task) {
       known.erase(tool_name);
     } else if (known.contains(tool_name) || known.size() < kMaxTools) {
-      known[tool_name] = std::move(headers);
+      known[tool_name] = std::move(learnt);
     }
   }
 }
 
-const std::vector<ParamHeader>* ParamHeaderBook::of(std::string_view computer,
-                                                    std::string_view tool) const {
+const ToolBook::Facts* ToolBook::facts(std::string_view computer, std::string_view tool) const {
   const auto tools = computers_.find(computer);
   if (tools == computers_.end()) return nullptr;
   const auto found = tools->second.find(tool);
   return found == tools->second.end() ? nullptr : &found->second;
+}
+
+const std::vector<ParamHeader>* ToolBook::param_headers(std::string_view computer,
+                                                        std::string_view tool) const {
+  const Facts* known = facts(computer, tool);
+  return known && !known->headers.empty() ? &known->headers : nullptr;
+}
+
+bool ToolBook::runs_as_task(std::string_view computer, std::string_view tool) const {
+  const Facts* known = facts(computer, tool);
+  return known && known->task;
 }
 
 }  // namespace sb::supervisor
