@@ -117,6 +117,8 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
   void handle_response(const ScannedMessage& scanned, std::string_view text);
   void handle_request_from_computer(const ScannedMessage& scanned, std::string_view text,
                                     const json& message);
+  void follow_request_log_level(std::string_view method, std::string_view params);
+  bool take_quiet_reply(std::uint64_t id);
 
   // ---- a 2026-only computer's input-required result, asked of its caller
   //      (session_asking.cpp; docs/protocol.md, "Input required") ----
@@ -223,6 +225,10 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
   std::uint32_t offers_ = 0;  // ipc::offer:: bits
   bool discovering_ = false;  // initialize was refused; server/discover is asked instead
   std::string log_level_;     // set by logging/setLevel, for a computer that speaks only 2026
+  // The level last set on a handshake-era computer, and the ids of the worker's own
+  // logging/setLevel whose answers nobody waits for (the newest few).
+  std::string computer_log_level_;
+  std::deque<std::uint64_t> quiet_replies_;
   // What a computer that speaks only 2026 follows for the supervisor: the URIs subscribed
   // (besides the list changes it offers), the listen sent for them last, and the
   // acknowledged one updates are taken from (ids on the socket; 0: none).

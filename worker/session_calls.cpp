@@ -62,6 +62,7 @@ void Session::forward(ForwardedCall forwarded) {
       pending.ask_params = params;
     }
   }
+  if (!(offers_ & ipc::offer::kStatelessOnly)) follow_request_log_level(method, params);
   arm_deadline(*id, forwarded.timeout);
   std::string frame = R"({"id":)" + std::to_string(*id) + R"(,"jsonrpc":"2.0","method":)" +
                       json(method).dump() + R"(,"params":)" + params + "}";
@@ -198,8 +199,40 @@ void Session::drop_message(std::string_view method) {
   }
 }
 
+// 2026-07-28 names a log level on each request; a handshake-era computer keeps one per
+// socket (docs/protocol.md, "Eras"). Where one client alone can reach the computer (the only
+// one its log messages may go to), the computer is set to the level a request names when it
+// differs from the one set last, before the request goes.
+void Session::follow_request_log_level(std::string_view method, std::string_view params) {
+  if (method == "logging/setLevel") {
+    computer_log_level_ = log_level_of(params);
+    return;
+  }
+  if (!(offers_ & ipc::offer::kLogging) || !settings_.sole_caller) return;
+  std::string level = requested_log_level(params);
+  if (level.empty() || level == computer_log_level_) return;
+  constexpr std::size_t kQuietReplies = 16;
+  const std::uint64_t id = pending_.reserve_id();
+  quiet_replies_.push_back(id);
+  if (quiet_replies_.size() > kQuietReplies) quiet_replies_.pop_front();
+  enqueue(R"({"id":)" + std::to_string(id) +
+              R"(,"jsonrpc":"2.0","method":"logging/setLevel","params":{"level":)" +
+              json(level).dump() + "}}",
+          /*droppable=*/false);
+  computer_log_level_ = std::move(level);
+}
+
+// Whether `id` was one of the worker's own requests whose answer nobody waits for.
+bool Session::take_quiet_reply(std::uint64_t id) {
+  const auto found = std::find(quiet_replies_.begin(), quiet_replies_.end(), id);
+  if (found == quiet_replies_.end()) return false;
+  quiet_replies_.erase(found);
+  return true;
+}
+
 void Session::handle_response(const ScannedMessage& scanned, std::string_view text) {
   auto call = scanned.id ? pending_.take(*scanned.id) : std::nullopt;
+  if (!call && scanned.id && take_quiet_reply(*scanned.id)) return;
   if (!call) return drop_stray_reply();
   forget_routed(*scanned.id);
   hooks_.status_changed();

@@ -77,6 +77,7 @@ json ended_task_response(const json& task, const std::string& task_id) {
 // the computer first.
 void Session::begin_task_conversation(PendingCall& call, std::string& method,
                                       std::string_view params) {
+  if (!method.starts_with("tasks/")) return;
   const bool stateless_only = (offers_ & ipc::offer::kStatelessOnly) != 0;
   const bool stateless_caller = names_stateless_revision(params);
   TaskStep step = TaskStep::kNone;

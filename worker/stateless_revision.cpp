@@ -101,4 +101,13 @@ std::string log_level_of(std::string_view params_json) {
   return jsonrpc::log_severity(name) ? name : std::string();
 }
 
+std::string requested_log_level(std::string_view params_json) {
+  if (params_json.find("io.modelcontextprotocol/logLevel") == std::string_view::npos) return {};
+  const json params = json::parse(params_json, nullptr, /*allow_exceptions=*/false);
+  const json::json_pointer level("/_meta/io.modelcontextprotocol~1logLevel");
+  if (!params.is_object() || !params.contains(level) || !params.at(level).is_string()) return {};
+  const auto& name = params.at(level).get_ref<const std::string&>();
+  return jsonrpc::log_severity(name) ? name : std::string();
+}
+
 }  // namespace sb::worker

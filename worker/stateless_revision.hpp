@@ -48,4 +48,8 @@ bool names_stateless_revision(std::string_view params_json);
 // levels MCP has.
 std::string log_level_of(std::string_view params_json);
 
+// The level a 2026-07-28 request's `_meta["io.modelcontextprotocol/logLevel"]` names, or ""
+// when it names none of the levels MCP has.
+std::string requested_log_level(std::string_view params_json);
+
 }  // namespace sb::worker

@@ -468,7 +468,8 @@ TEST_F(Fidelity, WithOneClientLoggingReachesItsStream) {
 }
 
 // 2026-07-28 has no logging/setLevel: a request names the level it wants in `_meta`, and
-// gets no log message without one (docs/protocol.md, "Eras").
+// gets no log message without one; the computer, of the handshake era, is set to that
+// level (docs/protocol.md, "Eras").
 TEST_F(Fidelity, A2026RequestGetsOnlyTheLogMessagesItsMetaLevelAsksFor) {
   SwitchboardProcess sb(alice_alone(alpha_, alice_));
   auto fake = attach_logging(sb, alpha_, alice_);
@@ -495,6 +496,16 @@ TEST_F(Fidelity, A2026RequestGetsOnlyTheLogMessagesItsMetaLevelAsksFor) {
   EXPECT_EQ(warned.find(R"("data":"info")"), std::string::npos) << warned;
   const std::string silent = call_logging(2, json::object());
   EXPECT_EQ(silent.find("notifications/message"), std::string::npos) << silent;
+
+  // The handshake-era computer keeps one level: it is set, before the request, to the one a
+  // request names when that differs from the one set last.
+  call_logging(3, {{"io.modelcontextprotocol/logLevel", "warning"}});
+  const std::string debug = call_logging(4, {{"io.modelcontextprotocol/logLevel", "debug"}});
+  EXPECT_NE(debug.find(R"("data":"info")"), std::string::npos) << debug;
+  const auto levels = fake->requests("logging/setLevel");
+  ASSERT_EQ(levels.size(), 2u);
+  EXPECT_EQ(levels[0]["params"], (json{{"level", "warning"}}));
+  EXPECT_EQ(levels[1]["params"], (json{{"level", "debug"}}));
 }
 
 }  // namespace
