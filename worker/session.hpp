@@ -140,6 +140,11 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
   void send_task_step(PendingCall call, std::string_view method, json params);
   void end_task_conversation(PendingCall call, const json& response);
   void fail_task_conversations_before_parking();
+  json watch_task(const PendingCall& call, json task);
+  bool hold_task_question(const json& message);
+  bool answer_task_questions(const ForwardedCall& forwarded);
+  bool end_task_watch(std::uint64_t result_id);
+  void drop_task_watch(const std::string& task_id, std::string_view why);
 
   // ---- a 2026-only computer's subscriptions, kept as one subscriptions/listen
   //      (session_listening.cpp; docs/protocol.md, "Subscriptions") ----
@@ -201,6 +206,19 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
     std::size_t waiting = 0;
   };
 
+  // A handshake-era computer's task that asks during its run, for a 2026-07-28 caller
+  // (session_tasks.cpp): the computer asks through tasks/result, which the worker calls for
+  // it, and its questions wait here for the caller's tasks/update.
+  struct TaskQuestion {
+    std::string computer_id;  // the computer's request id, as JSON text
+    json request;             // {"method", "params"} as an inputRequests entry has it
+  };
+  struct TaskWatch {
+    std::uint64_t result_id = 0;                    // the worker's tasks/result at the computer
+    std::map<std::string, TaskQuestion> questions;  // by input key
+    DeadlineQueue::Deadline expiry;
+  };
+
   websocket::stream<SessionSocket> ws_;
   std::string upgrade_request_;
   SessionSettings settings_;
@@ -235,8 +253,10 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
   std::set<std::string, std::less<>> listened_uris_;
   std::uint64_t newest_listen_ = 0;
   std::uint64_t active_listen_ = 0;
-  std::map<std::uint64_t, RoutedRequest> routed_;  // by key
-  std::map<std::uint64_t, AskRound> asking_;       // by the call's id on the socket
+  std::map<std::uint64_t, RoutedRequest> routed_;               // by key
+  std::map<std::uint64_t, AskRound> asking_;                    // by the call's id on the socket
+  std::map<std::string, TaskWatch, std::less<>> task_watches_;  // by task id
+  std::uint64_t next_question_key_ = 1;
   std::uint64_t next_route_key_ = 1;
   LogThrottle refused_frames_;
   LogThrottle dropped_messages_;

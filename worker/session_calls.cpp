@@ -39,6 +39,9 @@ void Session::forward(ForwardedCall forwarded) {
     return reply_written(call_id, jsonrpc::result_response(nullptr, json::object()));
   }
   if (keeps_listen(forwarded)) return change_listen(std::move(forwarded));
+  if (forwarded.method == "tasks/update" && !(offers_ & ipc::offer::kStatelessOnly) &&
+      answer_task_questions(forwarded))
+    return;
   PendingCall call{.call_id = call_id,
                    .caller = std::move(forwarded.caller),
                    .stream = forwarded.stream,
@@ -99,6 +102,7 @@ void Session::answer(std::uint64_t call_id, std::uint64_t key,
 void Session::fail_all_pending() {
   routed_.clear();
   asking_.clear();
+  task_watches_.clear();
   for (auto& call : pending_.take_all()) {
     if (!call.handshake) reply_status(call.call_id, ipc::CallStatus::kDisconnected);
   }
@@ -232,7 +236,7 @@ bool Session::take_quiet_reply(std::uint64_t id) {
 
 void Session::handle_response(const ScannedMessage& scanned, std::string_view text) {
   auto call = scanned.id ? pending_.take(*scanned.id) : std::nullopt;
-  if (!call && scanned.id && take_quiet_reply(*scanned.id)) return;
+  if (!call && scanned.id && (take_quiet_reply(*scanned.id) || end_task_watch(*scanned.id))) return;
   if (!call) return drop_stray_reply();
   forget_routed(*scanned.id);
   hooks_.status_changed();
@@ -255,6 +259,7 @@ void Session::handle_request_from_computer(const ScannedMessage& scanned, std::s
   if (message.at("method") == "ping") {
     return enqueue(jsonrpc::result_response(id, json::object()).dump(), /*droppable=*/true);
   }
+  if (hold_task_question(message)) return;
   const auto only = pending_.only_call();
   const PendingCall* call = only ? pending_.find(*only) : nullptr;
   if (!call || !call->stream || routed_.size() >= kMaxRoutedRequests) {

@@ -11,10 +11,12 @@
 // - that caller's tasks/cancel, whose 2026 answer is empty, is followed by tasks/get, whose
 //   task is the answer the caller's revision has;
 // - a 2026-07-28 caller's tasks/get of an ended task on a handshake-era computer is followed
-//   by tasks/result, whose result (or error) goes into the task, where that revision has it.
+//   by tasks/result, whose result (or error) goes into the task, where that revision has it;
+//   of a task that asks, the worker calls tasks/result to hear the questions (below).
 // The members of each revision's shapes are renamed by the supervisor (supervisor/mcp/
 // result_shape.*); here only the steps are taken.
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "shared/jsonrpc.hpp"
@@ -122,9 +124,15 @@ bool Session::follow_task(PendingCall& call, std::string_view reply_text) {
       return true;
     case TaskStep::kGet:
       // A computer that inlined the result itself answers in 2026-07-28 already.
-      if (!ended(result) || result.contains("resultType") || result.contains("result") ||
-          result.contains("error"))
+      if (result.contains("resultType") || result.contains("result") || result.contains("error"))
         return false;
+      if (result.value("status", json()) == "input_required") {
+        json task = watch_task(call, result);
+        end_task_conversation(std::move(call),
+                              json{{"jsonrpc", "2.0"}, {"result", std::move(task)}});
+        return true;
+      }
+      if (!ended(result)) return false;
       call.task_step = TaskStep::kInline;
       call.task_view = result.dump(-1, ' ', false, json::error_handler_t::replace);
       send_task_step(std::move(call), "tasks/result", json::object());
@@ -198,12 +206,130 @@ void Session::end_task_conversation(PendingCall call, const json& response) {
   hooks_.status_changed();
 }
 
+// ---- a handshake-era computer's task that asks, for a 2026-07-28 caller ----
+//
+// Such a computer asks through tasks/result, which a 2026-07-28 caller never calls. When
+// that caller's tasks/get shows the task input_required, the worker calls tasks/result for
+// it (once per task) and holds what the computer asks on it, marked as the task's
+// (`_meta["io.modelcontextprotocol/related-task"]`); the next tasks/get shows those as the
+// task's inputRequests, and the caller's tasks/update answers them. The watch ends with the
+// tasks/result's answer (the result is fetched again once tasks/get shows the task ended),
+// or when no tasks/get has come for as long as a call may last.
+
+namespace {
+
+constexpr std::size_t kMaxTaskWatches = 64;
+
+std::optional<std::string> related_task(const json& message) {
+  const auto params = message.find("params");
+  if (params == message.end() || !params->is_object()) return std::nullopt;
+  const json::json_pointer task("/_meta/io.modelcontextprotocol~1related-task/taskId");
+  if (!params->contains(task) || !params->at(task).is_string()) return std::nullopt;
+  return params->at(task).get<std::string>();
+}
+
+}  // namespace
+
+// The task of a 2026-07-28 caller's tasks/get, shown input_required: watched from now on,
+// with the questions held for it.
+json Session::watch_task(const PendingCall& call, json task) {
+  auto found = task_watches_.find(call.task_id);
+  if (found == task_watches_.end()) {
+    if (task_watches_.size() >= kMaxTaskWatches) return task;
+    found = task_watches_.emplace(call.task_id, TaskWatch{}).first;
+    TaskWatch& watch = found->second;
+    watch.result_id = pending_.reserve_id();
+    enqueue(R"({"id":)" + std::to_string(watch.result_id) +
+                R"(,"jsonrpc":"2.0","method":"tasks/result","params":{"taskId":)" +
+                json(call.task_id).dump() + "}}",
+            /*droppable=*/false);
+  }
+  TaskWatch& watch = found->second;
+  watch.expiry = deadlines_.add(call.last_moment, [weak = weak_from_this(), id = call.task_id] {
+    if (const auto self = weak.lock()) self->drop_task_watch(id, "nobody answered in time");
+  });
+  if (watch.questions.empty()) return task;
+  json requests = json::object();
+  for (const auto& [key, question] : watch.questions) requests[key] = question.request;
+  task["inputRequests"] = std::move(requests);
+  return task;
+}
+
+// A request from the computer about a watched task: held for the caller's tasks/update.
+bool Session::hold_task_question(const json& message) {
+  const auto task_id = related_task(message);
+  const auto watch = task_id ? task_watches_.find(*task_id) : task_watches_.end();
+  if (watch == task_watches_.end()) return false;
+  if (watch->second.questions.size() >= kMaxRoutedRequests) return false;
+  json request{{"method", message.at("method")}};
+  if (const auto params = message.find("params"); params != message.end())
+    request["params"] = *params;
+  watch->second.questions.emplace("sb" + std::to_string(next_question_key_++),
+                                  TaskQuestion{message.at("id").dump(), std::move(request)});
+  return true;
+}
+
+// A 2026-07-28 caller's tasks/update of a watched task: each answer to a held question goes
+// to the computer as the response to its request (an answer that is not an object as an
+// error), and the caller is answered empty.
+bool Session::answer_task_questions(const ForwardedCall& forwarded) {
+  const json params = json::parse(forwarded.params_json, nullptr, /*allow_exceptions=*/false);
+  const auto task_id = params.is_object() ? params.find("taskId") : params.end();
+  if (task_id == params.end() || !task_id->is_string()) return false;
+  const auto watch = task_watches_.find(task_id->get_ref<const std::string&>());
+  if (watch == task_watches_.end()) return false;
+  const auto responses = params.find("inputResponses");
+  if (responses != params.end() && responses->is_object()) {
+    for (const auto& [key, answer] : responses->items()) {
+      const auto question = watch->second.questions.find(key);
+      if (question == watch->second.questions.end()) continue;  // not asked (any more)
+      const json body = answer.is_object()
+                            ? json{{"result", answer}}
+                            : json{{"error",
+                                    {{"code", jsonrpc::kInvalidParams},
+                                     {"message", "the caller's answer is not an object"}}}};
+      enqueue(R"({"id":)" + question->second.computer_id + R"(,"jsonrpc":"2.0",)" +
+                  body.dump(-1, ' ', false, json::error_handler_t::replace).substr(1),
+              /*droppable=*/false);
+      watch->second.questions.erase(question);
+    }
+  }
+  reply_written(forwarded.call_id, jsonrpc::result_response(nullptr, json::object()));
+  return true;
+}
+
+// The answer to a watch's tasks/result: the watch is over (the result is fetched again when
+// the caller's tasks/get shows the task ended).
+bool Session::end_task_watch(std::uint64_t result_id) {
+  const auto watch =
+      std::find_if(task_watches_.begin(), task_watches_.end(),
+                   [&](const auto& entry) { return entry.second.result_id == result_id; });
+  if (watch == task_watches_.end()) return false;
+  drop_task_watch(watch->first, "the task has ended");
+  return true;
+}
+
+// Ends a watch; what the computer still asks in it is answered with an error.
+void Session::drop_task_watch(const std::string& task_id, std::string_view why) {
+  const auto watch = task_watches_.find(task_id);
+  if (watch == task_watches_.end()) return;
+  for (const auto& [key, question] : watch->second.questions) {
+    const json error{{"code", jsonrpc::kInternalError}, {"message", std::string(why)}};
+    enqueue(
+        R"({"id":)" + question.computer_id + R"(,"jsonrpc":"2.0","error":)" + error.dump() + "}",
+        /*droppable=*/true);
+  }
+  task_watches_.erase(watch);
+}
+
 // A conversation is the worker's alone, like an ask: it cannot cross a switch in place. The
 // task itself goes on at the computer; the caller asks for it again.
 void Session::fail_task_conversations_before_parking() {
   std::vector<std::uint64_t> conversations;
   for (const auto& [id, call] : pending_.calls())
     if (call.task_step != TaskStep::kNone) conversations.push_back(id);
+  while (!task_watches_.empty())
+    drop_task_watch(task_watches_.begin()->first, "the switchboard restarted");
   for (const std::uint64_t id : conversations) {
     if (auto call = pending_.take(id)) {
       forget_routed(id);

@@ -143,7 +143,10 @@ async function modernRequest(method, params, name) {
       ...params,
       _meta: {
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": { extensions: { [TASKS_EXTENSION]: {} } },
+        "io.modelcontextprotocol/clientCapabilities": {
+          elicitation: {},
+          extensions: { [TASKS_EXTENSION]: {} },
+        },
         "io.modelcontextprotocol/clientInfo": { name: "switchboard-tasks-2026", version: "1" },
       },
     },
@@ -209,6 +212,27 @@ async function modernCaller() {
   const ended = await until(quick.taskId, (task) => task.status !== "working");
   assert.equal(ended.status, "completed", JSON.stringify(ended));
   assert.ok(textOf(ended.result).includes(tools.quickAnswer), "the result, inlined");
+
+  // A task that asks during its run shows its questions as inputRequests, and takes the
+  // answers with tasks/update.
+  const asking = await start(tools.asks);
+  const waiting = await until(
+    asking.taskId,
+    (task) => task.status !== "working" && (task.status !== "input_required" || task.inputRequests),
+  );
+  assert.equal(waiting.status, "input_required", JSON.stringify(waiting));
+  const keys = Object.keys(waiting.inputRequests);
+  assert.equal(keys.length, 1, JSON.stringify(waiting.inputRequests));
+  assert.equal(waiting.inputRequests[keys[0]].method, "elicitation/create");
+  const update = await modernRequest(
+    "tasks/update",
+    { taskId: asking.taskId, inputResponses: { [keys[0]]: { action: "accept", content: tools.answer } } },
+    asking.taskId,
+  );
+  assert.equal(update.result?.resultType, "complete", JSON.stringify(update));
+  const answered = await until(asking.taskId, (task) => !["working", "input_required"].includes(task.status));
+  assert.equal(answered.status, "completed", JSON.stringify(answered));
+  assert.ok(textOf(answered.result).includes(tools.askedAnswer), "the task saw the answer");
 
   // A task cancelled: tasks/cancel answers with nothing but its resultType.
   const long = await start(tools.long);
