@@ -26,11 +26,15 @@ bool is_id(const json& value) {
   return value.is_string() || value.is_number_integer();
 }
 
+bool is_params(const json& value) {
+  return value.is_object();
+}
+
 bool is_server_info(const json& value) {
   return value.is_object() || value.is_null();
 }
 
-std::optional<ParkedCall> read_call(MetaReader& in) {
+std::optional<ParkedCall> read_call(MetaReader& in, std::uint64_t version) {
   ParkedCall call;
   call.id = in.number();
   call.call_id = in.number();
@@ -40,6 +44,11 @@ std::optional<ParkedCall> read_call(MetaReader& in) {
   const auto timeout = duration(in.number());
   const auto deadline = steady_time(in.number());
   const auto last_moment = steady_time(in.number());
+  if (version >= 4) {
+    call.ask_method = std::string(in.text());
+    call.ask_params = std::string(in.text());
+    call.ask_rounds = in.number();
+  }
   if (!stream || !timeout || !deadline || !last_moment) return std::nullopt;
   call.stream = *stream;
   call.timeout = *timeout;
@@ -60,6 +69,10 @@ std::string check_calls(const ParkedSession& record) {
     if (!text_fits(call.progress_token) ||
         (!call.progress_token.empty() && !json_of_kind(call.progress_token, is_id)))
       return "a progress token that is not a string or an integer";
+    if (!text_fits(call.ask_method) || call.ask_params.size() > kMaxParkedRetryBytes ||
+        call.ask_method.empty() != call.ask_params.empty() || call.ask_rounds > 64 ||
+        (!call.ask_params.empty() && !json_of_kind(call.ask_params, is_params)))
+      return "a call's retry out of bounds";
   }
   for (const auto& route : record.routed) {
     if (route.key == 0 || route.key >= record.next_route_key) return "a route key never issued";
@@ -106,7 +119,10 @@ std::string encode(const ParkedSession& record) {
         .text(call.progress_token)
         .number(duration_number(call.timeout))
         .number(steady_time_number(call.deadline))
-        .number(steady_time_number(call.last_moment));
+        .number(steady_time_number(call.last_moment))
+        .text(call.ask_method)
+        .text(call.ask_params)
+        .number(call.ask_rounds);
   }
   out.number(record.routed.size());
   for (const auto& route : record.routed)
@@ -139,7 +155,7 @@ std::optional<ParkedSession> decode_parked_session(std::string_view bytes, std::
   const std::uint64_t call_count = in.number();
   if (call_count > kMaxParkedCalls) return fail("more calls than a session can hold");
   for (std::uint64_t i = 0; i < call_count; ++i) {
-    auto call = read_call(in);
+    auto call = read_call(in, version);
     if (!call) return fail("a call with a field out of range");
     record.calls.push_back(std::move(*call));
   }

@@ -18,9 +18,10 @@
 namespace sb::ipc {
 
 // Raised whenever the layout or the meaning of a field changes. Version 1 carried the
-// offers in one byte, version 2 no listen and no log level; a worker still reads both, so
-// that an upgrade across the change keeps its computers attached.
-inline constexpr std::uint64_t kParkedSessionVersion = 3;
+// offers in one byte, version 2 no listen and no log level, version 3 no call's retry; a
+// worker still reads them all, so that an upgrade across the change keeps its computers
+// attached.
+inline constexpr std::uint64_t kParkedSessionVersion = 4;
 // Bounds on what a record may hold: a session has at most 64 calls in flight and 16
 // requests routed to callers; what the socket read past the last message is a frame
 // header and a read's worth of bytes.
@@ -29,6 +30,9 @@ inline constexpr std::size_t kMaxParkedCalls = 64;
 inline constexpr std::size_t kMaxParkedRoutes = 16;
 inline constexpr std::size_t kMaxUnreadBytes = 64 * 1024;
 inline constexpr std::size_t kMaxRecordText = 4096;  // a peer, a caller, an id, a token
+// A call's request as a retry would send it again: carried only up to this size (a larger
+// one crosses without, and is not asked for after the switch).
+inline constexpr std::size_t kMaxParkedRetryBytes = 16 * 1024;
 // What a worker follows for a computer that speaks only 2026-07-28 (one listen): at most
 // this many URIs, each of at most the bytes a subscription's URI may have.
 inline constexpr std::size_t kMaxParkedListenUris = 256;
@@ -49,6 +53,11 @@ struct ParkedCall {
   std::chrono::milliseconds timeout{0};
   SteadyTime deadline{};
   SteadyTime last_moment{};
+  // A call a 2026-only computer may answer input-required: its method and params as sent,
+  // for the retry once its caller has answered, and the rounds asked so far ("" for none).
+  std::string ask_method;
+  std::string ask_params;
+  std::uint64_t ask_rounds = 0;
 };
 
 // A request the computer sent during a call, waiting for its caller's answer.

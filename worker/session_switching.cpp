@@ -83,14 +83,20 @@ ipc::ParkedSession Session::take_record() {
                             .log_level = log_level_,
                             .unread = ws_.next_layer().take_unread()};
   for (const auto& [id, call] : pending_.calls()) {
-    record.calls.push_back(ipc::ParkedCall{.id = id,
-                                           .call_id = call.call_id,
-                                           .caller = call.caller,
-                                           .stream = call.stream,
-                                           .progress_token = call.progress_token,
-                                           .timeout = call.timeout,
-                                           .deadline = call.deadline.at(),
-                                           .last_moment = call.last_moment});
+    // A retry too large to carry is not asked for after the switch.
+    const bool retry_fits = call.ask_params.size() <= ipc::kMaxParkedRetryBytes;
+    record.calls.push_back(
+        ipc::ParkedCall{.id = id,
+                        .call_id = call.call_id,
+                        .caller = call.caller,
+                        .stream = call.stream,
+                        .progress_token = call.progress_token,
+                        .timeout = call.timeout,
+                        .deadline = call.deadline.at(),
+                        .last_moment = call.last_moment,
+                        .ask_method = retry_fits ? call.ask_method : std::string(),
+                        .ask_params = retry_fits ? call.ask_params : std::string(),
+                        .ask_rounds = static_cast<std::uint64_t>(call.ask_rounds)});
   }
   for (const auto& [key, route] : routed_) {
     record.routed.push_back(ipc::ParkedRoute{
@@ -140,7 +146,10 @@ void Session::restore(ipc::ParkedSession record, const std::vector<std::uint64_t
                                            .stream = call.stream,
                                            .progress_token = std::move(call.progress_token),
                                            .timeout = call.timeout,
-                                           .last_moment = call.last_moment});
+                                           .last_moment = call.last_moment,
+                                           .ask_method = std::move(call.ask_method),
+                                           .ask_params = std::move(call.ask_params),
+                                           .ask_rounds = static_cast<int>(call.ask_rounds)});
     if (std::find(taken_up.begin(), taken_up.end(), call.call_id) == taken_up.end()) {
       orphans.push_back(call.id);
     } else {

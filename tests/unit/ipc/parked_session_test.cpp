@@ -74,13 +74,27 @@ TEST(ParkedSession, RoundTripsEveryField) {
   EXPECT_EQ(back->unread, record.unread);
 }
 
-// `record` (without a listen or a log level) as a worker of version 2 wrote it: no listen
-// and no log level between the routes and the unread bytes.
+// `record` (without a call's retry) as a worker of version 3 wrote it: nothing after each
+// call's last moment (an empty method, empty params and no rounds: 24 bytes).
+std::string as_version_3(ParkedSession record) {
+  std::size_t at = 8 * 11 + record.peer.size() + record.server_json.size();
+  std::string bytes = encode(record);
+  bytes[0] = 3;
+  for (const auto& call : record.calls) {
+    EXPECT_TRUE(call.ask_method.empty() && call.ask_params.empty() && call.ask_rounds == 0);
+    at += 57 + call.caller.size() + call.progress_token.size();
+    bytes.erase(at, 24);
+  }
+  return bytes;
+}
+
+// `record` (without a listen or a log level) as a worker of version 2 wrote it: as version
+// 3, with no listen and no log level between the routes and the unread bytes.
 std::string as_version_2(ParkedSession record) {
   record.listen_uris.clear();
   record.newest_listen = record.active_listen = 0;
   record.log_level.clear();
-  std::string bytes = encode(record);
+  std::string bytes = as_version_3(record);
   bytes[0] = 2;
   const std::size_t listen_bytes = 8 * 4;  // two ids, a count, an empty text
   bytes.erase(bytes.size() - 8 - record.unread.size() - listen_bytes, listen_bytes);
@@ -110,6 +124,31 @@ TEST(ParkedSession, RecordsOfThePreviousVersionsAreStillRead) {
     EXPECT_EQ(back->log_level, "");
     EXPECT_EQ(back->unread, record.unread);
   }
+  std::string why;
+  const auto version_3 = decode_parked_session(as_version_3(record), why);
+  ASSERT_TRUE(version_3) << why;
+  EXPECT_EQ(version_3->calls[1].caller, "bob");
+  EXPECT_EQ(version_3->log_level, "warning");
+}
+
+// A call a 2026-only computer may answer input-required crosses with what its retry needs.
+TEST(ParkedSession, ACallsRetryCrosses) {
+  ParkedSession record = a_record();
+  record.calls[0].ask_method = "tools/call";
+  record.calls[0].ask_params = R"({"name":"ask","_meta":{}})";
+  record.calls[0].ask_rounds = 2;
+  std::string why;
+  const auto back = decode_parked_session(encode(record), why);
+  ASSERT_TRUE(back) << why;
+  EXPECT_EQ(back->calls[0].ask_method, "tools/call");
+  EXPECT_EQ(back->calls[0].ask_params, record.calls[0].ask_params);
+  EXPECT_EQ(back->calls[0].ask_rounds, 2u);
+  EXPECT_EQ(back->calls[1].ask_method, "");
+  for (const std::string& params :
+       {std::string("[]"), std::string(kMaxParkedRetryBytes + 1, ' '), std::string()}) {
+    record.calls[0].ask_params = params;
+    EXPECT_EQ(why_refused(encode(record)), "a call's retry out of bounds") << params.size();
+  }
 }
 
 TEST(ParkedSession, TheStatelessOnlyBitCrosses) {
@@ -135,7 +174,7 @@ TEST(ParkedSession, ABytePastOrShortIsRefused) {
             "a record cut short or with bytes after it");
   EXPECT_EQ(why_refused(""), "a record of another version");
   std::string other_version = bytes;
-  other_version[0] = 4;
+  other_version[0] = 5;
   EXPECT_EQ(why_refused(other_version), "a record of another version");
 }
 
