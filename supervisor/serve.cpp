@@ -20,6 +20,7 @@
 #include "shared/log.hpp"
 #include "shared/service_notify.hpp"
 #include "shared/timings.hpp"
+#include "shared/tls_client.hpp"
 #include "supervisor/audit/audit_log.hpp"
 #include "supervisor/bounds/exhaustion.hpp"
 #include "supervisor/control/control_server.hpp"
@@ -36,6 +37,7 @@
 #include "supervisor/metrics/exposition.hpp"
 #include "supervisor/metrics/metrics.hpp"
 #include "supervisor/metrics/metrics_server.hpp"
+#include "supervisor/outbound/http_client.hpp"
 #include "supervisor/pods/pod_dialer.hpp"
 #include "supervisor/routes/routes.hpp"
 #include "supervisor/routes/state.hpp"
@@ -181,6 +183,7 @@ class Supervisor {
         lapse_timer_(io_),
         heap_trimmer_(io_),
         pods_(io_, state_.config, state_.services, PodTimings{}, proxy_environment()) {
+    state_.sign_in = start_sign_in(*config);
     signals_.add(SIGUSR2);
     signals_.add(SIGUSR1);
     audit_.set_unrelayed_cap(config->limits.audit_unrelayed_per_minute);
@@ -398,6 +401,7 @@ class Supervisor {
     workers_.set_worker_buffer(next->limits.max_worker_buffer_bytes);
     workers_.apply(next->computers);
     state_.clients = std::make_shared<ClientTable>(next->clients);
+    state_.sign_in = start_sign_in(*next);
     state_.config = next;
     replies_.set_capacity(next->limits.max_reply_buffer_bytes);
     audit_.set_unrelayed_cap(next->limits.audit_unrelayed_per_minute);
@@ -408,6 +412,14 @@ class Supervisor {
     metrics_.reload(true);
     log_info(
         "reload applied: clients, computers, in-flight limits, timeouts and pty-attach policies");
+  }
+
+  // OAuth sign-in as `config` has it, its issuers' keys being fetched; none without [oauth].
+  std::shared_ptr<oauth::SignIn> start_sign_in(const config::Config& config) {
+    if (!config.oauth) return nullptr;
+    auto sign_in = std::make_shared<oauth::SignIn>(io_, outbound_, *config.oauth);
+    sign_in->start();
+    return sign_in;
   }
 
   void shut_down() {
@@ -421,6 +433,7 @@ class Supervisor {
     // Pod sockets are dropped, not closed (docs/protocol.md, "Pod sockets"); their requests in
     // progress are abandoned while the workers can still take the cancellations.
     pods_.stop();
+    state_.sign_in.reset();  // its issuers' refreshes end
     workers_.shutdown([this] {
       audit_.stop();
       drain_timer_.expires_after(kShutdownDrain);
@@ -446,6 +459,7 @@ class Supervisor {
   ReplyBudget replies_;
   LogThrottle tools_list_errors_;
   ResumableStreams resumable_;
+  OutboundClient outbound_{io_, make_tls_context()};  // OAuth issuers' keys
   SupervisorState state_;
   HttpServices http_services_;
   HttpServer http_;

@@ -118,12 +118,14 @@ void AuditLog::write_call(const CallRecord& record) {
   append_member(line, "error_code",
                 record.error_code ? std::to_string(*record.error_code) : std::string("null"));
   append_member(line, "event", "\"call\"");
+  if (!record.oauth_issuer.empty()) append_string_member(line, "issuer", record.oauth_issuer);
   append_string_member(line, "kind", kind_word(record.kind));
   append_member(line, "ms", std::to_string(record.ms));
   append_string_member(line, "outcome", record.outcome);
   append_string_member(line, "principal", record.principal);
   if (record.kind == CallKind::kPrompt) append_string_member(line, "prompt", record.tool);
   append_member(line, "response_bytes", std::to_string(record.response_bytes));
+  if (!record.oauth_issuer.empty()) append_string_member(line, "subject", record.oauth_subject);
   if (record.kind == CallKind::kTool) append_string_member(line, "tool", record.tool);
   append_string_member(line, "ts", utc_timestamp_now());
   if (record.kind == CallKind::kResource) append_string_member(line, "uri", record.tool);

@@ -30,6 +30,9 @@ enum class CallKind { kTool, kResource, kPrompt };
 
 struct CallRecord {
   std::string_view principal;
+  // A caller signed in with an OAuth access token: its issuer and `sub` ("" otherwise).
+  std::string_view oauth_issuer;
+  std::string_view oauth_subject;
   std::string_view computer;
   std::string_view tool;  // the tool's name, the resource's URI or the prompt's name
   CallKind kind = CallKind::kTool;

@@ -15,15 +15,26 @@ Caller caller_from(const config::Pod& attach) {
 
 ClientTable::ClientTable(const std::vector<config::Client>& clients) {
   for (const auto& client : clients) {
-    verifiers_.push_back(client.token);
+    const std::size_t index = callers_.size();
     callers_.push_back(caller_from(client));
+    if (client.token) {
+      verifiers_.push_back(*client.token);
+      verified_.push_back(index);
+    }
+    if (!client.oauth_identity.empty())
+      identities_.emplace(std::pair{client.oauth_issuer, client.oauth_identity}, index);
   }
 }
 
 const Caller* ClientTable::authenticate(const std::optional<std::string>& bearer_token) const {
   if (!bearer_token) return nullptr;
   const auto index = find_verifier(verifiers_, verifier_of(*bearer_token));
-  return index ? &callers_[*index] : nullptr;
+  return index ? &callers_[verified_[*index]] : nullptr;
+}
+
+const Caller* ClientTable::identified(std::string_view issuer, std::string_view identity) const {
+  const auto found = identities_.find(std::pair{std::string(issuer), std::string(identity)});
+  return found == identities_.end() ? nullptr : &callers_[found->second];
 }
 
 }  // namespace sb::supervisor

@@ -1,7 +1,9 @@
 // Who is calling: bearer tokens checked against every client's verifier in constant
-// time, and what each caller may reach.
+// time, or the identity an OAuth access token names, and what each caller may reach.
 #pragma once
 
+#include <cstddef>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,12 +28,18 @@ Caller caller_from(const config::Pod& attach);
 class ClientTable {
  public:
   explicit ClientTable(const std::vector<config::Client>& clients);
-  // The caller whose token this is, or null. Every entry is compared, with no early exit.
+  // The caller whose static token this is, or null. Every entry is compared, with no early
+  // exit.
   const Caller* authenticate(const std::optional<std::string>& bearer_token) const;
+  // The caller an OAuth access token of `issuer` names by `identity` (docs/auth.md), or
+  // null.
+  const Caller* identified(std::string_view issuer, std::string_view identity) const;
 
  private:
-  std::vector<Verifier> verifiers_;
   std::vector<Caller> callers_;
+  std::vector<Verifier> verifiers_;    // of the callers with a static token...
+  std::vector<std::size_t> verified_;  // ...and which caller each is
+  std::map<std::pair<std::string, std::string>, std::size_t, std::less<>> identities_;
 };
 
 }  // namespace sb::supervisor

@@ -1,4 +1,5 @@
-// [[client]] blocks: each a name, a token of its own and a grant in the v1 or v2 form.
+// [[client]] blocks: each a name, a token of its own or an OAuth identity (or both), and a
+// grant in the v1 or v2 form.
 #include <algorithm>
 #include <utility>
 
@@ -42,6 +43,47 @@ Grant build_client_grant(const RawClient& block, const Config& config, std::stri
   return build_computer_grant(*block.computers, owner);
 }
 
+// How the client signs in: a static token, an OAuth identity, or both; never neither.
+void add_sign_in(const RawClient& block, const Config& config, Client& client,
+                 std::string_view owner) {
+  if (block.token)
+    client.token = checked_verifier(*block.token, std::string(owner) + ": `token_sha256`");
+  if (block.oauth_issuer && !block.oauth_identity)
+    fail(owner, "`oauth_issuer` without `oauth_identity`: name who the token must be");
+  if (!block.oauth_identity) {
+    if (!client.token) {
+      fail(owner,
+           "no way to sign in: give it `token_sha256` (make a token with `switchboard "
+           "gen-secret`) or `oauth_identity` (docs/auth.md)");
+    }
+    return;
+  }
+  if (!config.oauth) {
+    fail(owner,
+         "`oauth_identity` needs an [oauth] section naming the issuer whose tokens are "
+         "taken (docs/auth.md)");
+  }
+  if (block.oauth_identity->empty()) fail(owner, "`oauth_identity` is empty");
+  const auto& issuers = config.oauth->issuers;
+  if (!block.oauth_issuer && issuers.size() > 1) {
+    fail(owner, "`oauth_issuer` is needed: [oauth] names " + std::to_string(issuers.size()) +
+                    " issuers, so say which one's tokens name this client");
+  }
+  const std::string issuer = block.oauth_issuer.value_or(issuers.front().issuer);
+  if (std::none_of(issuers.begin(), issuers.end(),
+                   [&](const OAuthIssuer& known) { return known.issuer == issuer; })) {
+    fail(owner, "`oauth_issuer` " + in_quotes(issuer) + " is not an [[oauth.issuer]]");
+  }
+  for (const Client& earlier : config.clients) {
+    if (earlier.oauth_issuer == issuer && earlier.oauth_identity == *block.oauth_identity) {
+      fail(owner, "the same OAuth identity is [[client]] " + in_quotes(earlier.name) +
+                      "'s: one identity, one client");
+    }
+  }
+  client.oauth_issuer = issuer;
+  client.oauth_identity = *block.oauth_identity;
+}
+
 void check_token_unique(const Verifier& token, const Config& config, std::string_view owner) {
   for (const Computer& computer : config.computers) {
     if (computer.secret != token) continue;
@@ -69,9 +111,9 @@ void build_clients(const RawFile& raw, Config& config) {
       fail(owner, "duplicate name: another [[client]] is already called " + in_quotes(block.name) +
                       "; give each client its own name");
     }
-    Client client{
-        block.name, checked_verifier(block.token, owner + ": `token_sha256`"), {}, {}, {}};
-    check_token_unique(client.token, config, owner);
+    Client client{.name = block.name};
+    add_sign_in(block, config, client, owner);
+    if (client.token) check_token_unique(*client.token, config, owner);
     client.grant = build_client_grant(block, config, owner);
     check_granted_computers_exist(client.grant, config, owner);
     add_resources_and_prompts(block, config, client.grant, owner);

@@ -90,7 +90,11 @@ struct Computer {
 
 struct Client {
   std::string name;
-  Verifier token;
+  std::optional<Verifier> token;  // none: the caller signs in with OAuth only
+  // Who an OAuth access token must name to be this caller (docs/auth.md): the value of its
+  // issuer's identity claim, and that issuer ("" for neither).
+  std::string oauth_issuer;
+  std::string oauth_identity;
   Grant grant;
   std::string default_computer;     // always resolved
   std::optional<int> max_inflight;  // per-caller share on one computer
@@ -154,6 +158,22 @@ struct ListenAddress {
   bool loopback() const;  // 127.0.0.0/8 or ::1
 };
 
+// An OAuth 2.1 authorization server whose access tokens callers may sign in with
+// (docs/auth.md, "Configuration").
+struct OAuthIssuer {
+  std::string issuer;                   // its identifier, exactly as tokens' `iss`
+  std::string jwks_url;                 // "": found through its metadata (RFC 8414, OIDC)
+  std::vector<std::string> algorithms;  // of RS256, PS256, ES256, EdDSA
+  int clock_skew_secs = 60;
+  std::string identity_claim = "sub";
+};
+
+struct OAuth {
+  std::string resource;             // the switchboard's public URL: resource and audience
+  std::vector<std::string> scopes;  // each required of every token; none: no scope check
+  std::vector<OAuthIssuer> issuers;
+};
+
 struct Config {
   std::string listen_ip = "127.0.0.1";  // as written, without brackets
   std::uint16_t listen_port = 8790;
@@ -174,7 +194,8 @@ struct Config {
   std::vector<Computer> computers;  // config order
   std::vector<Client> clients;      // config order
   std::vector<Pod> pods;
-  bool v1_form = false;  // the file used [vm]
+  std::optional<OAuth> oauth;  // none: static tokens only
+  bool v1_form = false;        // the file used [vm]
 
   // "127.0.0.1:8790" or "[::1]:8790".
   std::string listen_display() const;

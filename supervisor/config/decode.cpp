@@ -240,10 +240,12 @@ RawComputerTable decode_computer_table(const Fields& client, std::string_view ta
 
 RawClient decode_client(const toml::table& table, std::size_t index) {
   const Fields fields{table, decoding_owner("[[client]]", table, index), "a [[client]]"};
-  fields.allow_only({"name", "token_sha256", "tools", "computers", "resources", "prompts",
-                     "default_computer", "max_inflight"});
+  fields.allow_only({"name", "token_sha256", "oauth_identity", "oauth_issuer", "tools", "computers",
+                     "resources", "prompts", "default_computer", "max_inflight"});
   RawClient out{.name = fields.required_string("name"),
-                .token = fields.required_string("token_sha256"),
+                .token = fields.string("token_sha256"),
+                .oauth_identity = fields.string("oauth_identity"),
+                .oauth_issuer = fields.string("oauth_issuer"),
                 .tools = fields.strings("tools"),
                 .default_computer = fields.string("default_computer"),
                 .max_inflight = fields.integer("max_inflight")};
@@ -271,11 +273,30 @@ RawPod decode_pod(const toml::table& table, std::size_t index) {
           fields.string("proxy_credentials_file")};
 }
 
+RawOAuth decode_oauth(const toml::table& table) {
+  const Fields fields{table, "[oauth]", "[oauth]"};
+  fields.allow_only({"resource", "scopes", "issuer"});
+  RawOAuth out{.resource = fields.required_string("resource"), .scopes = fields.strings("scopes")};
+  const auto issuers = fields.tables("issuer");
+  for (std::size_t i = 0; i < issuers.size(); ++i) {
+    const Fields issuer{*issuers[i], decoding_owner("[[oauth.issuer]]", *issuers[i], i),
+                        "an [[oauth.issuer]]"};
+    issuer.allow_only({"issuer", "jwks_url", "algorithms", "clock_skew_secs", "identity_claim"});
+    out.issuers.push_back(RawIssuer{.issuer = issuer.required_string("issuer"),
+                                    .jwks_url = issuer.string("jwks_url"),
+                                    .algorithms = issuer.strings("algorithms"),
+                                    .clock_skew_secs = issuer.integer("clock_skew_secs"),
+                                    .identity_claim = issuer.string("identity_claim")});
+  }
+  return out;
+}
+
 RawFile decode_file(const toml::table& root) {
   const Fields top{root, "", "the top level"};
   top.allow_only({"listen", "allow_insecure_bind", "max_inflight", "audit_args", "audit_path",
                   "control_socket", "metrics_listen", "allowed_origins", "trust_peer_headers", "vm",
-                  "computer", "timeouts", "limits", "client", "pty_attach", "pty_attach_proxy"});
+                  "computer", "timeouts", "limits", "client", "pty_attach", "pty_attach_proxy",
+                  "oauth"});
   RawFile out;
   out.listen = top.string("listen");
   out.trust_peer_headers = top.boolean("trust_peer_headers");
@@ -302,6 +323,7 @@ RawFile decode_file(const toml::table& root) {
   if (const toml::table* limits = top.subtable("limits", "[limits]")) {
     out.limits = decode_limits(*limits);
   }
+  if (const toml::table* oauth = top.subtable("oauth", "[oauth]")) out.oauth = decode_oauth(*oauth);
   const auto clients = top.tables("client");
   for (std::size_t i = 0; i < clients.size(); ++i) {
     out.clients.push_back(decode_client(*clients[i], i));

@@ -21,7 +21,9 @@ using RawComputerTable = std::map<std::string, std::vector<std::string>, std::le
 
 struct RawClient {
   std::string name;
-  std::string token;
+  std::optional<std::string> token;
+  std::optional<std::string> oauth_identity;
+  std::optional<std::string> oauth_issuer;
   std::optional<std::vector<std::string>> tools;
   std::optional<RawComputerTable> computers;
   std::optional<RawComputerTable> resources;
@@ -65,6 +67,20 @@ struct RawLimits {
   std::optional<std::int64_t> max_streams_per_caller;
 };
 
+struct RawIssuer {
+  std::string issuer;
+  std::optional<std::string> jwks_url;
+  std::optional<std::vector<std::string>> algorithms;
+  std::optional<std::int64_t> clock_skew_secs;
+  std::optional<std::string> identity_claim;
+};
+
+struct RawOAuth {
+  std::string resource;
+  std::optional<std::vector<std::string>> scopes;
+  std::vector<RawIssuer> issuers;
+};
+
 struct RawFile {
   std::optional<std::string> listen;
   std::optional<bool> trust_peer_headers;
@@ -82,6 +98,7 @@ struct RawFile {
   RawLimits limits;
   std::vector<RawClient> clients;
   std::vector<RawPod> pods;
+  std::optional<RawOAuth> oauth;
 };
 
 // The TOML layer (decode.cpp): syntax, unknown keys, types and missing required keys fail

@@ -46,6 +46,9 @@ void check_granted_computers_exist(const Grant& grant, const Config& config,
 std::string resolve_default_computer(const std::optional<std::string>& given, const Grant& grant,
                                      const Config& config, std::string_view owner);
 
+// [oauth] (oauth.cpp), before the clients that name its issuers.
+void build_oauth(const RawFile& raw, Config& config);
+
 // Callers (clients.cpp, pods.cpp): pods after clients, whose names they may not take.
 void build_clients(const RawFile& raw, Config& config);
 void build_pods(const RawFile& raw, Config& config, std::string_view home);

@@ -58,6 +58,8 @@ void CallAudit::write(std::string_view outcome, std::optional<std::int64_t> erro
   }
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count();
   services.audit.write_call(CallRecord{.principal = principal,
+                                       .oauth_issuer = oauth_issuer,
+                                       .oauth_subject = oauth_subject,
                                        .computer = computer,
                                        .tool = tool,
                                        .kind = kind,

@@ -22,6 +22,8 @@ namespace sb::supervisor {
 struct CallAudit {
   McpServices services;
   std::string principal;
+  std::string oauth_issuer;  // "" unless signed in with OAuth
+  std::string oauth_subject;
   std::string computer;
   std::string tool;        // or the resource's URI, or the prompt's name
   std::string tool_label;  // for metrics: a name from the config, or "other"

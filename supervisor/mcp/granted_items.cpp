@@ -34,6 +34,8 @@ Underway granted_item(const Exchange& exchange, const ItemGrant& grant, const It
   const CallerContext& context = exchange.context();
   CallAudit audit{.services = exchange.services(),
                   .principal = context.caller,
+                  .oauth_issuer = context.oauth_issuer,
+                  .oauth_subject = context.oauth_subject,
                   .computer = context.computer,
                   .tool = *name,
                   .kind = item.kind,

@@ -31,6 +31,10 @@ class WorkerRegistry;
 // Policy for one request, resolved before any frame is sent.
 struct CallerContext {
   std::string caller;  // the client's or the pod's name; the audit calls it "principal"
+  // For a caller signed in with an OAuth access token (docs/auth.md): its issuer and `sub`,
+  // for the audit; "" for a static token or a pod.
+  std::string oauth_issuer;
+  std::string oauth_subject;
   std::string computer;
   config::NameList tools;
   config::UriPatterns resources;  // none unless granted

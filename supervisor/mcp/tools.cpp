@@ -76,6 +76,8 @@ Underway call_tool(const Exchange& exchange, const ToolCallParts& parts) {
   const std::string& tool = parts.tool;
   CallAudit audit{.services = exchange.services(),
                   .principal = context.caller,
+                  .oauth_issuer = context.oauth_issuer,
+                  .oauth_subject = context.oauth_subject,
                   .computer = context.computer,
                   .tool = tool,
                   .tool_label = tool == kStatusTool || context.tools.names.contains(tool)

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <nlohmann/json.hpp>
+#include <variant>
 
 #include "shared/jsonrpc.hpp"
 #include "shared/text.hpp"
@@ -67,6 +69,8 @@ class Routes {
       return reply(forbidden_origin_response());
     const std::string_view path = request_path(request_.target);
     if (path == "/healthz") return get_only([&] { return text_response(200, "ok"); });
+    if (path == oauth::kMetadataPath && state_.sign_in)
+      return get_only([&] { return json_response(200, state_.sign_in->metadata()); });
     if (path == "/readyz")
       return get_only([&] { return readiness(state_.services.workers.any_ready()); });
     if (path == "/computers")
@@ -98,10 +102,14 @@ class Routes {
     return ready ? text_response(200, "ok") : text_response(503, "vm offline");
   }
 
+  // The caller a static token or an OAuth access token names (docs/auth.md), or null; a
+  // token that names nobody is the same refusal whatever the reason.
   const Caller* authenticate() {
     const auto token =
         request_.authorization ? parse_bearer(*request_.authorization) : std::nullopt;
+    token_presented_ = token.has_value();
     const Caller* caller = state_.clients->authenticate(token);
+    if (!caller && token && state_.sign_in) caller = signed_in(*token);
     if (!caller) {
       state_.services.audit.auth_failure("client_auth_fail", request_.peer);
       state_.services.metrics.auth_failure("client");
@@ -109,10 +117,59 @@ class Routes {
     return caller;
   }
 
+  const Caller* signed_in(const std::string& token) {
+    const auto now = std::chrono::duration_cast<std::chrono::seconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+    const auto verdict = state_.sign_in->check(token, now);
+    const auto* identity = std::get_if<oauth::TokenIdentity>(&verdict);
+    // A token bound to a key (DPoP, RFC 9449 §7.1) is no bearer token.
+    if (!identity || !identity->confirmation_key.empty()) return nullptr;
+    const Caller* caller = state_.clients->identified(identity->issuer, identity->identity);
+    if (!caller) return nullptr;
+    for (const auto& scope : state_.sign_in->oauth().scopes) {
+      if (std::find(identity->scopes.begin(), identity->scopes.end(), scope) ==
+          identity->scopes.end()) {
+        missing_scope_ = true;
+        return nullptr;
+      }
+    }
+    signed_in_ = *identity;
+    return caller;
+  }
+
+  // 401, with where a caller learns how to sign in when OAuth is configured (RFC 9728 §5.1),
+  // or 403 for a token without the scopes every request needs (RFC 6750 §3.1); both before
+  // any path is resolved.
+  HttpResponse refused() const {
+    if (!state_.sign_in) return unauthorized_response();
+    if (missing_scope_) {
+      HttpResponse response = text_response(403, "insufficient scope");
+      response.headers.emplace_back("WWW-Authenticate", challenge("insufficient_scope"));
+      return response;
+    }
+    HttpResponse response = text_response(401, "unauthorized");
+    response.headers.emplace_back("WWW-Authenticate",
+                                  challenge(token_presented_ ? "invalid_token" : ""));
+    return response;
+  }
+
+  std::string challenge(std::string_view error) const {
+    std::string value = R"(Bearer resource_metadata=")" + state_.sign_in->metadata_url() + '"';
+    if (!error.empty()) value += R"(, error=")" + std::string(error) + '"';
+    const auto& scopes = state_.sign_in->oauth().scopes;
+    if (!scopes.empty()) {
+      std::string joined;
+      for (const auto& scope : scopes) joined += (joined.empty() ? "" : " ") + scope;
+      value += R"(, scope=")" + joined + '"';
+    }
+    return value;
+  }
+
   template <typename Make>
   HttpResponse with_caller(Make make) {
     const Caller* caller = authenticate();
-    if (!caller) return unauthorized_response();
+    if (!caller) return refused();
     return make(*caller);
   }
 
@@ -160,7 +217,7 @@ class Routes {
       return reply(empty_response(404));
     if (!is_get(request_)) return reply(method_not_allowed_response("GET,HEAD"));
     const Caller* caller = authenticate();
-    if (!caller) return reply(unauthorized_response());
+    if (!caller) return reply(refused());
     const auto computer = percent_decode(segment);
     if (!computer) return reply(text_response(400, "invalid path segment"));
     const auto resolved = resolve(*caller, *computer);
@@ -181,7 +238,7 @@ class Routes {
     if (!probe && request_.method != "POST") return reply(method_not_allowed_response("POST"));
     // The token first: without one, nothing about the path is answered.
     const Caller* caller = authenticate();
-    if (!caller) return reply(unauthorized_response());
+    if (!caller) return reply(refused());
     std::optional<std::string> computer;
     if (segment) {
       computer = percent_decode(*segment);
@@ -299,6 +356,8 @@ class Routes {
   Underway post_mcp(const Resolved& resolved) {
     McpRequest mcp{
         .context = {.caller = resolved.caller->name,
+                    .oauth_issuer = signed_in_ ? signed_in_->issuer : std::string(),
+                    .oauth_subject = signed_in_ ? signed_in_->subject : std::string(),
                     .computer = resolved.computer,
                     .tools = *resolved.tools,
                     .resources =
@@ -419,6 +478,10 @@ class Routes {
   Respond respond_;
   SendEvent send_event_;
   std::shared_ptr<ResumableStream> resumable_;  // when the request's stream is resumable
+  // What authenticate() saw, for the refusal's challenge.
+  bool token_presented_ = false;
+  bool missing_scope_ = false;
+  std::optional<oauth::TokenIdentity> signed_in_;  // the token's, when OAuth signed it in
 };
 
 }  // namespace

@@ -1,6 +1,6 @@
-// What the supervisor's request handlers share: the config and the client table as of now
-// (a reload swaps both), and the process's services. One per process, owned by `serve`,
-// passed by reference.
+// What the supervisor's request handlers share: the config, the client table and the OAuth
+// sign-in as of now (a reload swaps them), and the process's services. One per process, owned by
+// `serve`, passed by reference.
 #pragma once
 
 #include <memory>
@@ -9,12 +9,14 @@
 #include "supervisor/config/config.hpp"
 #include "supervisor/http/resumable_streams.hpp"
 #include "supervisor/mcp/request.hpp"
+#include "supervisor/oauth/sign_in.hpp"
 
 namespace sb::supervisor {
 
 struct SupervisorState {
   std::shared_ptr<const config::Config> config;
   std::shared_ptr<const ClientTable> clients;
+  std::shared_ptr<oauth::SignIn> sign_in;  // none: static tokens only
   McpServices services;
   ResumableStreams& resumable;
 };

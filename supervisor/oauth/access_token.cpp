@@ -1,0 +1,157 @@
+#include "supervisor/oauth/access_token.hpp"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "shared/text.hpp"
+
+namespace sb::supervisor::oauth {
+namespace {
+
+using json = nlohmann::json;
+
+struct Parts {
+  std::string_view header;
+  std::string_view payload;
+  std::string_view signature;
+  std::string_view signing_input;  // header.payload
+};
+
+std::optional<Parts> split(std::string_view token) {
+  if (token.size() > kMaxTokenBytes) return std::nullopt;
+  const auto first = token.find('.');
+  if (first == std::string_view::npos) return std::nullopt;
+  const auto second = token.find('.', first + 1);
+  if (second == std::string_view::npos || token.find('.', second + 1) != std::string_view::npos)
+    return std::nullopt;
+  return Parts{token.substr(0, first), token.substr(first + 1, second - first - 1),
+               token.substr(second + 1), token.substr(0, second)};
+}
+
+// A base64url JSON object; null otherwise.
+json object_of(std::string_view encoded) {
+  const auto text = decode_base64url(encoded);
+  if (!text) return nullptr;
+  json value = json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  return value.is_object() ? value : json(nullptr);
+}
+
+TokenRefusal refused(std::string why, bool unknown_key = false) {
+  return TokenRefusal{std::move(why), unknown_key};
+}
+
+// RFC 9068 §2.1: "at+jwt", with or without the "application/" prefix, in any case.
+bool access_token_type(const json& header) {
+  const auto type = header.find("typ");
+  if (type == header.end() || !type->is_string()) return false;
+  const std::string lowered = ascii_lowercase(type->get_ref<const std::string&>());
+  return lowered == "at+jwt" || lowered == "application/at+jwt";
+}
+
+std::optional<std::int64_t> seconds_claim(const json& claims, const char* name) {
+  const auto found = claims.find(name);
+  if (found == claims.end() || !found->is_number()) return std::nullopt;
+  const double value = found->get<double>();
+  if (!(value > -1e15 && value < 1e15)) return std::nullopt;
+  return static_cast<std::int64_t>(value);
+}
+
+bool names_audience(const json& claims, const std::vector<std::string>& audiences) {
+  const auto audience = claims.find("aud");
+  if (audience == claims.end()) return false;
+  const auto accepted = [&](const json& value) {
+    return value.is_string() && std::find(audiences.begin(), audiences.end(),
+                                          value.get_ref<const std::string&>()) != audiences.end();
+  };
+  if (audience->is_array()) return std::any_of(audience->begin(), audience->end(), accepted);
+  return accepted(*audience);
+}
+
+// The key that signed: the one of `kid`, or the only key that fits when the token names none.
+const PublicKey* signing_key(const std::vector<PublicKey>& keys, const json& header) {
+  const json kid = header.value("kid", json());
+  if (kid.is_string()) {
+    const auto found = std::find_if(keys.begin(), keys.end(), [&](const PublicKey& key) {
+      return key.kid == kid.get_ref<const std::string&>();
+    });
+    return found == keys.end() ? nullptr : &*found;
+  }
+  return keys.size() == 1 ? &keys.front() : nullptr;
+}
+
+std::vector<std::string> scopes_of(const json& claims) {
+  std::vector<std::string> scopes;
+  const auto scope = claims.find("scope");
+  if (scope == claims.end() || !scope->is_string()) return scopes;
+  std::string_view rest = scope->get_ref<const std::string&>();
+  while (!rest.empty()) {
+    const auto space = rest.find(' ');
+    const auto word = rest.substr(0, space);
+    if (!word.empty()) scopes.emplace_back(word);
+    if (space == std::string_view::npos) break;
+    rest.remove_prefix(space + 1);
+  }
+  return scopes;
+}
+
+}  // namespace
+
+std::optional<std::string> claimed_issuer(std::string_view token) {
+  const auto parts = split(token);
+  if (!parts) return std::nullopt;
+  const json claims = object_of(parts->payload);
+  const auto issuer = claims.is_object() ? claims.find("iss") : claims.end();
+  if (issuer == claims.end() || !issuer->is_string()) return std::nullopt;
+  return issuer->get<std::string>();
+}
+
+std::variant<TokenIdentity, TokenRefusal> check_access_token(std::string_view token,
+                                                             const std::vector<PublicKey>& keys,
+                                                             const TokenRules& rules,
+                                                             std::int64_t now) {
+  const auto parts = split(token);
+  if (!parts) return refused("not a signed JWT");
+  const json header = object_of(parts->header);
+  if (header.is_null()) return refused("a header that is not JSON");
+  if (!access_token_type(header)) return refused("not an access token (typ is not at+jwt)");
+  const json alg = header.value("alg", json());
+  const auto algorithm =
+      alg.is_string() ? algorithm_named(alg.get_ref<const std::string&>()) : std::nullopt;
+  if (!algorithm || std::find(rules.algorithms.begin(), rules.algorithms.end(), *algorithm) ==
+                        rules.algorithms.end())
+    return refused("an algorithm not accepted");
+  if (header.contains("crit")) return refused("a critical header not understood");
+  const PublicKey* key = signing_key(keys, header);
+  if (!key) return refused("signed by a key the issuer's set does not have", true);
+  const auto signature = decode_base64url(parts->signature);
+  if (!signature || !signature_holds(*key, *algorithm, parts->signing_input, *signature))
+    return refused("a signature that does not hold");
+
+  const json claims = object_of(parts->payload);
+  if (claims.is_null()) return refused("claims that are not JSON");
+  if (claims.value("iss", json()) != rules.issuer) return refused("another issuer");
+  if (!names_audience(claims, rules.audiences)) return refused("minted for another audience");
+  const auto expires = seconds_claim(claims, "exp");
+  const std::int64_t skew = rules.clock_skew.count();
+  if (!expires) return refused("no expiry");
+  if (*expires + skew <= now) return refused("expired");
+  if (const auto not_before = seconds_claim(claims, "nbf"); not_before && *not_before - skew > now)
+    return refused("not valid yet");
+  if (claims.contains("nbf") && !seconds_claim(claims, "nbf")) return refused("a malformed nbf");
+  const json identity = claims.value(rules.identity_claim, json());
+  if (!identity.is_string() || identity.get_ref<const std::string&>().empty())
+    return refused("no " + rules.identity_claim + " claim naming the caller");
+  TokenIdentity out{.issuer = rules.issuer,
+                    .identity = identity.get<std::string>(),
+                    .subject = claims.value("sub", json("")).is_string()
+                                   ? claims.value("sub", std::string())
+                                   : std::string(),
+                    .scopes = scopes_of(claims),
+                    .expires_at = *expires};
+  const json::json_pointer jkt("/cnf/jkt");
+  if (claims.contains(jkt) && claims.at(jkt).is_string())
+    out.confirmation_key = claims.at(jkt).get<std::string>();
+  return out;
+}
+
+}  // namespace sb::supervisor::oauth

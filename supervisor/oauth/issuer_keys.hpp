@@ -1,0 +1,55 @@
+// One issuer's signing keys, kept fresh from its JWKS (docs/auth.md, "Keys"): fetched when
+// the switchboard starts (the JWKS URL given, or found in the issuer's metadata, RFC 8414
+// or OpenID Connect discovery), again every hour, and again when a token names a key the
+// set does not have, at most once a minute; a set once read is kept while the issuer
+// cannot be reached. Fetched with the supervisor's one outbound client, TLS verified.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "supervisor/config/config.hpp"
+#include "supervisor/oauth/keys.hpp"
+#include "supervisor/outbound/http_client.hpp"
+
+namespace sb::supervisor::oauth {
+
+inline constexpr std::chrono::minutes kRefreshEvery{60};
+inline constexpr std::chrono::seconds kRefetchAtMostEvery{60};
+
+class IssuerKeys : public std::enable_shared_from_this<IssuerKeys> {
+ public:
+  IssuerKeys(boost::asio::io_context& io, OutboundClient& client, config::OAuthIssuer issuer);
+
+  // Starts fetching; stop() cancels what is under way and ends the refreshes.
+  void start();
+  void stop();
+
+  const std::vector<PublicKey>& keys() const { return keys_; }
+  const config::OAuthIssuer& issuer() const { return issuer_; }
+  // A token named a key the set does not have: fetch again, unless that was done within
+  // the last minute.
+  void key_unknown();
+
+ private:
+  boost::asio::awaitable<void> keep_fresh();
+  boost::asio::awaitable<void> fetch();
+  boost::asio::awaitable<std::optional<std::string>> jwks_url();
+
+  boost::asio::io_context& io_;
+  OutboundClient& client_;
+  config::OAuthIssuer issuer_;
+  std::vector<PublicKey> keys_;
+  std::string discovered_jwks_url_;
+  boost::asio::steady_timer wake_;
+  std::optional<std::chrono::steady_clock::time_point> last_fetch_;
+  bool stopped_ = false;
+};
+
+}  // namespace sb::supervisor::oauth

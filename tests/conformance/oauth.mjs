@@ -1,0 +1,158 @@
+// Callers signing in with OAuth (docs/auth.md), against a real authorization server
+// (idp.mjs, oidc-provider) and a real switchboard whose [oauth] trusts it: the official v2
+// client's client-credentials flow finds everything through the switchboard's 401 and
+// calls a tool; a token for another audience, without the scope every request needs, with
+// its claims changed, naming no client or signed by a key the issuer does not have is
+// refused; a valid token outlives the authorization server; and no token is ever written
+// to the audit or the log.
+//
+//   node oauth.mjs URL IDP RUN_DIR IDP_PID
+//
+// URL is the switchboard's /mcp/<computer>, IDP the authorization server's issuer, RUN_DIR
+// where the switchboard's audit.jsonl and switchboard.log are, IDP_PID the authorization
+// server's process group, which the test stops to see valid tokens outlive it.
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+
+const [url, idp, runDir, idpPid] = process.argv.slice(2);
+if (!url || !idp || !runDir || !idpPid) {
+  console.error("usage: node oauth.mjs URL IDP RUN_DIR IDP_PID");
+  process.exit(2);
+}
+const origin = new URL(url).origin;
+const steps = [];
+const step = (name) => steps.push(name);
+const tokens = [];
+
+// A token from the authorization server by the client-credentials grant.
+async function tokenFor(resource, scope = "mcp", client = "agent") {
+  const response = await fetch(`${idp}/token`, {
+    method: "POST",
+    headers: {
+      authorization: `Basic ${Buffer.from(`${client}:${client}-secret`).toString("base64")}`,
+      "content-type": "application/x-www-form-urlencoded",
+    },
+    body: new URLSearchParams({ grant_type: "client_credentials", resource, scope }),
+  });
+  const body = await response.json();
+  assert.equal(response.status, 200, JSON.stringify(body));
+  tokens.push(body.access_token);
+  return body.access_token;
+}
+
+async function post(token) {
+  const headers = {
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+  };
+  if (token) headers.authorization = `Bearer ${token}`;
+  return fetch(url, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
+  });
+}
+
+// Without a token: 401, and where to learn how to sign in.
+const bare = await post();
+assert.equal(bare.status, 401);
+const challenge = bare.headers.get("www-authenticate");
+const metadataUrl = `${origin}/.well-known/oauth-protected-resource`;
+assert.equal(challenge, `Bearer resource_metadata="${metadataUrl}", scope="mcp"`);
+const metadata = await (await fetch(metadataUrl)).json();
+assert.deepEqual(metadata.authorization_servers, [idp]);
+assert.equal(metadata.resource, origin);
+assert.deepEqual(metadata.scopes_supported, ["mcp"]);
+step("401 names the protected resource metadata");
+
+// The official client finds the rest itself: the metadata, the issuer's, its token
+// endpoint, a token for this switchboard; then the call.
+{
+  const { Client, ClientCredentialsProvider, StreamableHTTPClientTransport } = await import(
+    "@modelcontextprotocol/client"
+  );
+  const authProvider = new ClientCredentialsProvider({
+    clientId: "agent",
+    clientSecret: "agent-secret",
+    expectedIssuer: idp,
+    scope: "mcp",
+  });
+  const client = new Client({ name: "switchboard-oauth", version: "1.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { authProvider }));
+  const { tools } = await client.listTools();
+  assert.ok(tools.some((tool) => tool.name === "test_simple_text"));
+  const result = await client.callTool({ name: "test_simple_text", arguments: {} });
+  assert.equal(result.content[0].type, "text");
+  tokens.push(authProvider.tokens().access_token);
+  await client.close();
+  step("the v2 client's client-credentials flow calls a tool");
+}
+
+// A token of the issuer for this switchboard works by hand too; one minted for another
+// audience, without the scope, or changed after signing does not.
+assert.equal((await post(await tokenFor(origin))).status, 200);
+const elsewhere = await post(await tokenFor("https://other.example.net"));
+assert.equal(elsewhere.status, 401);
+assert.match(elsewhere.headers.get("www-authenticate"), /error="invalid_token"/);
+step("a token for another audience is refused");
+
+const unscoped = await post(await tokenFor(origin, "other"));
+assert.equal(unscoped.status, 403);
+assert.match(unscoped.headers.get("www-authenticate"), /error="insufficient_scope"/);
+step("a token without the scope is refused with insufficient_scope");
+
+const good = await tokenFor(origin);
+const [header, payload, signature] = good.split(".");
+const claims = JSON.parse(Buffer.from(payload, "base64url").toString());
+const forged = (changed) =>
+  `${header}.${Buffer.from(JSON.stringify({ ...claims, ...changed })).toString("base64url")}.${signature}`;
+assert.equal((await post(forged({ sub: "admin" }))).status, 401);
+assert.equal((await post(forged({ exp: claims.exp + 3600 }))).status, 401);
+assert.equal((await post(`${header}.${payload}.`)).status, 401);
+step("a token changed after signing is refused");
+
+// A valid token of the issuer that names no client is refused as an unknown token is.
+const stranger = await post(await tokenFor(origin, "mcp", "stranger"));
+assert.equal(stranger.status, 401);
+assert.match(stranger.headers.get("www-authenticate"), /error="invalid_token"/);
+step("a valid token naming no client is refused");
+
+// A token signed by a key the issuer does not have (its keys fetched again, at most once
+// a minute, and still not there).
+{
+  const { generateKeyPairSync, sign } = await import("node:crypto");
+  const { privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
+  const part = (value) => Buffer.from(JSON.stringify(value)).toString("base64url");
+  const input = `${part({ alg: "ES256", typ: "at+jwt", kid: "not-the-issuers" })}.${part(claims)}`;
+  const signed = sign("sha256", Buffer.from(input), { key: privateKey, dsaEncoding: "ieee-p1363" });
+  assert.equal((await post(`${input}.${signed.toString("base64url")}`)).status, 401);
+  step("a token signed by a key the issuer does not have is refused");
+}
+
+// The authorization server stopped: the keys already fetched still check a valid token.
+const beforeStop = await tokenFor(origin);
+process.kill(-Number(idpPid), "SIGTERM");
+await new Promise((resolve) => setTimeout(resolve, 200));
+await assert.rejects(fetch(`${idp}/jwks`), "the authorization server is down");
+assert.equal((await post(beforeStop)).status, 200);
+step("with the authorization server stopped, a valid token still works");
+
+// Nothing of any token is in the audit or the log.
+const written = readFileSync(`${runDir}/audit.jsonl`, "utf8") +
+  readFileSync(`${runDir}/switchboard.log`, "utf8");
+for (const token of tokens) {
+  assert.ok(token && !written.includes(token.split(".")[2]), "a token in the audit or log");
+}
+assert.ok(written.includes("client_auth_fail"), "refusals are audited");
+const calls = readFileSync(`${runDir}/audit.jsonl`, "utf8")
+  .split("\n")
+  .filter((line) => line.includes('"event":"call"'))
+  .map((line) => JSON.parse(line));
+const signedIn = calls.find((line) => line.tool === "test_simple_text");
+assert.ok(signedIn, "the tool call is audited");
+assert.equal(signedIn.principal, "agent");
+assert.equal(signedIn.issuer, idp);
+assert.equal(signedIn.subject, "agent");
+step("no token in the audit or the log, the call audited with its issuer and subject");
+
+console.log(`oauth: ${steps.join(", ")}`);
