@@ -77,16 +77,20 @@ std::optional<std::size_t> find_verifier(const std::vector<Verifier>& entries,
 }
 
 std::optional<std::string> parse_bearer(std::string_view header_value) {
+  return parse_credentials(header_value, "bearer");
+}
+
+std::optional<std::string> parse_credentials(std::string_view header_value,
+                                             std::string_view wanted) {
   if (!visible_ascii(header_value)) return std::nullopt;
   const std::string_view value = trim(header_value);
   const auto space = value.find(' ');
   if (space == std::string_view::npos) return std::nullopt;
   const std::string_view scheme = value.substr(0, space);
-  static constexpr std::string_view kBearer = "bearer";
-  if (scheme.size() != kBearer.size()) return std::nullopt;
+  if (scheme.size() != wanted.size()) return std::nullopt;
   for (std::size_t i = 0; i < scheme.size(); ++i) {
     const char lower = (scheme[i] >= 'A' && scheme[i] <= 'Z') ? char(scheme[i] + 32) : scheme[i];
-    if (lower != kBearer[i]) return std::nullopt;
+    if (lower != wanted[i]) return std::nullopt;
   }
   const std::string_view token = trim(value.substr(space + 1));
   if (token.empty()) return std::nullopt;

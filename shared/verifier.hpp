@@ -36,6 +36,9 @@ std::optional<std::size_t> find_verifier(const std::vector<Verifier>& entries,
 // The token of an Authorization header value, or nothing (docs/protocol.md,
 // "Authentication").
 std::optional<std::string> parse_bearer(std::string_view header_value);
+// The same for another scheme, `scheme` in lowercase ("dpop"): any case matches.
+std::optional<std::string> parse_credentials(std::string_view header_value,
+                                             std::string_view scheme);
 
 // 32 bytes from the OS CSPRNG as 64 lowercase hex chars; throws std::runtime_error.
 std::string generate_secret();

@@ -268,6 +268,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
         .method = std::string(request.method_string()),
         .target = std::string(target),
         .authorization = optional_string(header(request, "Authorization")),
+        .dpop =
+            request.count("DPoP") == 1 ? optional_string(header(request, "DPoP")) : std::nullopt,
+        .dpop_headers = static_cast<int>(std::min<std::size_t>(request.count("DPoP"), 2)),
         .peer = peer,
         .body = std::move(request.body()),
         .origin = optional_string(header(request, "Origin")),

@@ -14,7 +14,8 @@ std::string head_text(const HttpResponse& response, const Framing& framing,
   http::response<http::empty_body> head;
   head.result(static_cast<http::status>(response.status));
   head.version(11);
-  for (const auto& [name, value] : response.headers) head.set(name, value);
+  // Each as listed: a name may come twice (two WWW-Authenticate challenges, RFC 9110 §11.6.1).
+  for (const auto& [name, value] : response.headers) head.insert(name, value);
   for (const auto& [name, value] : framing.cors) head.set(name, value);
   head.keep_alive(framing.keep_alive);
   if (content_length) {

@@ -18,7 +18,10 @@ struct HttpRequest {
   std::string method;                        // "GET", "POST", ...
   std::string target;                        // path and query, as received
   std::optional<std::string> authorization;  // the first Authorization header
-  std::string peer;                          // docs/protocol.md, "Peer label"
+  // The DPoP header (RFC 9449), when exactly one came; `dpop_headers` says how many did.
+  std::optional<std::string> dpop;
+  int dpop_headers = 0;
+  std::string peer;  // docs/protocol.md, "Peer label"
   std::string body;
   // MCP's headers (docs/protocol.md, "Revisions"), as sent.
   std::optional<std::string> origin;

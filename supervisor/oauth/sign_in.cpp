@@ -89,6 +89,19 @@ std::variant<TokenIdentity, TokenRefusal> SignIn::check_unremembered(std::string
   return TokenRefusal{"an issuer not configured"};
 }
 
+std::variant<std::string, TokenRefusal> SignIn::check_proof(std::string_view proof,
+                                                            std::string_view method,
+                                                            std::string_view path,
+                                                            std::string_view access_token,
+                                                            std::int64_t now) {
+  const std::string& resource = oauth_.resource;
+  const std::size_t host_end = resource.find('/', resource.find("://") + 3);
+  const std::string url = resource.substr(0, host_end) + std::string(path);
+  return oauth::check_proof(
+      proof, ProofRequest{.method = method, .url = url, .access_token = access_token}, now,
+      replays_);
+}
+
 std::string SignIn::metadata_url() const {
   // RFC 9728 §3.1: the well-known path goes between the host and the resource's own path.
   const std::string resource = without_trailing_slash(oauth_.resource);

@@ -16,6 +16,7 @@
 #include "supervisor/config/config.hpp"
 #include "supervisor/oauth/access_token.hpp"
 #include "supervisor/oauth/issuer_keys.hpp"
+#include "supervisor/oauth/proof.hpp"
 #include "supervisor/outbound/http_client.hpp"
 
 namespace sb::supervisor::oauth {
@@ -36,6 +37,15 @@ class SignIn {
   // most kRemembered of them, so that a caller's next requests cost a lookup, not a
   // signature check.
   std::variant<TokenIdentity, TokenRefusal> check(std::string_view token, std::int64_t now);
+
+  // A DPoP proof (RFC 9449) checked for a request to `path` (its target's path): the
+  // thumbprint of its key, or why not. Its URL is the configured resource's origin with
+  // that path, never what a forwarded header says.
+  std::variant<std::string, TokenRefusal> check_proof(std::string_view proof,
+                                                      std::string_view method,
+                                                      std::string_view path,
+                                                      std::string_view access_token,
+                                                      std::int64_t now);
 
   const config::OAuth& oauth() const { return oauth_; }
   // Where the switchboard's protected resource metadata is (RFC 9728 §3.1).
@@ -60,6 +70,7 @@ class SignIn {
   };
   std::unordered_map<std::string, Remembered> remembered_;  // by the token's SHA-256
   std::deque<std::string> remembered_order_;                // oldest first
+  ProofReplays replays_;
 };
 
 inline constexpr std::size_t kRemembered = 4096;

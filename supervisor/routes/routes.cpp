@@ -107,9 +107,14 @@ class Routes {
   const Caller* authenticate() {
     const auto token =
         request_.authorization ? parse_bearer(*request_.authorization) : std::nullopt;
-    token_presented_ = token.has_value();
+    // A sender-constrained token (RFC 9449) comes under its own scheme, with its proof.
+    const auto bound_token = !token && request_.authorization && state_.sign_in
+                                 ? parse_credentials(*request_.authorization, "dpop")
+                                 : std::nullopt;
+    token_presented_ = token.has_value() || bound_token.has_value();
     const Caller* caller = state_.clients->authenticate(token);
-    if (!caller && token && state_.sign_in) caller = signed_in(*token);
+    if (!caller && token && state_.sign_in) caller = signed_in(*token, /*with_proof=*/false);
+    if (!caller && bound_token) caller = signed_in(*bound_token, /*with_proof=*/true);
     if (!caller) {
       state_.services.audit.auth_failure("client_auth_fail", request_.peer);
       state_.services.metrics.auth_failure("client");
@@ -117,14 +122,22 @@ class Routes {
     return caller;
   }
 
-  const Caller* signed_in(const std::string& token) {
+  // The caller an OAuth access token names. A token bound to a key comes with a DPoP proof
+  // by that key, and only so; an unbound one only as a bearer token (RFC 9449 §7).
+  const Caller* signed_in(const std::string& token, bool with_proof) {
     const auto now = std::chrono::duration_cast<std::chrono::seconds>(
                          std::chrono::system_clock::now().time_since_epoch())
                          .count();
     const auto verdict = state_.sign_in->check(token, now);
     const auto* identity = std::get_if<oauth::TokenIdentity>(&verdict);
-    // A token bound to a key (DPoP, RFC 9449 §7.1) is no bearer token.
-    if (!identity || !identity->confirmation_key.empty()) return nullptr;
+    if (!identity || identity->confirmation_key.empty() == with_proof) return nullptr;
+    if (with_proof) {
+      if (!request_.dpop) return nullptr;
+      const auto proved = state_.sign_in->check_proof(*request_.dpop, request_.method,
+                                                      request_path(request_.target), token, now);
+      const auto* key = std::get_if<std::string>(&proved);
+      if (!key || *key != identity->confirmation_key) return nullptr;
+    }
     const Caller* caller = state_.clients->identified(identity->issuer, identity->identity);
     if (!caller) return nullptr;
     for (const auto& scope : state_.sign_in->oauth().scopes) {
@@ -151,6 +164,8 @@ class Routes {
     HttpResponse response = text_response(401, "unauthorized");
     response.headers.emplace_back("WWW-Authenticate",
                                   challenge(token_presented_ ? "invalid_token" : ""));
+    // Tokens bound to a key are taken too, with proofs signed by these (RFC 9449 §7.1).
+    response.headers.emplace_back("WWW-Authenticate", R"(DPoP algs="RS256 PS256 ES256 EdDSA")");
     return response;
   }
 

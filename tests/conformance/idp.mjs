@@ -1,6 +1,7 @@
 // A real OAuth 2.1 authorization server for the sign-in tests (docs/auth.md): the npm
 // package oidc-provider, issuing RFC 9068 JWT access tokens (ES256) by the
-// client-credentials grant, for the audience a token request names (RFC 8707).
+// client-credentials grant, for the audience a token request names (RFC 8707), bound to a
+// key when the request carries a DPoP proof (RFC 9449).
 //
 //   node idp.mjs --port-file FILE
 //
@@ -51,6 +52,8 @@ const provider = new Provider(issuer, {
   jwks: { keys: [{ ...signing, kid: "sign-1", alg: "ES256", use: "sig" }] },
   features: {
     clientCredentials: { enabled: true },
+    // A token request with a DPoP proof gets a token bound to the proof's key (RFC 9449).
+    dPoP: { enabled: true },
     devInteractions: { enabled: false },
     resourceIndicators: {
       enabled: true,

@@ -40,12 +40,13 @@ async function tokenFor(resource, scope = "mcp", client = "agent") {
   return body.access_token;
 }
 
-async function post(token) {
+async function post(token, extra = {}) {
   const headers = {
     "content-type": "application/json",
     accept: "application/json, text/event-stream",
+    ...extra,
   };
-  if (token) headers.authorization = `Bearer ${token}`;
+  if (token && !headers.authorization) headers.authorization = `Bearer ${token}`;
   return fetch(url, {
     method: "POST",
     headers,
@@ -58,7 +59,10 @@ const bare = await post();
 assert.equal(bare.status, 401);
 const challenge = bare.headers.get("www-authenticate");
 const metadataUrl = `${origin}/.well-known/oauth-protected-resource`;
-assert.equal(challenge, `Bearer resource_metadata="${metadataUrl}", scope="mcp"`);
+assert.equal(
+  challenge,
+  `Bearer resource_metadata="${metadataUrl}", scope="mcp", DPoP algs="RS256 PS256 ES256 EdDSA"`,
+);
 const metadata = await (await fetch(metadataUrl)).json();
 assert.deepEqual(metadata.authorization_servers, [idp]);
 assert.equal(metadata.resource, origin);
@@ -127,6 +131,53 @@ step("a valid token naming no client is refused");
   const signed = sign("sha256", Buffer.from(input), { key: privateKey, dsaEncoding: "ieee-p1363" });
   assert.equal((await post(`${input}.${signed.toString("base64url")}`)).status, 401);
   step("a token signed by a key the issuer does not have is refused");
+}
+
+// A token bound to a key (DPoP, RFC 9449): taken with a fresh proof by that key for this
+// request, refused as a bearer token, without a proof, or with one replayed or made for
+// another URL or method.
+{
+  const { createHash, generateKeyPairSync, randomUUID, sign } = await import("node:crypto");
+  const key = generateKeyPairSync("ec", { namedCurve: "P-256" });
+  const jwk = key.publicKey.export({ format: "jwk" });
+  const part = (value) => Buffer.from(JSON.stringify(value)).toString("base64url");
+  const proof = (htm, htu, accessToken) => {
+    const claims = { htm, htu, iat: Math.floor(Date.now() / 1000), jti: randomUUID() };
+    if (accessToken) claims.ath = createHash("sha256").update(accessToken).digest("base64url");
+    const input = `${part({ typ: "dpop+jwt", alg: "ES256", jwk })}.${part(claims)}`;
+    const signed = sign("sha256", Buffer.from(input), {
+      key: key.privateKey,
+      dsaEncoding: "ieee-p1363",
+    });
+    return `${input}.${signed.toString("base64url")}`;
+  };
+  const response = await fetch(`${idp}/token`, {
+    method: "POST",
+    headers: {
+      authorization: `Basic ${Buffer.from("agent:agent-secret").toString("base64")}`,
+      "content-type": "application/x-www-form-urlencoded",
+      dpop: proof("POST", `${idp}/token`),
+    },
+    body: new URLSearchParams({ grant_type: "client_credentials", resource: origin, scope: "mcp" }),
+  });
+  const issued = await response.json();
+  assert.equal(issued.token_type, "DPoP", JSON.stringify(issued));
+  const bound = issued.access_token;
+  tokens.push(bound);
+  const withProof = (made) => ({ authorization: `DPoP ${bound}`, dpop: made });
+  const fresh = proof("POST", url, bound);
+  assert.equal((await post(bound, withProof(fresh))).status, 200);
+  step("a DPoP-bound token works with a fresh proof");
+  assert.equal((await post(bound, withProof(fresh))).status, 401, "a replayed proof");
+  assert.equal((await post(bound)).status, 401, "as a bearer token");
+  assert.equal((await post(bound, { authorization: `DPoP ${bound}` })).status, 401, "no proof");
+  assert.equal((await post(bound, withProof(proof("POST", `${origin}/mcp/other`, bound)))).status,
+    401, "a proof for another URL");
+  assert.equal((await post(bound, withProof(proof("GET", url, bound)))).status, 401,
+    "a proof for another method");
+  assert.equal((await post(bound, withProof(proof("POST", url, "another token")))).status, 401,
+    "a proof for another token");
+  step("a DPoP-bound token is refused with a replayed proof, one for another URL or method, or none");
 }
 
 // The authorization server stopped: the keys already fetched still check a valid token.
