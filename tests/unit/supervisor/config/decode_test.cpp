@@ -67,8 +67,8 @@ TEST(ConfigToml, TypeErrorsNameTheKey) {
 }
 
 TEST(ConfigToml, MissingRequiredKeyIsNamed) {
-  EXPECT_TRUE(Contains(error_of(kMacmini + "\n[[client]]\nname = \"c\"\n"),
-                       "[[client]] \"c\": missing required key `token_sha256`"));
+  EXPECT_TRUE(Contains(error_of(kMacmini + "\n[[client]]\ntoken_sha256 = \"@T1@\"\n"),
+                       "[[client]] #1: missing required key `name`"));
   EXPECT_TRUE(Contains(error_of("[[computer]]\nsecret_sha256 = \"@C1@\"\n" + kOwner),
                        "[[computer]] #1: missing required key `name`"));
   EXPECT_TRUE(Contains(error_of(kMacmini + kOwner + pty("p", "url = \"wss://h/\"\ntools = []")),
