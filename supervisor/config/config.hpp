@@ -166,6 +166,10 @@ struct OAuthIssuer {
   std::vector<std::string> algorithms;  // of RS256, PS256, ES256, EdDSA
   int clock_skew_secs = 60;
   std::string identity_claim = "sub";
+  // Opaque tokens checked at the issuer (RFC 7662): its introspection endpoint, and a file
+  // holding the switchboard's own `client_id:client_secret` there; "" and empty: none.
+  std::string introspection_url;
+  std::filesystem::path introspection_credentials_file;
 };
 
 struct OAuth {

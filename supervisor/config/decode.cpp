@@ -281,12 +281,16 @@ RawOAuth decode_oauth(const toml::table& table) {
   for (std::size_t i = 0; i < issuers.size(); ++i) {
     const Fields issuer{*issuers[i], decoding_owner("[[oauth.issuer]]", *issuers[i], i),
                         "an [[oauth.issuer]]"};
-    issuer.allow_only({"issuer", "jwks_url", "algorithms", "clock_skew_secs", "identity_claim"});
-    out.issuers.push_back(RawIssuer{.issuer = issuer.required_string("issuer"),
-                                    .jwks_url = issuer.string("jwks_url"),
-                                    .algorithms = issuer.strings("algorithms"),
-                                    .clock_skew_secs = issuer.integer("clock_skew_secs"),
-                                    .identity_claim = issuer.string("identity_claim")});
+    issuer.allow_only({"issuer", "jwks_url", "algorithms", "clock_skew_secs", "identity_claim",
+                       "introspection_url", "introspection_credentials_file"});
+    out.issuers.push_back(RawIssuer{
+        .issuer = issuer.required_string("issuer"),
+        .jwks_url = issuer.string("jwks_url"),
+        .algorithms = issuer.strings("algorithms"),
+        .clock_skew_secs = issuer.integer("clock_skew_secs"),
+        .identity_claim = issuer.string("identity_claim"),
+        .introspection_url = issuer.string("introspection_url"),
+        .introspection_credentials_file = issuer.string("introspection_credentials_file")});
   }
   return out;
 }

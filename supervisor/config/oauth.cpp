@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "shared/text.hpp"
 #include "supervisor/config/messages.hpp"
 #include "supervisor/config/rules.hpp"
 
@@ -38,7 +39,7 @@ std::string checked_url(const std::string& url, std::string_view owner, std::str
   return url;
 }
 
-OAuthIssuer build_issuer(const RawIssuer& raw, std::string_view owner) {
+OAuthIssuer build_issuer(const RawIssuer& raw, std::string_view owner, std::string_view home) {
   OAuthIssuer issuer{.issuer = checked_url(raw.issuer, owner, "`issuer`")};
   if (raw.jwks_url) issuer.jwks_url = checked_url(*raw.jwks_url, owner, "`jwks_url`");
   if (raw.algorithms) {
@@ -70,12 +71,21 @@ OAuthIssuer build_issuer(const RawIssuer& raw, std::string_view owner) {
     if (!plain) fail(owner, "`identity_claim` must be a claim's name, e.g. \"sub\" or \"email\"");
     issuer.identity_claim = claim;
   }
+  if (raw.introspection_url.has_value() != raw.introspection_credentials_file.has_value()) {
+    fail(owner,
+         "`introspection_url` and `introspection_credentials_file` go together: the endpoint, "
+         "and a file holding the switchboard's client_id:client_secret there");
+  }
+  if (raw.introspection_url) {
+    issuer.introspection_url = checked_url(*raw.introspection_url, owner, "`introspection_url`");
+    issuer.introspection_credentials_file = expand_home(*raw.introspection_credentials_file, home);
+  }
   return issuer;
 }
 
 }  // namespace
 
-void build_oauth(const RawFile& raw, Config& config) {
+void build_oauth(const RawFile& raw, Config& config, std::string_view home) {
   if (!raw.oauth) return;
   const RawOAuth& block = *raw.oauth;
   OAuth oauth{.resource = checked_url(block.resource, "[oauth]", "`resource`")};
@@ -93,7 +103,7 @@ void build_oauth(const RawFile& raw, Config& config) {
   }
   for (std::size_t i = 0; i < block.issuers.size(); ++i) {
     const std::string owner = "[[oauth.issuer]] " + in_quotes(block.issuers[i].issuer);
-    OAuthIssuer issuer = build_issuer(block.issuers[i], owner);
+    OAuthIssuer issuer = build_issuer(block.issuers[i], owner, home);
     for (const auto& earlier : oauth.issuers) {
       if (earlier.issuer == issuer.issuer) fail(owner, "the same issuer is configured twice");
     }

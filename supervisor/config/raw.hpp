@@ -73,6 +73,8 @@ struct RawIssuer {
   std::optional<std::vector<std::string>> algorithms;
   std::optional<std::int64_t> clock_skew_secs;
   std::optional<std::string> identity_claim;
+  std::optional<std::string> introspection_url;
+  std::optional<std::string> introspection_credentials_file;
 };
 
 struct RawOAuth {

@@ -47,7 +47,7 @@ std::string resolve_default_computer(const std::optional<std::string>& given, co
                                      const Config& config, std::string_view owner);
 
 // [oauth] (oauth.cpp), before the clients that name its issuers.
-void build_oauth(const RawFile& raw, Config& config);
+void build_oauth(const RawFile& raw, Config& config, std::string_view home);
 
 // Callers (clients.cpp, pods.cpp): pods after clients, whose names they may not take.
 void build_clients(const RawFile& raw, Config& config);

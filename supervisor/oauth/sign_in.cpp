@@ -1,9 +1,13 @@
 #include "supervisor/oauth/sign_in.hpp"
 
 #include <algorithm>
+#include <boost/asio/co_spawn.hpp>
 #include <nlohmann/json.hpp>
 
+#include "shared/log.hpp"
+#include "shared/secret_file.hpp"
 #include "shared/verifier.hpp"
+#include "supervisor/oauth/introspection.hpp"
 
 namespace sb::supervisor::oauth {
 namespace {
@@ -28,7 +32,7 @@ std::string without_trailing_slash(std::string url) {
 }  // namespace
 
 SignIn::SignIn(boost::asio::io_context& io, OutboundClient& client, config::OAuth oauth)
-    : oauth_(std::move(oauth)) {
+    : oauth_(std::move(oauth)), io_(io), client_(client) {
   const std::string resource = without_trailing_slash(oauth_.resource);
   for (const auto& issuer : oauth_.issuers) {
     TokenRules rules{.issuer = issuer.issuer,
@@ -36,7 +40,11 @@ SignIn::SignIn(boost::asio::io_context& io, OutboundClient& client, config::OAut
                      .algorithms = algorithms_of(issuer.algorithms),
                      .clock_skew = std::chrono::seconds(issuer.clock_skew_secs),
                      .identity_claim = issuer.identity_claim};
-    issuers_.push_back(Issuer{std::move(rules), std::make_shared<IssuerKeys>(io, client, issuer)});
+    issuers_.push_back(
+        Issuer{.rules = std::move(rules),
+               .keys = std::make_shared<IssuerKeys>(io, client, issuer),
+               .introspection_url = issuer.introspection_url,
+               .introspection_credentials_file = issuer.introspection_credentials_file});
   }
 }
 
@@ -45,7 +53,86 @@ SignIn::~SignIn() {
 }
 
 void SignIn::start() {
-  for (auto& issuer : issuers_) issuer.keys->start();
+  for (auto& issuer : issuers_) {
+    issuer.keys->start();
+    if (issuer.introspection_url.empty()) continue;
+    std::string error;
+    const auto credentials = read_secret(issuer.introspection_credentials_file, error);
+    if (!credentials || credentials->find(':') == std::string::npos) {
+      log_warn(
+          "OAuth issuer's introspection credentials unreadable; its opaque tokens are "
+          "refused",
+          {{"issuer", issuer.rules.issuer},
+           {"error", credentials ? std::string("not client_id:client_secret") : error}});
+      continue;
+    }
+    issuer.introspection_authorization = basic_authorization(*credentials);
+  }
+}
+
+bool SignIn::awaits_introspection(std::string_view token, std::int64_t now) const {
+  if (token.size() > kMaxTokenBytes || looks_like_jwt(token)) return false;
+  if (std::none_of(issuers_.begin(), issuers_.end(), [](const Issuer& issuer) {
+        return !issuer.introspection_authorization.empty();
+      }))
+    return false;
+  const Verifier digest = verifier_of(token);
+  const std::string key(digest.digest.begin(), digest.digest.end());
+  if (remembered_.contains(key)) return false;
+  const auto refused = refused_.find(key);
+  return refused == refused_.end() || refused->second <= now;
+}
+
+void SignIn::introspect(std::string token, std::int64_t now, std::function<void()> done) {
+  if (introspecting_ >= kMaxIntrospections) return done();
+  ++introspecting_;
+  boost::asio::co_spawn(
+      io_,
+      [self = shared_from_this(), token = std::move(token), now]() {
+        return self->ask_issuers(token, now);
+      },
+      [self = shared_from_this(), done = std::move(done)](std::exception_ptr) {
+        --self->introspecting_;
+        done();
+      });
+}
+
+boost::asio::awaitable<void> SignIn::ask_issuers(std::string token, std::int64_t now) {
+  const Verifier digest = verifier_of(token);
+  const std::string key(digest.digest.begin(), digest.digest.end());
+  for (const auto& issuer : issuers_) {
+    if (issuer.introspection_authorization.empty()) continue;
+    OutboundRequest request{.method = "POST",
+                            .url = issuer.introspection_url,
+                            .headers = {{"Authorization", issuer.introspection_authorization},
+                                        {"Content-Type", "application/x-www-form-urlencoded"},
+                                        {"Accept", "application/json"}},
+                            .body = introspection_body(token)};
+    auto answer = co_await client_.send(std::move(request));
+    const auto* response = std::get_if<OutboundResponse>(&answer);
+    if (!response || response->status != 200) {
+      log_warn("OAuth issuer's introspection failed",
+               {{"issuer", issuer.rules.issuer},
+                {"error", response ? "HTTP " + std::to_string(response->status)
+                                   : std::get<std::string>(answer)}});
+      continue;
+    }
+    auto verdict = read_introspection(response->body, issuer.rules, now);
+    if (const auto* identity = std::get_if<TokenIdentity>(&verdict)) {
+      // An answer holds as long as the token, and never longer than a few minutes.
+      const std::int64_t expires = identity->expires_at
+                                       ? identity->expires_at + issuer.rules.clock_skew.count()
+                                       : now + kOpaqueRememberedFor;
+      remember(key, *identity, std::min(expires, now + kOpaqueRememberedFor));
+      co_return;
+    }
+  }
+  refused_[key] = now + kRefusedFor;
+  refused_order_.push_back(key);
+  while (refused_order_.size() > kRemembered) {
+    refused_.erase(refused_order_.front());
+    refused_order_.pop_front();
+  }
 }
 
 std::variant<TokenIdentity, TokenRefusal> SignIn::check(std::string_view token, std::int64_t now) {
@@ -56,17 +143,21 @@ std::variant<TokenIdentity, TokenRefusal> SignIn::check(std::string_view token, 
     if (found->second.valid_until > now) return found->second.identity;
     return TokenRefusal{"expired"};
   }
+  if (!looks_like_jwt(token)) return TokenRefusal{"an opaque token no issuer vouched for"};
   auto verdict = check_unremembered(token, now);
-  if (const auto* identity = std::get_if<TokenIdentity>(&verdict)) remember(key, *identity);
+  if (const auto* identity = std::get_if<TokenIdentity>(&verdict)) {
+    const auto issuer = std::find_if(issuers_.begin(), issuers_.end(), [&](const Issuer& known) {
+      return known.rules.issuer == identity->issuer;
+    });
+    if (issuer != issuers_.end())
+      remember(key, *identity, identity->expires_at + issuer->rules.clock_skew.count());
+  }
   return verdict;
 }
 
-void SignIn::remember(const std::string& digest, const TokenIdentity& identity) {
-  const auto issuer = std::find_if(issuers_.begin(), issuers_.end(), [&](const Issuer& known) {
-    return known.rules.issuer == identity.issuer;
-  });
-  if (issuer == issuers_.end()) return;
-  const Remembered entry{identity, identity.expires_at + issuer->rules.clock_skew.count()};
+void SignIn::remember(const std::string& digest, const TokenIdentity& identity,
+                      std::int64_t valid_until) {
+  const Remembered entry{identity, valid_until};
   if (!remembered_.emplace(digest, entry).second) return;
   remembered_order_.push_back(digest);
   while (remembered_order_.size() > kRemembered) {

@@ -3,9 +3,12 @@
 // claims, with that issuer's keys; which caller it is, the client table says.
 #pragma once
 
+#include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 #include <cstdint>
 #include <deque>
+#include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -21,14 +24,15 @@
 
 namespace sb::supervisor::oauth {
 
-class SignIn {
+class SignIn : public std::enable_shared_from_this<SignIn> {
  public:
   SignIn(boost::asio::io_context& io, OutboundClient& client, config::OAuth oauth);
   ~SignIn();
   SignIn(const SignIn&) = delete;
   SignIn& operator=(const SignIn&) = delete;
 
-  // Fetches every issuer's keys now and keeps them fresh until destroyed.
+  // Fetches every issuer's keys now and keeps them fresh until destroyed, and reads the
+  // credentials it introspects opaque tokens with.
   void start();
 
   // `token` checked at `now` (seconds since the epoch): who it names, or why not. A token
@@ -36,7 +40,18 @@ class SignIn {
   // A token found valid is remembered (by its SHA-256, never its text) until it expires, at
   // most kRemembered of them, so that a caller's next requests cost a lookup, not a
   // signature check.
+  // An opaque token is valid only once an issuer's introspection has said so
+  // (awaits_introspection, introspect).
   std::variant<TokenIdentity, TokenRefusal> check(std::string_view token, std::int64_t now);
+
+  // Whether `token` is opaque, not yet vouched for or refused, and an issuer introspects.
+  bool awaits_introspection(std::string_view token, std::int64_t now) const;
+  // Asks each introspecting issuer about `token` in turn until one vouches for it, then
+  // calls `done` (on the loop, whatever the outcome): check() then knows. At most
+  // kMaxIntrospections at once; past that `done` is called at once and the token is
+  // refused. A refusal is remembered for kRefusedFor, so that a flood of made-up tokens
+  // is not a flood of requests to the issuer.
+  void introspect(std::string token, std::int64_t now, std::function<void()> done);
 
   // A DPoP proof (RFC 9449) checked for a request to `path` (its target's path): the
   // thumbprint of its key, or why not. Its URL is the configured resource's origin with
@@ -57,10 +72,14 @@ class SignIn {
   struct Issuer {
     TokenRules rules;
     std::shared_ptr<IssuerKeys> keys;
+    std::string introspection_url;  // "" when it does not introspect
+    std::filesystem::path introspection_credentials_file;
+    std::string introspection_authorization;  // read by start(); "" when unreadable
   };
+  boost::asio::awaitable<void> ask_issuers(std::string token, std::int64_t now);
   std::variant<TokenIdentity, TokenRefusal> check_unremembered(std::string_view token,
                                                                std::int64_t now) const;
-  void remember(const std::string& digest, const TokenIdentity& identity);
+  void remember(const std::string& digest, const TokenIdentity& identity, std::int64_t valid_until);
 
   config::OAuth oauth_;
   std::vector<Issuer> issuers_;
@@ -71,7 +90,16 @@ class SignIn {
   std::unordered_map<std::string, Remembered> remembered_;  // by the token's SHA-256
   std::deque<std::string> remembered_order_;                // oldest first
   ProofReplays replays_;
+  boost::asio::io_context& io_;
+  OutboundClient& client_;
+  std::unordered_map<std::string, std::int64_t> refused_;  // opaque tokens, by SHA-256
+  std::deque<std::string> refused_order_;
+  int introspecting_ = 0;
 };
+
+inline constexpr int kMaxIntrospections = 16;
+inline constexpr std::int64_t kRefusedFor = 30;            // seconds
+inline constexpr std::int64_t kOpaqueRememberedFor = 300;  // seconds, at most
 
 inline constexpr std::size_t kRemembered = 4096;
 

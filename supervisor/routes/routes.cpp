@@ -518,8 +518,45 @@ std::optional<std::string> percent_decode(std::string_view segment) {
   return out;
 }
 
+namespace {
+
+std::int64_t seconds_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// An opaque OAuth token no issuer has vouched for yet, which its issuer is to be asked
+// about before the request is routed (docs/auth.md, "Opaque tokens").
+std::optional<std::string> token_to_introspect(const SupervisorState& state,
+                                               const HttpRequest& request) {
+  if (!state.sign_in || !request.authorization) return std::nullopt;
+  auto token = parse_bearer(*request.authorization);
+  if (!token) token = parse_credentials(*request.authorization, "dpop");
+  if (!token || state.clients->authenticate(token)) return std::nullopt;
+  if (!state.sign_in->awaits_introspection(*token, seconds_now())) return std::nullopt;
+  return token;
+}
+
+}  // namespace
+
 Underway route_request(SupervisorState& state, const HttpRequest& request, Respond respond,
                        SendEvent send_event) {
+  if (auto token = token_to_introspect(state, request)) {
+    // The request is routed once the issuer has answered; a caller gone meanwhile ends
+    // whatever it has become by then.
+    auto routed = std::make_shared<Underway>();
+    auto gone = std::make_shared<bool>(false);
+    state.sign_in->introspect(std::move(*token), seconds_now(),
+                              [&state, &request, respond, send_event, routed, gone] {
+                                if (*gone) return;
+                                *routed = Routes(state, request, respond, send_event).run();
+                              });
+    return Underway{.abandon = [routed, gone] {
+      *gone = true;
+      if (routed->abandon) routed->abandon();
+    }};
+  }
   return Routes(state, request, std::move(respond), std::move(send_event)).run();
 }
 

@@ -6,8 +6,9 @@
 //   node idp.mjs --port-file FILE
 //
 // It listens on a free loopback port and writes it to FILE once listening. Its clients:
-// `agent` (secret `agent-secret`) may ask for the scopes `mcp` and `other`, `stranger`
-// (secret `stranger-secret`), whom no switchboard client is, for `mcp`.
+// `agent` (secret `agent-secret`) may ask for the scopes `mcp` and `other`; `opaque-agent`
+// gets opaque tokens, which `switchboard` (secret `switchboard-secret`) may introspect;
+// `stranger` (secret `stranger-secret`), whom no switchboard client is, asks for `mcp`.
 import { generateKeyPairSync } from "node:crypto";
 import { renameSync, writeFileSync } from "node:fs";
 import http from "node:http";
@@ -39,6 +40,23 @@ const provider = new Provider(issuer, {
       scope: "mcp other",
     },
     {
+      client_id: "opaque-agent",
+      client_secret: "opaque-agent-secret",
+      grant_types: ["client_credentials"],
+      redirect_uris: [],
+      response_types: [],
+      id_token_signed_response_alg: "ES256",
+      scope: "mcp",
+    },
+    {
+      client_id: "switchboard",
+      client_secret: "switchboard-secret",
+      grant_types: [],
+      redirect_uris: [],
+      response_types: [],
+      id_token_signed_response_alg: "ES256",
+    },
+    {
       client_id: "stranger",
       client_secret: "stranger-secret",
       grant_types: ["client_credentials"],
@@ -54,17 +72,22 @@ const provider = new Provider(issuer, {
     clientCredentials: { enabled: true },
     // A token request with a DPoP proof gets a token bound to the proof's key (RFC 9449).
     dPoP: { enabled: true },
+    // Opaque tokens are checked by asking (RFC 7662), by the switchboard's own client only.
+    introspection: {
+      enabled: true,
+      allowedPolicy: (_ctx, client) => client.clientId === "switchboard",
+    },
     devInteractions: { enabled: false },
     resourceIndicators: {
       enabled: true,
       // A token request that names no resource gets none this switchboard would take.
       defaultResource: () => "urn:no-resource-named",
       useGrantedResource: () => true,
-      getResourceServerInfo: (_ctx, resource) => ({
+      getResourceServerInfo: (_ctx, resource, client) => ({
         scope: "mcp other",
         audience: resource,
         accessTokenTTL: 300,
-        accessTokenFormat: "jwt",
+        accessTokenFormat: client.clientId === "opaque-agent" ? "opaque" : "jwt",
         jwt: { sign: { alg: "ES256" } },
       }),
     },

@@ -180,6 +180,19 @@ step("a valid token naming no client is refused");
   step("a DPoP-bound token is refused with a replayed proof, one for another URL or method, or none");
 }
 
+// An opaque token: the switchboard asks the issuer about it (RFC 7662), then remembers the
+// answer; one the issuer never issued is refused.
+{
+  const opaque = await tokenFor(origin, "mcp", "opaque-agent");
+  assert.equal(opaque.split(".").length, 1, "an opaque token");
+  assert.equal((await post(opaque)).status, 200);
+  assert.equal((await post(opaque)).status, 200, "again, from what the issuer said");
+  const madeUp = await post("an-opaque-token-nobody-issued");
+  assert.equal(madeUp.status, 401);
+  assert.match(madeUp.headers.get("www-authenticate"), /error="invalid_token"/);
+  step("an opaque token is taken by introspection, a made-up one refused");
+}
+
 // The authorization server stopped: the keys already fetched still check a valid token.
 const beforeStop = await tokenFor(origin);
 process.kill(-Number(idpPid), "SIGTERM");

@@ -63,6 +63,19 @@ TEST(ConfigOAuth, AnIssuersSettingsAreChecked) {
       Contains(with_issuer("issuer = \"https://idp.example.net\"\nidentity_claim = \"a b\"\n"),
                "`identity_claim` must be a claim's name"));
   EXPECT_TRUE(Contains(with_issuer("issuer = \"https://idp.example.net\"\nextra = 1\n"), "extra"));
+  EXPECT_TRUE(Contains(with_issuer("issuer = \"https://idp.example.net\"\n"
+                                   "introspection_url = \"https://idp.example.net/introspect\"\n"),
+                       "`introspection_url` and `introspection_credentials_file` go together"));
+  const Config introspecting =
+      parse(kMacmini + kAgent +
+            "[oauth]\nresource = \"https://sb.example.net\"\n[[oauth.issuer]]\n"
+            "issuer = \"https://idp.example.net\"\n"
+            "introspection_url = \"https://idp.example.net/introspect\"\n"
+            "introspection_credentials_file = \"~/idp-client\"\n");
+  EXPECT_EQ(introspecting.oauth->issuers[0].introspection_url,
+            "https://idp.example.net/introspect");
+  EXPECT_EQ(introspecting.oauth->issuers[0].introspection_credentials_file,
+            std::filesystem::path("/home/u/idp-client"));
   EXPECT_TRUE(Contains(error_of(kMacmini + "[oauth]\nresource = \"https://sb.example.net\"\n"),
                        "no [[oauth.issuer]]"));
   EXPECT_TRUE(Contains(error_of(kMacmini + "[oauth]\nresource = \"https://sb.example.net/?a\"\n"

@@ -1,0 +1,105 @@
+#include "supervisor/oauth/introspection.hpp"
+
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+namespace sb::supervisor::oauth {
+namespace {
+
+using json = nlohmann::json;
+
+std::string form_encoded(std::string_view text) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (const char c : text) {
+    const bool unreserved = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+                            (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' || c == '~';
+    if (unreserved) {
+      out += c;
+    } else {
+      const auto byte = static_cast<unsigned char>(c);
+      out += '%';
+      out += kHex[byte >> 4];
+      out += kHex[byte & 15];
+    }
+  }
+  return out;
+}
+
+std::optional<std::int64_t> seconds_of(const json& answer, const char* name) {
+  const auto found = answer.find(name);
+  if (found == answer.end() || !found->is_number()) return std::nullopt;
+  const double value = found->get<double>();
+  if (!(value > -1e15 && value < 1e15)) return std::nullopt;
+  return static_cast<std::int64_t>(value);
+}
+
+}  // namespace
+
+bool looks_like_jwt(std::string_view token) {
+  return std::count(token.begin(), token.end(), '.') == 2;
+}
+
+std::string introspection_body(std::string_view token) {
+  return "token=" + form_encoded(token) + "&token_type_hint=access_token";
+}
+
+std::string basic_authorization(std::string_view credentials) {
+  std::string encoded(4 * ((credentials.size() + 2) / 3) + 1, '\0');
+  const int size = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(encoded.data()),
+                                   reinterpret_cast<const unsigned char*>(credentials.data()),
+                                   static_cast<int>(credentials.size()));
+  encoded.resize(static_cast<std::size_t>(std::max(size, 0)));
+  return "Basic " + encoded;
+}
+
+std::variant<TokenIdentity, TokenRefusal> read_introspection(std::string_view body,
+                                                             const TokenRules& rules,
+                                                             std::int64_t now) {
+  const json answer = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (!answer.is_object()) return TokenRefusal{"an introspection answer that is not JSON"};
+  if (answer.value("active", json()) != true) return TokenRefusal{"not active"};
+  if (answer.contains("iss") && answer["iss"] != rules.issuer)
+    return TokenRefusal{"another issuer"};
+  if (const auto audience = answer.find("aud"); audience != answer.end()) {
+    const auto ours = [&](const json& value) {
+      return value.is_string() &&
+             std::find(rules.audiences.begin(), rules.audiences.end(),
+                       value.get_ref<const std::string&>()) != rules.audiences.end();
+    };
+    const bool named = audience->is_array() ? std::any_of(audience->begin(), audience->end(), ours)
+                                            : ours(*audience);
+    if (!named) return TokenRefusal{"minted for another audience"};
+  }
+  const std::int64_t skew = rules.clock_skew.count();
+  const auto expires = seconds_of(answer, "exp");
+  if (expires && *expires + skew <= now) return TokenRefusal{"expired"};
+  if (const auto not_before = seconds_of(answer, "nbf"); not_before && *not_before - skew > now)
+    return TokenRefusal{"not valid yet"};
+  const json identity = answer.value(rules.identity_claim, json());
+  if (!identity.is_string() || identity.get_ref<const std::string&>().empty())
+    return TokenRefusal{"no " + rules.identity_claim + " naming the caller"};
+  TokenIdentity out{.issuer = rules.issuer,
+                    .identity = identity.get<std::string>(),
+                    .subject = answer.value("sub", json()).is_string()
+                                   ? answer["sub"].get<std::string>()
+                                   : std::string(),
+                    .expires_at = expires.value_or(0)};
+  if (const auto scope = answer.find("scope"); scope != answer.end() && scope->is_string()) {
+    std::string_view rest = scope->get_ref<const std::string&>();
+    while (!rest.empty()) {
+      const auto space = rest.find(' ');
+      if (const auto word = rest.substr(0, space); !word.empty()) out.scopes.emplace_back(word);
+      if (space == std::string_view::npos) break;
+      rest.remove_prefix(space + 1);
+    }
+  }
+  const json::json_pointer jkt("/cnf/jkt");
+  if (answer.contains(jkt) && answer.at(jkt).is_string())
+    out.confirmation_key = answer.at(jkt).get<std::string>();
+  return out;
+}
+
+}  // namespace sb::supervisor::oauth
