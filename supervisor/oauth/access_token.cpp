@@ -48,6 +48,20 @@ bool access_token_type(const json& header) {
   return lowered == "at+jwt" || lowered == "application/at+jwt";
 }
 
+// The key that signed: the one of `kid`, or the only key that fits when the token names none.
+const PublicKey* signing_key(const std::vector<PublicKey>& keys, const json& header) {
+  const json kid = header.value("kid", json());
+  if (kid.is_string()) {
+    const auto found = std::find_if(keys.begin(), keys.end(), [&](const PublicKey& key) {
+      return key.kid == kid.get_ref<const std::string&>();
+    });
+    return found == keys.end() ? nullptr : &*found;
+  }
+  return keys.size() == 1 ? &keys.front() : nullptr;
+}
+
+}  // namespace
+
 std::optional<std::int64_t> seconds_claim(const json& claims, const char* name) {
   const auto found = claims.find(name);
   if (found == claims.end() || !found->is_number()) return std::nullopt;
@@ -67,18 +81,6 @@ bool names_audience(const json& claims, const std::vector<std::string>& audience
   return accepted(*audience);
 }
 
-// The key that signed: the one of `kid`, or the only key that fits when the token names none.
-const PublicKey* signing_key(const std::vector<PublicKey>& keys, const json& header) {
-  const json kid = header.value("kid", json());
-  if (kid.is_string()) {
-    const auto found = std::find_if(keys.begin(), keys.end(), [&](const PublicKey& key) {
-      return key.kid == kid.get_ref<const std::string&>();
-    });
-    return found == keys.end() ? nullptr : &*found;
-  }
-  return keys.size() == 1 ? &keys.front() : nullptr;
-}
-
 std::vector<std::string> scopes_of(const json& claims) {
   std::vector<std::string> scopes;
   const auto scope = claims.find("scope");
@@ -93,8 +95,6 @@ std::vector<std::string> scopes_of(const json& claims) {
   }
   return scopes;
 }
-
-}  // namespace
 
 std::optional<std::string> claimed_issuer(std::string_view token) {
   const auto parts = split(token);

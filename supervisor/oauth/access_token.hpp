@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -43,6 +44,13 @@ struct TokenRefusal {
   // The key it names is not in the set: the set may be out of date.
   bool unknown_key = false;
 };
+
+// What an access token's claims and an introspection answer share (RFC 9068, RFC 7662): a
+// time in seconds since the epoch (none when absent or not a number), whether `aud` (a
+// string or an array) names one of `audiences`, and `scope` split on spaces.
+std::optional<std::int64_t> seconds_claim(const nlohmann::json& claims, const char* name);
+bool names_audience(const nlohmann::json& claims, const std::vector<std::string>& audiences);
+std::vector<std::string> scopes_of(const nlohmann::json& claims);
 
 // The `iss` a token claims, unverified: which issuer's rules and keys to check it with.
 std::optional<std::string> claimed_issuer(std::string_view token);

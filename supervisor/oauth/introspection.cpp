@@ -28,14 +28,6 @@ std::string form_encoded(std::string_view text) {
   return out;
 }
 
-std::optional<std::int64_t> seconds_of(const json& answer, const char* name) {
-  const auto found = answer.find(name);
-  if (found == answer.end() || !found->is_number()) return std::nullopt;
-  const double value = found->get<double>();
-  if (!(value > -1e15 && value < 1e15)) return std::nullopt;
-  return static_cast<std::int64_t>(value);
-}
-
 }  // namespace
 
 bool looks_like_jwt(std::string_view token) {
@@ -63,20 +55,12 @@ std::variant<TokenIdentity, TokenRefusal> read_introspection(std::string_view bo
   if (answer.value("active", json()) != true) return TokenRefusal{"not active"};
   if (answer.contains("iss") && answer["iss"] != rules.issuer)
     return TokenRefusal{"another issuer"};
-  if (const auto audience = answer.find("aud"); audience != answer.end()) {
-    const auto ours = [&](const json& value) {
-      return value.is_string() &&
-             std::find(rules.audiences.begin(), rules.audiences.end(),
-                       value.get_ref<const std::string&>()) != rules.audiences.end();
-    };
-    const bool named = audience->is_array() ? std::any_of(audience->begin(), audience->end(), ours)
-                                            : ours(*audience);
-    if (!named) return TokenRefusal{"minted for another audience"};
-  }
+  if (answer.contains("aud") && !names_audience(answer, rules.audiences))
+    return TokenRefusal{"minted for another audience"};
   const std::int64_t skew = rules.clock_skew.count();
-  const auto expires = seconds_of(answer, "exp");
+  const auto expires = seconds_claim(answer, "exp");
   if (expires && *expires + skew <= now) return TokenRefusal{"expired"};
-  if (const auto not_before = seconds_of(answer, "nbf"); not_before && *not_before - skew > now)
+  if (const auto not_before = seconds_claim(answer, "nbf"); not_before && *not_before - skew > now)
     return TokenRefusal{"not valid yet"};
   const json identity = answer.value(rules.identity_claim, json());
   if (!identity.is_string() || identity.get_ref<const std::string&>().empty())
@@ -87,15 +71,7 @@ std::variant<TokenIdentity, TokenRefusal> read_introspection(std::string_view bo
                                    ? answer["sub"].get<std::string>()
                                    : std::string(),
                     .expires_at = expires.value_or(0)};
-  if (const auto scope = answer.find("scope"); scope != answer.end() && scope->is_string()) {
-    std::string_view rest = scope->get_ref<const std::string&>();
-    while (!rest.empty()) {
-      const auto space = rest.find(' ');
-      if (const auto word = rest.substr(0, space); !word.empty()) out.scopes.emplace_back(word);
-      if (space == std::string_view::npos) break;
-      rest.remove_prefix(space + 1);
-    }
-  }
+  out.scopes = scopes_of(answer);
   const json::json_pointer jkt("/cnf/jkt");
   if (answer.contains(jkt) && answer.at(jkt).is_string())
     out.confirmation_key = answer.at(jkt).get<std::string>();
