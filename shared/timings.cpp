@@ -19,6 +19,7 @@ std::optional<Timings> parse_timings(std::string_view text, std::string& error) 
       {"dial_backoff", &Timings::dial_backoff}, {"dial_unauthorized", &Timings::dial_unauthorized},
       {"server_grace", &Timings::server_grace}, {"request_read", &Timings::request_read},
       {"lingering", &Timings::lingering},       {"backstop_grace", &Timings::backstop_grace},
+      {"jwks_refetch", &Timings::jwks_refetch},
   };
   if (text.empty()) return timings;
   for (bool last = false; !last;) {

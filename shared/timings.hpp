@@ -36,6 +36,9 @@ struct Timings {
   // supervisor: a refused client's further bytes are read and dropped this long at most,
   // then its connection is reset
   std::chrono::milliseconds lingering{30'000};
+  // supervisor: an OAuth issuer's keys are fetched again for a token naming an unknown key
+  // at most this often (docs/auth.md, "Keys")
+  std::chrono::milliseconds jwks_refetch{60'000};
   // switchboard-connect (docs/protocol.md, "Daemons"): a ping this often, the link dead
   // after this much silence, the first redial wait (doubling to 60 times it), the wait
   // after a 401, and a stopping MCP server's grace before SIGKILL
@@ -49,7 +52,7 @@ struct Timings {
 // Parses "name=milliseconds,..." over the product's values, for the names above
 // (handshake, ping_interval, heartbeat, heartbeat_stale, stall_kill, backstop_grace,
 // audit_window,
-// request_read, lingering, dial_ping,
+// request_read, lingering, jwks_refetch, dial_ping,
 // dial_silence, dial_backoff, dial_unauthorized, server_grace). nullopt and `error` set when
 // the text is not that.
 std::optional<Timings> parse_timings(std::string_view text, std::string& error);

@@ -159,6 +159,7 @@ class Supervisor {
         home_(std::move(home)),
         notifier_(std::move(notifier)),
         inherited_(std::move(inherited)),
+        jwks_refetch_(timings.jwks_refetch),
         audit_(io_, config->audit_path, timings.audit_window),
         workers_(io_, worker_binary(), audit_, timings, notifier_),
         subscriptions_(static_cast<std::size_t>(config->limits.max_subscriptions)),
@@ -417,7 +418,7 @@ class Supervisor {
   // OAuth sign-in as `config` has it, its issuers' keys being fetched; none without [oauth].
   std::shared_ptr<oauth::SignIn> start_sign_in(const config::Config& config) {
     if (!config.oauth) return nullptr;
-    auto sign_in = std::make_shared<oauth::SignIn>(io_, outbound_, *config.oauth);
+    auto sign_in = std::make_shared<oauth::SignIn>(io_, outbound_, *config.oauth, jwks_refetch_);
     sign_in->start();
     return sign_in;
   }
@@ -446,6 +447,8 @@ class Supervisor {
   std::string home_;
   ServiceNotifier notifier_;
   Inherited inherited_;
+  std::chrono::milliseconds
+      jwks_refetch_;  // Timings: an issuer's keys fetched again at most so often
   net::io_context io_;
   AuditLog audit_;
   Metrics metrics_;

@@ -31,8 +31,9 @@ std::vector<std::string> metadata_urls(const std::string& issuer) {
 
 }  // namespace
 
-IssuerKeys::IssuerKeys(net::io_context& io, OutboundClient& client, config::OAuthIssuer issuer)
-    : io_(io), client_(client), issuer_(std::move(issuer)), wake_(io) {}
+IssuerKeys::IssuerKeys(net::io_context& io, OutboundClient& client, config::OAuthIssuer issuer,
+                       std::chrono::milliseconds refetch)
+    : io_(io), client_(client), issuer_(std::move(issuer)), refetch_(refetch), wake_(io) {}
 
 void IssuerKeys::start() {
   net::co_spawn(
@@ -46,7 +47,7 @@ void IssuerKeys::stop() {
 
 void IssuerKeys::key_unknown() {
   const auto now = std::chrono::steady_clock::now();
-  if (stopped_ || (last_fetch_ && now - *last_fetch_ < kRefetchAtMostEvery)) return;
+  if (stopped_ || (last_fetch_ && now - *last_fetch_ < refetch_)) return;
   wake_.cancel();  // keep_fresh fetches at once
 }
 
@@ -60,8 +61,8 @@ net::awaitable<void> IssuerKeys::keep_fresh() {
     co_await wake_.async_wait(net::redirect_error(net::use_awaitable, ignored));
     // A wake-up before the hour (an unknown key) waits out the minute since the last fetch.
     const auto since = std::chrono::steady_clock::now() - *last_fetch_;
-    if (!stopped_ && since < kRefetchAtMostEvery) {
-      wake_.expires_after(kRefetchAtMostEvery - since);
+    if (!stopped_ && since < refetch_) {
+      wake_.expires_after(refetch_ - since);
       co_await wake_.async_wait(net::redirect_error(net::use_awaitable, ignored));
     }
   }

@@ -21,11 +21,13 @@
 namespace sb::supervisor::oauth {
 
 inline constexpr std::chrono::minutes kRefreshEvery{60};
-inline constexpr std::chrono::seconds kRefetchAtMostEvery{60};
 
 class IssuerKeys : public std::enable_shared_from_this<IssuerKeys> {
  public:
-  IssuerKeys(boost::asio::io_context& io, OutboundClient& client, config::OAuthIssuer issuer);
+  // `refetch`: how often at most an unknown key fetches the set again (a minute; tests
+  // shorten it, shared/timings.hpp).
+  IssuerKeys(boost::asio::io_context& io, OutboundClient& client, config::OAuthIssuer issuer,
+             std::chrono::milliseconds refetch);
 
   // Starts fetching; stop() cancels what is under way and ends the refreshes.
   void start();
@@ -34,7 +36,7 @@ class IssuerKeys : public std::enable_shared_from_this<IssuerKeys> {
   const std::vector<PublicKey>& keys() const { return keys_; }
   const config::OAuthIssuer& issuer() const { return issuer_; }
   // A token named a key the set does not have: fetch again, unless that was done within
-  // the last minute.
+  // the refetch interval.
   void key_unknown();
 
  private:
@@ -47,6 +49,7 @@ class IssuerKeys : public std::enable_shared_from_this<IssuerKeys> {
   config::OAuthIssuer issuer_;
   std::vector<PublicKey> keys_;
   std::string discovered_jwks_url_;
+  std::chrono::milliseconds refetch_;
   boost::asio::steady_timer wake_;
   std::optional<std::chrono::steady_clock::time_point> last_fetch_;
   bool stopped_ = false;

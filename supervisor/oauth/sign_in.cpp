@@ -31,7 +31,8 @@ std::string without_trailing_slash(std::string url) {
 
 }  // namespace
 
-SignIn::SignIn(boost::asio::io_context& io, OutboundClient& client, config::OAuth oauth)
+SignIn::SignIn(boost::asio::io_context& io, OutboundClient& client, config::OAuth oauth,
+               std::chrono::milliseconds refetch)
     : oauth_(std::move(oauth)), io_(io), client_(client) {
   const std::string resource = without_trailing_slash(oauth_.resource);
   for (const auto& issuer : oauth_.issuers) {
@@ -42,7 +43,7 @@ SignIn::SignIn(boost::asio::io_context& io, OutboundClient& client, config::OAut
                      .identity_claim = issuer.identity_claim};
     issuers_.push_back(
         Issuer{.rules = std::move(rules),
-               .keys = std::make_shared<IssuerKeys>(io, client, issuer),
+               .keys = std::make_shared<IssuerKeys>(io, client, issuer, refetch),
                .introspection_url = issuer.introspection_url,
                .introspection_credentials_file = issuer.introspection_credentials_file});
   }

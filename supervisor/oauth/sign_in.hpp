@@ -26,7 +26,9 @@ namespace sb::supervisor::oauth {
 
 class SignIn : public std::enable_shared_from_this<SignIn> {
  public:
-  SignIn(boost::asio::io_context& io, OutboundClient& client, config::OAuth oauth);
+  // `refetch`: how often at most an unknown key fetches an issuer's keys again.
+  SignIn(boost::asio::io_context& io, OutboundClient& client, config::OAuth oauth,
+         std::chrono::milliseconds refetch);
   ~SignIn();
   SignIn(const SignIn&) = delete;
   SignIn& operator=(const SignIn&) = delete;

@@ -3,8 +3,10 @@
 // client-credentials grant, for the audience a token request names (RFC 8707), bound to a
 // key when the request carries a DPoP proof (RFC 9449).
 //
-//   node idp.mjs --port-file FILE
+//   node idp.mjs --port-file FILE [--port N] [--kid ID]
 //
+// Its signing key is new at every start (`kid` ID, "sign-1" by default): started again on
+// the same port, it is the same issuer with its keys rotated.
 // It listens on a free loopback port and writes it to FILE once listening. Its clients:
 // `agent` (secret `agent-secret`) may ask for the scopes `mcp` and `other`; `opaque-agent`
 // gets opaque tokens, which `switchboard` (secret `switchboard-secret`) may introspect;
@@ -15,14 +17,20 @@ import http from "node:http";
 import { parseArgs } from "node:util";
 import Provider from "oidc-provider";
 
-const { values: args } = parseArgs({ options: { "port-file": { type: "string" } } });
+const { values: args } = parseArgs({
+  options: {
+    "port-file": { type: "string" },
+    port: { type: "string" },
+    kid: { type: "string" },
+  },
+});
 if (!args["port-file"]) {
-  console.error("usage: node idp.mjs --port-file FILE");
+  console.error("usage: node idp.mjs --port-file FILE [--port N] [--kid ID]");
   process.exit(2);
 }
 
 const server = http.createServer();
-await new Promise((listening) => server.listen(0, "127.0.0.1", listening));
+await new Promise((listening) => server.listen(Number(args.port ?? 0), "127.0.0.1", listening));
 const { port } = server.address();
 const issuer = `http://127.0.0.1:${port}`;
 const signing = generateKeyPairSync("ec", { namedCurve: "P-256" })
@@ -67,7 +75,7 @@ const provider = new Provider(issuer, {
     },
   ],
   scopes: ["mcp", "other"],
-  jwks: { keys: [{ ...signing, kid: "sign-1", alg: "ES256", use: "sig" }] },
+  jwks: { keys: [{ ...signing, kid: args.kid ?? "sign-1", alg: "ES256", use: "sig" }] },
   features: {
     clientCredentials: { enabled: true },
     // A token request with a DPoP proof gets a token bound to the proof's key (RFC 9449).

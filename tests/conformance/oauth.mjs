@@ -3,8 +3,8 @@
 // client's client-credentials flow finds everything through the switchboard's 401 and
 // calls a tool; a token for another audience, without the scope every request needs, with
 // its claims changed, naming no client or signed by a key the issuer does not have is
-// refused; a valid token outlives the authorization server; and no token is ever written
-// to the audit or the log.
+// refused; a valid token outlives the authorization server, and its keys' rotation is
+// followed; and no token is ever written to the audit or the log.
 //
 //   node oauth.mjs URL IDP RUN_DIR IDP_PID
 //
@@ -200,6 +200,34 @@ await new Promise((resolve) => setTimeout(resolve, 200));
 await assert.rejects(fetch(`${idp}/jwks`), "the authorization server is down");
 assert.equal((await post(beforeStop)).status, 200);
 step("with the authorization server stopped, a valid token still works");
+
+// The authorization server back with its keys rotated: its new tokens are taken once the
+// switchboard has fetched the new set, which a token naming the unknown key makes it do.
+{
+  const { spawn } = await import("node:child_process");
+  const { existsSync } = await import("node:fs");
+  const portFile = `${runDir}/idp-rotated.port`;
+  const rotated = spawn(
+    process.execPath,
+    [`${runDir}/idp.mjs`, "--port-file", portFile, "--port", new URL(idp).port, "--kid", "sign-2"],
+    { stdio: "ignore", detached: true },
+  );
+  try {
+    for (let wait = 0; !existsSync(portFile) && wait < 100; wait++)
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    const fresh = await tokenFor(origin);
+    assert.equal(JSON.parse(Buffer.from(fresh.split(".")[0], "base64url")).kid, "sign-2");
+    let status = 0;
+    for (let tries = 0; tries < 50 && status !== 200; tries++) {
+      status = (await post(fresh)).status;
+      if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    assert.equal(status, 200, "a token of the rotated key is taken");
+    step("a key rotation at the authorization server is followed without a restart");
+  } finally {
+    process.kill(-rotated.pid, "SIGTERM");
+  }
+}
 
 // Nothing of any token is in the audit or the log.
 const written = readFileSync(`${runDir}/audit.jsonl`, "utf8") +
