@@ -89,6 +89,15 @@ bool glob_includes(std::string_view pattern, std::string_view narrower) {
   return glob_matches(pattern, text);
 }
 
+std::string encode_base64(std::string_view bytes) {
+  std::string encoded(4 * ((bytes.size() + 2) / 3) + 1, '\0');
+  const int size = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(encoded.data()),
+                                   reinterpret_cast<const unsigned char*>(bytes.data()),
+                                   static_cast<int>(bytes.size()));
+  encoded.resize(static_cast<std::size_t>(std::max(size, 0)));
+  return encoded;
+}
+
 std::optional<std::string> decode_base64(std::string_view text) {
   if (text.size() % 4 != 0) return std::nullopt;
   std::size_t padding = 0;

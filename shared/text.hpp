@@ -25,6 +25,8 @@ bool glob_includes(std::string_view pattern, std::string_view narrower);
 // The bytes `text` encodes in standard Base64 (RFC 4648 §4), read strictly: whole groups
 // of four, padding only at the end, and no bits left over; none for anything else.
 std::optional<std::string> decode_base64(std::string_view text);
+// `bytes` in standard Base64 with padding (RFC 4648 §4).
+std::string encode_base64(std::string_view bytes);
 // A leading "~/" becomes `home`/; with `home` empty, "~/x" becomes "x".
 std::filesystem::path expand_home(std::string_view path, std::string_view home);
 

@@ -10,32 +10,6 @@ namespace {
 
 using json = nlohmann::json;
 
-struct Parts {
-  std::string_view header;
-  std::string_view payload;
-  std::string_view signature;
-  std::string_view signing_input;  // header.payload
-};
-
-std::optional<Parts> split(std::string_view token) {
-  if (token.size() > kMaxTokenBytes) return std::nullopt;
-  const auto first = token.find('.');
-  if (first == std::string_view::npos) return std::nullopt;
-  const auto second = token.find('.', first + 1);
-  if (second == std::string_view::npos || token.find('.', second + 1) != std::string_view::npos)
-    return std::nullopt;
-  return Parts{token.substr(0, first), token.substr(first + 1, second - first - 1),
-               token.substr(second + 1), token.substr(0, second)};
-}
-
-// A base64url JSON object; null otherwise.
-json object_of(std::string_view encoded) {
-  const auto text = decode_base64url(encoded);
-  if (!text) return nullptr;
-  json value = json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  return value.is_object() ? value : json(nullptr);
-}
-
 TokenRefusal refused(std::string why, bool unknown_key = false) {
   return TokenRefusal{std::move(why), unknown_key};
 }
@@ -61,6 +35,24 @@ const PublicKey* signing_key(const std::vector<PublicKey>& keys, const json& hea
 }
 
 }  // namespace
+
+std::optional<CompactJws> split_compact_jws(std::string_view text, std::size_t max_bytes) {
+  if (text.size() > max_bytes) return std::nullopt;
+  const auto first = text.find('.');
+  if (first == std::string_view::npos) return std::nullopt;
+  const auto second = text.find('.', first + 1);
+  if (second == std::string_view::npos || text.find('.', second + 1) != std::string_view::npos)
+    return std::nullopt;
+  return CompactJws{text.substr(0, first), text.substr(first + 1, second - first - 1),
+                    text.substr(second + 1), text.substr(0, second)};
+}
+
+json decoded_object(std::string_view encoded) {
+  const auto text = decode_base64url(encoded);
+  if (!text) return nullptr;
+  json value = json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  return value.is_object() ? value : json(nullptr);
+}
 
 std::optional<std::int64_t> seconds_claim(const json& claims, const char* name) {
   const auto found = claims.find(name);
@@ -97,9 +89,9 @@ std::vector<std::string> scopes_of(const json& claims) {
 }
 
 std::optional<std::string> claimed_issuer(std::string_view token) {
-  const auto parts = split(token);
+  const auto parts = split_compact_jws(token, kMaxTokenBytes);
   if (!parts) return std::nullopt;
-  const json claims = object_of(parts->payload);
+  const json claims = decoded_object(parts->payload);
   const auto issuer = claims.is_object() ? claims.find("iss") : claims.end();
   if (issuer == claims.end() || !issuer->is_string()) return std::nullopt;
   return issuer->get<std::string>();
@@ -109,9 +101,9 @@ std::variant<TokenIdentity, TokenRefusal> check_access_token(std::string_view to
                                                              const std::vector<PublicKey>& keys,
                                                              const TokenRules& rules,
                                                              std::int64_t now) {
-  const auto parts = split(token);
+  const auto parts = split_compact_jws(token, kMaxTokenBytes);
   if (!parts) return refused("not a signed JWT");
-  const json header = object_of(parts->header);
+  const json header = decoded_object(parts->header);
   if (header.is_null()) return refused("a header that is not JSON");
   if (!access_token_type(header)) return refused("not an access token (typ is not at+jwt)");
   const json alg = header.value("alg", json());
@@ -127,7 +119,7 @@ std::variant<TokenIdentity, TokenRefusal> check_access_token(std::string_view to
   if (!signature || !signature_holds(*key, *algorithm, parts->signing_input, *signature))
     return refused("a signature that does not hold");
 
-  const json claims = object_of(parts->payload);
+  const json claims = decoded_object(parts->payload);
   if (claims.is_null()) return refused("claims that are not JSON");
   if (claims.value("iss", json()) != rules.issuer) return refused("another issuer");
   if (!names_audience(claims, rules.audiences)) return refused("minted for another audience");

@@ -45,6 +45,18 @@ struct TokenRefusal {
   bool unknown_key = false;
 };
 
+// A compact JWS (RFC 7515 §7.1) in its three parts, as a token or a proof came; none when
+// it is longer than `max_bytes` or not three dot-separated parts.
+struct CompactJws {
+  std::string_view header;
+  std::string_view payload;
+  std::string_view signature;
+  std::string_view signing_input;  // header.payload
+};
+std::optional<CompactJws> split_compact_jws(std::string_view text, std::size_t max_bytes);
+// The JSON object base64url `encoded` holds; null when it holds none.
+nlohmann::json decoded_object(std::string_view encoded);
+
 // What an access token's claims and an introspection answer share (RFC 9068, RFC 7662): a
 // time in seconds since the epoch (none when absent or not a number), whether `aud` (a
 // string or an array) names one of `audiences`, and `scope` split on spaces.

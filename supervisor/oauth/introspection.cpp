@@ -1,9 +1,9 @@
 #include "supervisor/oauth/introspection.hpp"
 
-#include <openssl/evp.h>
-
 #include <algorithm>
 #include <nlohmann/json.hpp>
+
+#include "shared/text.hpp"
 
 namespace sb::supervisor::oauth {
 namespace {
@@ -39,12 +39,7 @@ std::string introspection_body(std::string_view token) {
 }
 
 std::string basic_authorization(std::string_view credentials) {
-  std::string encoded(4 * ((credentials.size() + 2) / 3) + 1, '\0');
-  const int size = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(encoded.data()),
-                                   reinterpret_cast<const unsigned char*>(credentials.data()),
-                                   static_cast<int>(credentials.size()));
-  encoded.resize(static_cast<std::size_t>(std::max(size, 0)));
-  return "Basic " + encoded;
+  return "Basic " + encode_base64(credentials);
 }
 
 std::variant<TokenIdentity, TokenRefusal> read_introspection(std::string_view body,

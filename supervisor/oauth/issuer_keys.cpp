@@ -6,6 +6,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <nlohmann/json.hpp>
 
+#include "shared/dial_target.hpp"
 #include "shared/log.hpp"
 
 namespace sb::supervisor::oauth {
@@ -18,18 +19,24 @@ using json = nlohmann::json;
 // Discovery 1.0 §4 put them: the well-known name inserted before the issuer's path, then
 // (OpenID's) appended to it.
 std::vector<std::string> metadata_urls(const std::string& issuer) {
-  const std::size_t host_end = issuer.find('/', issuer.find("://") + 3);
-  const std::string origin = issuer.substr(0, host_end);
-  std::string path = host_end == std::string::npos ? std::string() : issuer.substr(host_end);
-  if (path == "/") path.clear();
-  std::string trimmed = issuer;
-  while (!trimmed.empty() && trimmed.back() == '/') trimmed.pop_back();
-  return {origin + "/.well-known/oauth-authorization-server" + path,
-          origin + "/.well-known/openid-configuration" + path,
-          trimmed + "/.well-known/openid-configuration"};
+  const auto parts = origin_and_path(issuer);
+  if (!parts) return {};
+  return {parts->origin + "/.well-known/oauth-authorization-server" + parts->path,
+          parts->origin + "/.well-known/openid-configuration" + parts->path,
+          parts->origin + parts->path + "/.well-known/openid-configuration"};
 }
 
 }  // namespace
+
+std::optional<OriginAndPath> origin_and_path(std::string_view url) {
+  auto parsed = parse_dial_target(url, UrlKind::kHttp);
+  const auto* target = std::get_if<DialTarget>(&parsed);
+  if (!target) return std::nullopt;
+  std::string path = target->target.substr(0, target->target.find('?'));
+  while (!path.empty() && path.back() == '/') path.pop_back();
+  return OriginAndPath{(target->tls ? "https://" : "http://") + target->host_header,
+                       std::move(path)};
+}
 
 IssuerKeys::IssuerKeys(net::io_context& io, OutboundClient& client, config::OAuthIssuer issuer,
                        std::chrono::milliseconds refetch)
@@ -82,10 +89,11 @@ net::awaitable<std::optional<std::string>> IssuerKeys::jwks_url() {
     if (!metadata.is_object() || metadata.value("issuer", json()) != issuer_.issuer) continue;
     const json keys = metadata.value("jwks_uri", json());
     if (!keys.is_string()) continue;
+    // Over TLS, or to this machine (as the configuration allows an issuer).
     const std::string& found = keys.get_ref<const std::string&>();
-    if (!found.starts_with("https://") && !found.starts_with("http://127.0.0.1") &&
-        !found.starts_with("http://localhost") && !found.starts_with("http://[::1]"))
-      continue;
+    auto where = parse_dial_target(found, UrlKind::kHttp);
+    const auto* target = std::get_if<DialTarget>(&where);
+    if (!target || !(target->tls || target->loopback)) continue;
     discovered_jwks_url_ = found;
     co_return discovered_jwks_url_;
   }

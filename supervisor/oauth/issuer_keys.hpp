@@ -22,6 +22,15 @@ namespace sb::supervisor::oauth {
 
 inline constexpr std::chrono::minutes kRefreshEvery{60};
 
+// An http(s) URL's origin ("https://host:port") and its path without a trailing slash
+// ("" for none), as the one URL parser reads them (shared/dial_target.hpp); none for a URL
+// it refuses.
+struct OriginAndPath {
+  std::string origin;
+  std::string path;
+};
+std::optional<OriginAndPath> origin_and_path(std::string_view url);
+
 class IssuerKeys : public std::enable_shared_from_this<IssuerKeys> {
  public:
   // `refetch`: how often at most an unknown key fetches the set again (a minute; tests

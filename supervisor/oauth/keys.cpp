@@ -169,6 +169,59 @@ std::optional<std::string> decode_base64url(std::string_view text) {
   return decode_base64(standard);
 }
 
+std::string encode_base64url(std::string_view bytes) {
+  std::string text = encode_base64(bytes);
+  while (!text.empty() && text.back() == '=') text.pop_back();
+  for (char& c : text) {
+    if (c == '+') c = '-';
+    if (c == '/') c = '_';
+  }
+  return text;
+}
+
+namespace {
+
+// One entry of a key set: its key, nothing (a kind, use or algorithm not taken: skipped),
+// or why it is refused.
+std::variant<PublicKey, std::monostate, std::string> entry_of(const json& jwk) {
+  if (!jwk.is_object()) return std::string("a key that is not an object");
+  const json use = jwk.value("use", json("sig"));
+  const json kty = jwk.value("kty", json());
+  if (use != "sig" || !kty.is_string()) return std::monostate{};
+  std::shared_ptr<EVP_PKEY> key;
+  if (kty == "RSA") {
+    key = rsa_key(jwk);
+  } else if (kty == "EC" && jwk.value("crv", json()) == "P-256") {
+    key = p256_key(jwk);
+  } else if (kty == "OKP" && jwk.value("crv", json()) == "Ed25519") {
+    key = ed25519_key(jwk);
+  } else {
+    return std::monostate{};  // a kind no accepted algorithm signs with
+  }
+  const json kid = jwk.value("kid", json(""));
+  if (!key) return "a malformed " + kty.get<std::string>() + " key";
+  if (!kid.is_string()) return std::string("a key whose `kid` is not a string");
+  PublicKey entry{.kid = kid.get<std::string>(), .key = std::move(key)};
+  if (const auto alg = jwk.find("alg"); alg != jwk.end()) {
+    const auto named =
+        alg->is_string() ? algorithm_named(alg->get_ref<const std::string&>()) : std::nullopt;
+    if (!named) return std::monostate{};  // a key for an algorithm not accepted
+    if (!key_fits(entry.key.get(), *named))
+      return std::string("a key whose `alg` is not its kind's");
+    entry.algorithm = named;
+  }
+  return entry;
+}
+
+}  // namespace
+
+std::variant<PublicKey, std::string> read_key(const json& jwk) {
+  auto entry = entry_of(jwk);
+  if (auto* key = std::get_if<PublicKey>(&entry)) return std::move(*key);
+  if (auto* why = std::get_if<std::string>(&entry)) return std::move(*why);
+  return std::string("a key of a kind, use or algorithm not taken");
+}
+
 std::variant<std::vector<PublicKey>, std::string> read_key_set(std::string_view jwks_json) {
   const json document = json::parse(jwks_json, nullptr, /*allow_exceptions=*/false);
   const auto keys = document.is_object() ? document.find("keys") : document.end();
@@ -176,32 +229,9 @@ std::variant<std::vector<PublicKey>, std::string> read_key_set(std::string_view 
   if (keys->size() > kMaxKeys) return "more than " + std::to_string(kMaxKeys) + " keys";
   std::vector<PublicKey> out;
   for (const json& jwk : *keys) {
-    if (!jwk.is_object()) return std::string("a key that is not an object");
-    const json use = jwk.value("use", json("sig"));
-    const json kty = jwk.value("kty", json());
-    if (use != "sig" || !kty.is_string()) continue;
-    std::shared_ptr<EVP_PKEY> key;
-    if (kty == "RSA") {
-      key = rsa_key(jwk);
-    } else if (kty == "EC" && jwk.value("crv", json()) == "P-256") {
-      key = p256_key(jwk);
-    } else if (kty == "OKP" && jwk.value("crv", json()) == "Ed25519") {
-      key = ed25519_key(jwk);
-    } else {
-      continue;  // a kind no accepted algorithm signs with
-    }
-    const json kid = jwk.value("kid", json(""));
-    if (!key) return "a malformed " + kty.get<std::string>() + " key";
-    if (!kid.is_string()) return std::string("a key whose `kid` is not a string");
-    PublicKey entry{.kid = kid.get<std::string>(), .key = std::move(key)};
-    if (const auto alg = jwk.find("alg"); alg != jwk.end()) {
-      const auto named =
-          alg->is_string() ? algorithm_named(alg->get_ref<const std::string&>()) : std::nullopt;
-      if (!named) continue;  // a key for an algorithm not accepted
-      if (!key_fits(entry.key.get(), *named)) return "a key whose `alg` is not its kind's";
-      entry.algorithm = named;
-    }
-    out.push_back(std::move(entry));
+    auto entry = entry_of(jwk);
+    if (auto* why = std::get_if<std::string>(&entry)) return std::move(*why);
+    if (auto* key = std::get_if<PublicKey>(&entry)) out.push_back(std::move(*key));
   }
   return out;
 }

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,6 +39,10 @@ inline constexpr int kMinRsaBits = 2048;
 // supported kind that is malformed, is refused with the reason.
 std::variant<std::vector<PublicKey>, std::string> read_key_set(std::string_view jwks_json);
 
+// The signing key one JWK is (as a key set's entry would be read), or why not: a key of a
+// kind or algorithm not taken, a malformed one, or one whose use is not "sig".
+std::variant<PublicKey, std::string> read_key(const nlohmann::json& jwk);
+
 // Whether `signature` is `algorithm`'s signature of `signing_input` by `key`: false for a
 // key of another kind (an RSA key for ES256, a P-256 key for EdDSA, ...).
 bool signature_holds(const PublicKey& key, Algorithm algorithm, std::string_view signing_input,
@@ -45,5 +50,7 @@ bool signature_holds(const PublicKey& key, Algorithm algorithm, std::string_view
 
 // The bytes of unpadded base64url text (RFC 7515 §2), strictly; none for anything else.
 std::optional<std::string> decode_base64url(std::string_view text);
+// `bytes` as unpadded base64url text.
+std::string encode_base64url(std::string_view bytes);
 
 }  // namespace sb::supervisor::oauth

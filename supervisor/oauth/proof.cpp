@@ -10,33 +10,11 @@ namespace {
 
 using json = nlohmann::json;
 
-std::string base64url_of(const unsigned char* bytes, std::size_t size) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-  std::string out;
-  for (std::size_t i = 0; i < size; i += 3) {
-    const std::uint32_t chunk = (std::uint32_t(bytes[i]) << 16) |
-                                (i + 1 < size ? std::uint32_t(bytes[i + 1]) << 8 : 0) |
-                                (i + 2 < size ? std::uint32_t(bytes[i + 2]) : 0);
-    out += kAlphabet[(chunk >> 18) & 63];
-    out += kAlphabet[(chunk >> 12) & 63];
-    if (i + 1 < size) out += kAlphabet[(chunk >> 6) & 63];
-    if (i + 2 < size) out += kAlphabet[chunk & 63];
-  }
-  return out;
-}
-
 std::string sha256_base64url(std::string_view text) {
   std::array<unsigned char, SHA256_DIGEST_LENGTH> digest{};
   SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(), digest.data());
-  return base64url_of(digest.data(), digest.size());
-}
-
-json object_of(std::string_view encoded) {
-  const auto text = decode_base64url(encoded);
-  if (!text) return nullptr;
-  json value = json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  return value.is_object() ? value : json(nullptr);
+  return encode_base64url(
+      std::string_view(reinterpret_cast<const char*>(digest.data()), digest.size()));
 }
 
 TokenRefusal refused(std::string why) {
@@ -82,12 +60,10 @@ std::variant<std::string, TokenRefusal> check_proof(std::string_view proof,
                                                     const ProofRequest& request, std::int64_t now,
                                                     ProofReplays& replays) {
   if (proof.size() > kMaxProofBytes) return refused("too long");
-  const auto first = proof.find('.');
-  const auto second = first == std::string_view::npos ? first : proof.find('.', first + 1);
-  if (second == std::string_view::npos || proof.find('.', second + 1) != std::string_view::npos)
-    return refused("that is not a signed JWT");
-  const json header = object_of(proof.substr(0, first));
-  const json claims = object_of(proof.substr(first + 1, second - first - 1));
+  const auto parts = split_compact_jws(proof, kMaxProofBytes);
+  if (!parts) return refused("that is not a signed JWT");
+  const json header = decoded_object(parts->header);
+  const json claims = decoded_object(parts->payload);
   if (header.is_null() || claims.is_null()) return refused("that is not JSON");
   if (header.value("typ", json()) != "dpop+jwt") return refused("whose typ is not dpop+jwt");
   const json alg = header.value("alg", json());
@@ -98,12 +74,11 @@ std::variant<std::string, TokenRefusal> check_proof(std::string_view proof,
   if (!jwk.is_object() || jwk.contains("d") || jwk.contains("p") || jwk.contains("k"))
     return refused("without a public key");
   const std::string thumbprint = thumbprint_of(jwk);
-  auto keys = read_key_set(json{{"keys", json::array({jwk})}}.dump());
-  const auto* read = std::get_if<std::vector<PublicKey>>(&keys);
-  if (thumbprint.empty() || !read || read->size() != 1) return refused("with an unusable key");
-  const auto signature = decode_base64url(proof.substr(second + 1));
-  if (!signature ||
-      !signature_holds(read->front(), *algorithm, proof.substr(0, second), *signature))
+  const auto key = read_key(jwk);
+  const auto* read = std::get_if<PublicKey>(&key);
+  if (thumbprint.empty() || !read) return refused("with an unusable key");
+  const auto signature = decode_base64url(parts->signature);
+  if (!signature || !signature_holds(*read, *algorithm, parts->signing_input, *signature))
     return refused("whose signature does not hold");
   if (claims.value("htm", json()) != std::string(request.method))
     return refused("for another method");

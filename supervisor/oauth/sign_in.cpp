@@ -22,6 +22,12 @@ std::vector<Algorithm> algorithms_of(const std::vector<std::string>& names) {
   return out;
 }
 
+// A token's SHA-256, by which it is remembered: never its text.
+std::string digest_of(std::string_view token) {
+  const Verifier digest = verifier_of(token);
+  return std::string(digest.digest.begin(), digest.digest.end());
+}
+
 // The resource without a trailing slash, so that "https://sb.example/" and
 // "https://sb.example" are the one audience they are.
 std::string without_trailing_slash(std::string url) {
@@ -33,7 +39,10 @@ std::string without_trailing_slash(std::string url) {
 
 SignIn::SignIn(boost::asio::io_context& io, OutboundClient& client, config::OAuth oauth,
                std::chrono::milliseconds refetch)
-    : oauth_(std::move(oauth)), io_(io), client_(client) {
+    : oauth_(std::move(oauth)),
+      resource_(origin_and_path(oauth_.resource).value_or(OriginAndPath{})),
+      io_(io),
+      client_(client) {
   const std::string resource = without_trailing_slash(oauth_.resource);
   for (const auto& issuer : oauth_.issuers) {
     TokenRules rules{.issuer = issuer.issuer,
@@ -77,8 +86,7 @@ bool SignIn::awaits_introspection(std::string_view token, std::int64_t now) cons
         return !issuer.introspection_authorization.empty();
       }))
     return false;
-  const Verifier digest = verifier_of(token);
-  const std::string key(digest.digest.begin(), digest.digest.end());
+  const std::string key = digest_of(token);
   if (remembered_.contains(key)) return false;
   const auto refused = refused_.find(key);
   return refused == refused_.end() || refused->second <= now;
@@ -99,8 +107,7 @@ void SignIn::introspect(std::string token, std::int64_t now, std::function<void(
 }
 
 boost::asio::awaitable<void> SignIn::ask_issuers(std::string token, std::int64_t now) {
-  const Verifier digest = verifier_of(token);
-  const std::string key(digest.digest.begin(), digest.digest.end());
+  const std::string key = digest_of(token);
   for (const auto& issuer : issuers_) {
     if (issuer.introspection_authorization.empty()) continue;
     OutboundRequest request{.method = "POST",
@@ -138,8 +145,7 @@ boost::asio::awaitable<void> SignIn::ask_issuers(std::string token, std::int64_t
 
 std::variant<TokenIdentity, TokenRefusal> SignIn::check(std::string_view token, std::int64_t now) {
   if (token.size() > kMaxTokenBytes) return TokenRefusal{"not a signed JWT"};
-  const Verifier digest = verifier_of(token);
-  const std::string key(digest.digest.begin(), digest.digest.end());
+  const std::string key = digest_of(token);
   if (const auto found = remembered_.find(key); found != remembered_.end()) {
     if (found->second.valid_until > now) return found->second.identity;
     return TokenRefusal{"expired"};
@@ -186,9 +192,7 @@ std::variant<std::string, TokenRefusal> SignIn::check_proof(std::string_view pro
                                                             std::string_view path,
                                                             std::string_view access_token,
                                                             std::int64_t now) {
-  const std::string& resource = oauth_.resource;
-  const std::size_t host_end = resource.find('/', resource.find("://") + 3);
-  const std::string url = resource.substr(0, host_end) + std::string(path);
+  const std::string url = resource_.origin + std::string(path);
   return oauth::check_proof(
       proof, ProofRequest{.method = method, .url = url, .access_token = access_token}, now,
       replays_);
@@ -196,10 +200,7 @@ std::variant<std::string, TokenRefusal> SignIn::check_proof(std::string_view pro
 
 std::string SignIn::metadata_url() const {
   // RFC 9728 §3.1: the well-known path goes between the host and the resource's own path.
-  const std::string resource = without_trailing_slash(oauth_.resource);
-  const std::size_t host_end = resource.find('/', resource.find("://") + 3);
-  if (host_end == std::string::npos) return resource + std::string(kMetadataPath);
-  return resource.substr(0, host_end) + std::string(kMetadataPath) + resource.substr(host_end);
+  return resource_.origin + std::string(kMetadataPath) + resource_.path;
 }
 
 std::string SignIn::metadata() const {

@@ -84,6 +84,7 @@ class SignIn : public std::enable_shared_from_this<SignIn> {
   void remember(const std::string& digest, const TokenIdentity& identity, std::int64_t valid_until);
 
   config::OAuth oauth_;
+  OriginAndPath resource_;  // of oauth_.resource, parsed once
   std::vector<Issuer> issuers_;
   struct Remembered {
     TokenIdentity identity;

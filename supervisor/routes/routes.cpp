@@ -56,6 +56,12 @@ struct Resolved {
   const config::NameList* tools = nullptr;
 };
 
+std::int64_t seconds_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 class Routes {
  public:
   Routes(SupervisorState& state, const HttpRequest& request, Respond respond, SendEvent send_event)
@@ -125,9 +131,7 @@ class Routes {
   // The caller an OAuth access token names. A token bound to a key comes with a DPoP proof
   // by that key, and only so; an unbound one only as a bearer token (RFC 9449 §7).
   const Caller* signed_in(const std::string& token, bool with_proof) {
-    const auto now = std::chrono::duration_cast<std::chrono::seconds>(
-                         std::chrono::system_clock::now().time_since_epoch())
-                         .count();
+    const auto now = seconds_now();
     const auto verdict = state_.sign_in->check(token, now);
     const auto* identity = std::get_if<oauth::TokenIdentity>(&verdict);
     if (!identity || identity->confirmation_key.empty() == with_proof) return nullptr;
@@ -520,12 +524,6 @@ std::optional<std::string> percent_decode(std::string_view segment) {
 
 namespace {
 
-std::int64_t seconds_now() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 // An opaque OAuth token no issuer has vouched for yet, which its issuer is to be asked
 // about before the request is routed (docs/auth.md, "Opaque tokens").
 std::optional<std::string> token_to_introspect(const SupervisorState& state,
@@ -533,8 +531,10 @@ std::optional<std::string> token_to_introspect(const SupervisorState& state,
   if (!state.sign_in || !request.authorization) return std::nullopt;
   auto token = parse_bearer(*request.authorization);
   if (!token) token = parse_credentials(*request.authorization, "dpop");
-  if (!token || state.clients->authenticate(token)) return std::nullopt;
-  if (!state.sign_in->awaits_introspection(*token, seconds_now())) return std::nullopt;
+  // The static table last: a request that needs no question is not authenticated twice.
+  if (!token || !state.sign_in->awaits_introspection(*token, seconds_now()) ||
+      state.clients->authenticate(token))
+    return std::nullopt;
   return token;
 }
 

@@ -39,8 +39,8 @@ std::string token_of(const SigningKey& key, const json& claims, json header = js
   if (!header.contains("alg")) header["alg"] = std::string(name_of(key.algorithm));
   if (!header.contains("typ")) header["typ"] = "at+jwt";
   if (!header.contains("kid")) header["kid"] = key.kid;
-  const std::string input = base64url(header.dump()) + "." + base64url(claims.dump());
-  return input + "." + base64url(key.sign(input));
+  const std::string input = encode_base64url(header.dump()) + "." + encode_base64url(claims.dump());
+  return input + "." + encode_base64url(key.sign(input));
 }
 
 std::vector<PublicKey> key_set(const std::vector<const SigningKey*>& keys) {
@@ -99,7 +99,7 @@ TEST(AccessToken, AWrongOrForgedTokenIsRefused) {
   const auto second = token.find('.', first + 1);
   json forged = claims;
   forged["sub"] = "admin";
-  token.replace(first + 1, second - first - 1, base64url(forged.dump()));
+  token.replace(first + 1, second - first - 1, encode_base64url(forged.dump()));
   EXPECT_EQ(refused(token), "a signature that does not hold");
 
   EXPECT_EQ(refused(token_of(key, (claims["iss"] = "https://evil.example", claims))),
@@ -146,7 +146,7 @@ TEST(AccessToken, AKeySetIsReadStrictly) {
   ASSERT_TRUE(std::holds_alternative<std::vector<PublicKey>>(read));
   EXPECT_EQ(std::get<std::vector<PublicKey>>(read).size(), 1u) << "a symmetric key is skipped";
   json short_rsa = rsa.jwk();
-  short_rsa["n"] = base64url(std::string(128, '\x7f'));
+  short_rsa["n"] = encode_base64url(std::string(128, '\x7f'));
   EXPECT_EQ(std::get<std::string>(read_key_set(json{{"keys", {short_rsa}}}.dump())),
             "a malformed RSA key")
       << "a 1024-bit key is not taken";
@@ -166,6 +166,7 @@ TEST(AccessToken, Base64urlIsReadStrictly) {
   EXPECT_FALSE(decode_base64url("a+k"));
   EXPECT_FALSE(decode_base64url("a"));
   EXPECT_EQ(decode_base64url("-_8"), std::string("\xfb\xff", 2));
+  EXPECT_EQ(encode_base64url(std::string("\xfb\xff", 2)), "-_8");
 }
 
 }  // namespace

@@ -24,7 +24,7 @@ constexpr std::string_view kToken = "the.access.token";
 std::string hash_of(std::string_view text) {
   unsigned char digest[SHA256_DIGEST_LENGTH];
   SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(), digest);
-  return base64url(std::string_view(reinterpret_cast<const char*>(digest), sizeof digest));
+  return encode_base64url(std::string_view(reinterpret_cast<const char*>(digest), sizeof digest));
 }
 
 json claims_for(std::string jti = "p-1") {
@@ -42,8 +42,8 @@ std::string proof_of(const SigningKey& key, const json& claims, json header = js
     header["jwk"] = key.jwk();
     header["jwk"].erase("kid");
   }
-  const std::string input = base64url(header.dump()) + "." + base64url(claims.dump());
-  return input + "." + base64url(key.sign(input));
+  const std::string input = encode_base64url(header.dump()) + "." + encode_base64url(claims.dump());
+  return input + "." + encode_base64url(key.sign(input));
 }
 
 std::string outcome(const std::variant<std::string, TokenRefusal>& verdict) {

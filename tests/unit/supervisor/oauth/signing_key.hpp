@@ -18,20 +18,6 @@ namespace sb::supervisor::oauth::test {
 
 using json = nlohmann::json;
 
-inline std::string base64url(std::string_view bytes) {
-  std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');
-  const int size = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                   reinterpret_cast<const unsigned char*>(bytes.data()),
-                                   static_cast<int>(bytes.size()));
-  out.resize(static_cast<std::size_t>(size));
-  while (!out.empty() && out.back() == '=') out.pop_back();
-  for (char& c : out) {
-    if (c == '+') c = '-';
-    if (c == '/') c = '_';
-  }
-  return out;
-}
-
 inline std::string bn_bytes(EVP_PKEY* key, const char* name) {
   BIGNUM* number = nullptr;
   EVP_PKEY_get_bn_param(key, name, &number);
@@ -51,8 +37,8 @@ struct SigningKey {
     if (algorithm == Algorithm::kRS256 || algorithm == Algorithm::kPS256) {
       return {{"kty", "RSA"},
               {"kid", kid},
-              {"n", base64url(bn_bytes(key.get(), OSSL_PKEY_PARAM_RSA_N))},
-              {"e", base64url(bn_bytes(key.get(), OSSL_PKEY_PARAM_RSA_E))}};
+              {"n", encode_base64url(bn_bytes(key.get(), OSSL_PKEY_PARAM_RSA_N))},
+              {"e", encode_base64url(bn_bytes(key.get(), OSSL_PKEY_PARAM_RSA_E))}};
     }
     if (algorithm == Algorithm::kES256) {
       std::string point(65, '\0');
@@ -63,13 +49,13 @@ struct SigningKey {
       return {{"kty", "EC"},
               {"crv", "P-256"},
               {"kid", kid},
-              {"x", base64url(point.substr(1, 32))},
-              {"y", base64url(point.substr(33, 32))}};
+              {"x", encode_base64url(point.substr(1, 32))},
+              {"y", encode_base64url(point.substr(33, 32))}};
     }
     std::string raw(32, '\0');
     std::size_t length = raw.size();
     EVP_PKEY_get_raw_public_key(key.get(), reinterpret_cast<unsigned char*>(raw.data()), &length);
-    return {{"kty", "OKP"}, {"crv", "Ed25519"}, {"kid", kid}, {"x", base64url(raw)}};
+    return {{"kty", "OKP"}, {"crv", "Ed25519"}, {"kid", kid}, {"x", encode_base64url(raw)}};
   }
 
   std::string sign(std::string_view input) const {
