@@ -71,7 +71,8 @@ void Bench::run_main_instance() {
     computers =
         *std::max_element(plan_.throughput_computers.begin(), plan_.throughput_computers.end());
   progress("starting switchboard with " + std::to_string(computers) + " computers");
-  BenchSwitchboard switchboard(computers, kReadyTimeout, program_);
+  const bool oauth = wants("latency") && BenchSwitchboard::takes_oauth(program_);
+  BenchSwitchboard switchboard(computers, kReadyTimeout, program_, 0, oauth);
   ComputerFleet fleet(fault_every_);
   CallerPool pool;
   attach_all(switchboard, fleet, computers);
@@ -123,6 +124,8 @@ std::string Bench::name_of(Path path) {
       return "nginx inner proxy";
     case Path::kRelay2026:
       return "relay, 2026-07-28 caller";
+    case Path::kRelayJwt:
+      return "relay, JWT access token";
   }
   return "?";
 }

@@ -2,22 +2,68 @@
 
 #include <signal.h>
 
+#include <fstream>
 #include <stdexcept>
+#include <string_view>
 
 #include "harness/exposition.hpp"
 #include "harness/http_client.hpp"
 #include "harness/notify_socket.hpp"
+#include "harness/signing_key.hpp"
 
 namespace sbbench {
 
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
+namespace {
+
+constexpr std::string_view kResource = "http://127.0.0.1/switchboard-bench";
+constexpr std::string_view kIdentity = "bench-agent";
+
+// An issuer at `origin`, its keys at /jwks there.
+std::string oauth_table(const std::string& origin) {
+  return "[oauth]\nresource = " + harness::toml_string(std::string(kResource)) +
+         "\n\n[[oauth.issuer]]\nissuer = " + harness::toml_string(origin) +
+         "\njwks_url = " + harness::toml_string(origin + "/jwks") + "\n";
+}
+
+}  // namespace
+
+bool BenchSwitchboard::takes_oauth(const std::filesystem::path& program) {
+  harness::ConfigBuilder config;
+  config.timeouts(60, 15, {})
+      .computer("c0", harness::new_secret())
+      .client("bench", harness::new_secret(), R"({ "*" = ["*"] })", "c0")
+      .block(oauth_table("http://127.0.0.1:1"));
+  const harness::TempDir dir("sb-bench-oauth-check");
+  const auto file = dir.path() / "config.toml";
+  std::ofstream(file) << "listen = \"127.0.0.1:1\"\naudit_path = "
+                      << harness::toml_string((dir.path() / "audit.jsonl").string()) << "\n"
+                      << config.toml();
+  return harness::run_command({program.string(), "check", "-c", file.string()}, dir.path())
+             .exit_code == 0;
+}
+
 BenchSwitchboard::BenchSwitchboard(int computers, std::chrono::milliseconds start_timeout,
-                                   const std::filesystem::path& program, int streams_per_caller)
+                                   const std::filesystem::path& program, int streams_per_caller,
+                                   bool oauth)
     : client_(harness::new_secret()),
       token_(client_.secret),
       streams_per_caller_(streams_per_caller) {
+  if (oauth) {
+    const auto key = harness::make_signing_key("RS256", "bench-1");
+    issuer_ = std::make_unique<harness::FixedHttpOrigin>(
+        nlohmann::json{{"keys", nlohmann::json::array({key.jwk()})}}.dump());
+    const auto now = std::chrono::duration_cast<std::chrono::seconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+    access_token_ = key.compact_jws({{"typ", "at+jwt"}}, {{"iss", issuer_->url("")},
+                                                          {"aud", std::string(kResource)},
+                                                          {"sub", std::string(kIdentity)},
+                                                          {"iat", now},
+                                                          {"exp", now + 24 * 3600}});
+  }
   for (int i = 0; i < computers; ++i) {
     computer_secrets_.push_back(harness::new_secret());
     computers_.push_back(
@@ -51,6 +97,10 @@ harness::ConfigBuilder BenchSwitchboard::config(int max_inflight) const {
   for (std::size_t i = 0; i < computers_.size(); ++i)
     config.computer(computers_[i].name, computer_secrets_[i]);
   config.client("bench", client_, R"({ "*" = ["*"] })", "c0", 64);
+  if (issuer_) {
+    config.client_key("oauth_identity", harness::toml_string(std::string(kIdentity)));
+    config.block(oauth_table(issuer_->url("")));
+  }
   if (streams_per_caller_ > 0)
     config.block("[limits]\nmax_streams_per_caller = " + std::to_string(streams_per_caller_));
   return config;

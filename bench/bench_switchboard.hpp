@@ -2,13 +2,16 @@
 // (harness/switchboard_process.hpp): N computers c0, c1, ..., one wildcard client, and
 // max_inflight 64 everywhere, metrics on a port of its own. Ready once it listens and every worker
 // has said hello (READY=1 on a notify socket the bench gives it, as systemd would), so that
-// what is measured next is the attach, not the spawn; how long each took is kept.
+// what is measured next is the attach, not the spawn; how long each took is kept. With
+// `oauth`, the client is also named by an issuer's JWT access tokens (docs/auth.md), the
+// issuer's key set served by the bench itself, and a token is made for it.
 #pragma once
 
 #include <sys/types.h>
 
 #include <chrono>
 #include <filesystem>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -17,6 +20,7 @@
 
 #include "harness/config_builder.hpp"
 #include "harness/exposition.hpp"
+#include "harness/fixed_http_origin.hpp"
 #include "harness/process.hpp"
 #include "harness/switchboard_process.hpp"
 
@@ -35,12 +39,16 @@ class BenchSwitchboard {
   // default.
   BenchSwitchboard(int computers, std::chrono::milliseconds start_timeout,
                    const std::filesystem::path& program = harness::bin_dir() / "switchboard",
-                   int streams_per_caller = 0);
+                   int streams_per_caller = 0, bool oauth = false);
+  // Whether `program` takes an [oauth] table (an older build, measured A/B, may not).
+  static bool takes_oauth(const std::filesystem::path& program);
 
   int port() const { return process_->port(); }
   pid_t pid() const { return process_->pid(); }
   const std::vector<ComputerIdentity>& computers() const { return computers_; }
   const std::string& token() const { return token_; }  // the wildcard client's
+  // A JWT access token naming the same client; empty without `oauth`.
+  const std::string& access_token() const { return access_token_; }
   // From the start of `switchboard serve` until /healthz answered, and until READY=1.
   std::chrono::microseconds listening_after() const { return listening_after_; }
   std::chrono::microseconds all_up_after() const { return all_up_after_; }
@@ -73,6 +81,8 @@ class BenchSwitchboard {
   std::vector<harness::Secret> computer_secrets_;
   harness::Secret client_;
   std::string token_;
+  std::unique_ptr<harness::FixedHttpOrigin> issuer_;  // its key set, with `oauth`
+  std::string access_token_;
   int streams_per_caller_ = 0;
   int metrics_port_ = harness::free_port();
   std::chrono::microseconds listening_after_{0};

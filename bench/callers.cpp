@@ -53,12 +53,13 @@ struct CallerPool::Impl {
   net::io_context io{1};
   net::executor_work_guard<net::io_context::executor_type> work{io.get_executor()};
   std::thread thread;
-  std::array<std::vector<std::unique_ptr<Caller>>, 7> by_path;  // indexed by Path
+  std::array<std::vector<std::unique_ptr<Caller>>, 8> by_path;  // indexed by Path
   int next_index = 0;
   long relayed_ok = 0;  // only the thread that asks for runs and waits for them touches it
 
   Tally counted(Path path, Tally tally) {
-    if (path == Path::kRelay || path == Path::kRelay2026) relayed_ok += tally.ok;
+    if (path == Path::kRelay || path == Path::kRelay2026 || path == Path::kRelayJwt)
+      relayed_ok += tally.ok;
     return tally;
   }
 

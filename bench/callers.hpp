@@ -27,7 +27,17 @@
 namespace sbbench {
 
 // kRelay2026: the relay's call from a 2026-07-28 caller (docs/protocol.md, "Eras").
-enum class Path { kRelay, kDirect, kBareRelay, kNginx, kNginxProxy, kNginxInnerProxy, kRelay2026 };
+// kRelayJwt: the relay's call from a caller signed in with a JWT access token (docs/auth.md).
+enum class Path {
+  kRelay,
+  kDirect,
+  kBareRelay,
+  kNginx,
+  kNginxProxy,
+  kNginxInnerProxy,
+  kRelay2026,
+  kRelayJwt
+};
 
 struct CallSpec {
   std::size_t result_bytes = 0;  // 0: a small text result; else the image data's length

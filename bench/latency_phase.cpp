@@ -24,6 +24,12 @@ void Bench::latency(BenchSwitchboard& switchboard, const BareRelay& bare, Comput
                                       {switchboard.computers()[0].name}, 1, Path::kRelay2026))
     throw std::runtime_error("2026-07-28 callers: " + *error);
   std::vector<Path> paths{Path::kRelay, Path::kDirect, Path::kBareRelay, Path::kRelay2026};
+  if (!switchboard.access_token().empty()) {
+    if (auto error = pool.connect_relay(switchboard.port(), switchboard.access_token(),
+                                        {switchboard.computers()[0].name}, 1, Path::kRelayJwt))
+      throw std::runtime_error("JWT callers: " + *error);
+    paths.push_back(Path::kRelayJwt);
+  }
   const auto nginx = start_nginx(pool);
   if (nginx) paths.insert(paths.end(), {Path::kNginx, Path::kNginxProxy, Path::kNginxInnerProxy});
   const CallSpec small;
@@ -48,6 +54,7 @@ void Bench::latency(BenchSwitchboard& switchboard, const BareRelay& bare, Comput
   const auto direct = latency_of(samples[Path::kDirect]);
   const auto floor = latency_of(samples[Path::kBareRelay]);
   const auto stateless = latency_of(samples[Path::kRelay2026]);
+  const auto signed_in = latency_of(samples[Path::kRelayJwt]);
   // What the relay is built from: a bare hop between two processes, same-sized message.
   const auto hop = latency_of(
       unix_round_trips(plan_.latency_rounds * plan_.latency_calls_per_round, kSmallCallBytes));
@@ -62,13 +69,23 @@ void Bench::latency(BenchSwitchboard& switchboard, const BareRelay& bare, Comput
             << ratio_row("bare relay / direct", floor, direct)
             << ratio_row("relay / bare relay", relay, floor) << latency_row("bare process hop", hop)
             << latency_row("relay, 2026-07-28 caller", stateless)
-            << ratio_row("2026-07-28 caller / relay", stateless, relay) << "\n"
+            << ratio_row("2026-07-28 caller / relay", stateless, relay);
+  if (signed_in.samples) {
+    std::cout << latency_row("relay, JWT access token", signed_in)
+              << ratio_row("JWT / static token", signed_in, relay)
+              << difference_row("JWT − static token", signed_in, relay);
+  }
+  std::cout << "\n"
             << kBareRelayText << " Bare process hop: a " << kSmallCallBytes
             << "-byte message to a forked child over a Unix socket pair and back, blocking "
                "reads, nothing else. The 2026-07-28 caller sends the same call with that "
                "revision's `_meta` and headers to the same handshake-era fake computer, "
                "whose reply the switchboard reads whole to give it `resultType` "
-               "(docs/protocol.md, \"Eras\").\n\n";
+               "(docs/protocol.md, \"Eras\"). The JWT caller is the same client signed in "
+               "with an RS256 access token of an issuer whose key set the bench serves "
+               "(docs/auth.md): checked once, then known by its SHA-256"
+            << (signed_in.samples ? "" : " (skipped: the switchboard measured takes no [oauth])")
+            << ".\n\n";
   if (direct.samples && relay.samples && floor.samples) {
     verdicts_.add("latency p50 ≤ 2.3× direct", ratio(relay.p50, direct.p50),
                   relay.p50 <= 2.3 * direct.p50, ratio(floor.p50, direct.p50));

@@ -11,6 +11,7 @@
 #include <variant>
 
 #include "fuzz/fuzz_check.hpp"
+#include "shared/text.hpp"
 #include "supervisor/oauth/access_token.hpp"
 
 namespace oauth = sb::supervisor::oauth;
@@ -29,17 +30,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     keys = std::move(*read_keys);
   }
   const oauth::TokenRules rules{.issuer = "https://idp.example",
-                                .audiences = {"https://sb.example"},
+                                .resource = "https://sb.example",
                                 .algorithms = {oauth::Algorithm::kRS256, oauth::Algorithm::kPS256,
                                                oauth::Algorithm::kES256, oauth::Algorithm::kEdDSA}};
   constexpr std::int64_t kNow = 1'800'000'000;
   const auto verdict = oauth::check_access_token(token, keys, rules, kNow);
   if (const auto* identity = std::get_if<oauth::TokenIdentity>(&verdict)) {
-    FUZZ_CHECK(!identity->identity.empty());
+    FUZZ_CHECK(!identity->identities.empty());
     FUZZ_CHECK(identity->expires_at + 60 > kNow);
     FUZZ_CHECK(identity->issuer == rules.issuer);
   }
   (void)oauth::claimed_issuer(token);
-  if (const auto bytes = oauth::decode_base64url(token)) FUZZ_CHECK(bytes->size() <= token.size());
+  if (const auto bytes = sb::decode_base64url(token)) FUZZ_CHECK(bytes->size() <= token.size());
   return 0;
 }

@@ -27,6 +27,11 @@ bool glob_includes(std::string_view pattern, std::string_view narrower);
 std::optional<std::string> decode_base64(std::string_view text);
 // `bytes` in standard Base64 with padding (RFC 4648 §4).
 std::string encode_base64(std::string_view bytes);
+// The bytes of unpadded base64url text (RFC 4648 §5, as JOSE writes it: RFC 7515 §2),
+// strictly; none for anything else.
+std::optional<std::string> decode_base64url(std::string_view text);
+// `bytes` as unpadded base64url text.
+std::string encode_base64url(std::string_view bytes);
 // A leading "~/" becomes `home`/; with `home` empty, "~/x" becomes "x".
 std::filesystem::path expand_home(std::string_view path, std::string_view home);
 

@@ -157,28 +157,6 @@ std::string_view name_of(Algorithm algorithm) {
   return "";
 }
 
-std::optional<std::string> decode_base64url(std::string_view text) {
-  std::string standard(text);
-  for (char& c : standard) {
-    if (c == '+' || c == '/' || c == '=') return std::nullopt;
-    if (c == '-') c = '+';
-    if (c == '_') c = '/';
-  }
-  if (standard.size() % 4 == 1) return std::nullopt;
-  standard.append((4 - standard.size() % 4) % 4, '=');
-  return decode_base64(standard);
-}
-
-std::string encode_base64url(std::string_view bytes) {
-  std::string text = encode_base64(bytes);
-  while (!text.empty() && text.back() == '=') text.pop_back();
-  for (char& c : text) {
-    if (c == '+') c = '-';
-    if (c == '/') c = '_';
-  }
-  return text;
-}
-
 namespace {
 
 // One entry of a key set: its key, nothing (a kind, use or algorithm not taken: skipped),

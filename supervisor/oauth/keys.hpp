@@ -48,9 +48,4 @@ std::variant<PublicKey, std::string> read_key(const nlohmann::json& jwk);
 bool signature_holds(const PublicKey& key, Algorithm algorithm, std::string_view signing_input,
                      std::string_view signature);
 
-// The bytes of unpadded base64url text (RFC 7515 §2), strictly; none for anything else.
-std::optional<std::string> decode_base64url(std::string_view text);
-// `bytes` as unpadded base64url text.
-std::string encode_base64url(std::string_view bytes);
-
 }  // namespace sb::supervisor::oauth

@@ -5,6 +5,8 @@
 #include <array>
 #include <nlohmann/json.hpp>
 
+#include "shared/text.hpp"
+
 namespace sb::supervisor::oauth {
 namespace {
 
