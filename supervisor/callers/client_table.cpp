@@ -32,9 +32,14 @@ const Caller* ClientTable::authenticate(const std::optional<std::string>& bearer
   return index ? &callers_[verified_[*index]] : nullptr;
 }
 
-const Caller* ClientTable::identified(std::string_view issuer, std::string_view identity) const {
-  const auto found = identities_.find(std::pair{std::string(issuer), std::string(identity)});
-  return found == identities_.end() ? nullptr : &callers_[found->second];
+const Caller* ClientTable::identified(std::string_view issuer,
+                                      const std::vector<std::string>& identities) const {
+  std::optional<std::size_t> first;
+  for (const auto& identity : identities) {
+    const auto found = identities_.find(std::pair{std::string(issuer), identity});
+    if (found != identities_.end() && (!first || found->second < *first)) first = found->second;
+  }
+  return first ? &callers_[*first] : nullptr;
 }
 
 }  // namespace sb::supervisor

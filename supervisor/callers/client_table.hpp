@@ -31,9 +31,10 @@ class ClientTable {
   // The caller whose static token this is, or null. Every entry is compared, with no early
   // exit.
   const Caller* authenticate(const std::optional<std::string>& bearer_token) const;
-  // The caller an OAuth access token of `issuer` names by `identity` (docs/auth.md), or
-  // null.
-  const Caller* identified(std::string_view issuer, std::string_view identity) const;
+  // The caller an OAuth access token of `issuer` names by one of `identities` (docs/auth.md):
+  // the first such client in the config's order, or null.
+  const Caller* identified(std::string_view issuer,
+                           const std::vector<std::string>& identities) const;
 
  private:
   std::vector<Caller> callers_;

@@ -62,15 +62,33 @@ std::optional<std::int64_t> seconds_claim(const json& claims, const char* name) 
   return static_cast<std::int64_t>(value);
 }
 
-bool names_audience(const json& claims, const std::vector<std::string>& audiences) {
+bool is_resource_path(std::string_view path) {
+  if (path == "/mcp") return true;
+  if (!path.starts_with("/mcp/")) return false;
+  const std::string_view name = path.substr(5);
+  return !name.empty() && name.size() <= 128 && std::all_of(name.begin(), name.end(), [](char c) {
+    return c > ' ' && c < 0x7f && c != '/' && c != '"' && c != '\\' && c != '?' && c != '#';
+  });
+}
+
+std::optional<std::vector<std::string>> audience_paths(const json& claims,
+                                                       std::string_view resource) {
+  constexpr std::size_t kMaxPaths = 16;
   const auto audience = claims.find("aud");
-  if (audience == claims.end()) return false;
-  const auto accepted = [&](const json& value) {
-    return value.is_string() && std::find(audiences.begin(), audiences.end(),
-                                          value.get_ref<const std::string&>()) != audiences.end();
-  };
-  if (audience->is_array()) return std::any_of(audience->begin(), audience->end(), accepted);
-  return accepted(*audience);
+  if (audience == claims.end()) return std::nullopt;
+  const json named = audience->is_array() ? *audience : json::array({*audience});
+  std::vector<std::string> paths;
+  for (const json& value : named) {
+    if (!value.is_string()) continue;
+    std::string_view text = value.get_ref<const std::string&>();
+    if (!text.starts_with(resource)) continue;
+    text.remove_prefix(resource.size());
+    if (text.ends_with('/')) text.remove_suffix(1);
+    if (text.empty()) return std::vector<std::string>{};
+    if (is_resource_path(text) && paths.size() < kMaxPaths) paths.emplace_back(text);
+  }
+  if (paths.empty()) return std::nullopt;
+  return paths;
 }
 
 std::vector<std::string> scopes_of(const json& claims) {
@@ -86,6 +104,40 @@ std::vector<std::string> scopes_of(const json& claims) {
     rest.remove_prefix(space + 1);
   }
   return scopes;
+}
+
+namespace {
+
+// The names an identity claim holds: itself when a string, its string entries when an
+// array; none when it holds none, or more than kMaxIdentities.
+std::vector<std::string> names_in(const json& claim) {
+  std::vector<std::string> names;
+  if (claim.is_string() && !claim.get_ref<const std::string&>().empty())
+    names.push_back(claim.get<std::string>());
+  if (!claim.is_array() || claim.size() > kMaxIdentities) return names;
+  for (const json& entry : claim) {
+    if (entry.is_string() && !entry.get_ref<const std::string&>().empty())
+      names.push_back(entry.get<std::string>());
+  }
+  return names;
+}
+
+}  // namespace
+
+std::variant<TokenIdentity, TokenRefusal> identity_of(const json& claims, const TokenRules& rules,
+                                                      std::int64_t expires_at) {
+  auto names = names_in(claims.value(rules.identity_claim, json()));
+  if (names.empty()) return TokenRefusal{"no " + rules.identity_claim + " claim naming the caller"};
+  const json subject = claims.value("sub", json());
+  TokenIdentity out{.issuer = rules.issuer,
+                    .identities = std::move(names),
+                    .subject = subject.is_string() ? subject.get<std::string>() : std::string(),
+                    .scopes = scopes_of(claims),
+                    .expires_at = expires_at};
+  const json::json_pointer jkt("/cnf/jkt");
+  if (claims.contains(jkt) && claims.at(jkt).is_string())
+    out.confirmation_key = claims.at(jkt).get<std::string>();
+  return out;
 }
 
 std::optional<std::string> claimed_issuer(std::string_view token) {
@@ -122,7 +174,8 @@ std::variant<TokenIdentity, TokenRefusal> check_access_token(std::string_view to
   const json claims = decoded_object(parts->payload);
   if (claims.is_null()) return refused("claims that are not JSON");
   if (claims.value("iss", json()) != rules.issuer) return refused("another issuer");
-  if (!names_audience(claims, rules.audiences)) return refused("minted for another audience");
+  auto paths = audience_paths(claims, rules.resource);
+  if (!paths) return refused("minted for another audience");
   const auto expires = seconds_claim(claims, "exp");
   const std::int64_t skew = rules.clock_skew.count();
   if (!expires) return refused("no expiry");
@@ -130,20 +183,10 @@ std::variant<TokenIdentity, TokenRefusal> check_access_token(std::string_view to
   if (const auto not_before = seconds_claim(claims, "nbf"); not_before && *not_before - skew > now)
     return refused("not valid yet");
   if (claims.contains("nbf") && !seconds_claim(claims, "nbf")) return refused("a malformed nbf");
-  const json identity = claims.value(rules.identity_claim, json());
-  if (!identity.is_string() || identity.get_ref<const std::string&>().empty())
-    return refused("no " + rules.identity_claim + " claim naming the caller");
-  TokenIdentity out{.issuer = rules.issuer,
-                    .identity = identity.get<std::string>(),
-                    .subject = claims.value("sub", json("")).is_string()
-                                   ? claims.value("sub", std::string())
-                                   : std::string(),
-                    .scopes = scopes_of(claims),
-                    .expires_at = *expires};
-  const json::json_pointer jkt("/cnf/jkt");
-  if (claims.contains(jkt) && claims.at(jkt).is_string())
-    out.confirmation_key = claims.at(jkt).get<std::string>();
-  return out;
+  auto verdict = identity_of(claims, rules, *expires);
+  if (auto* identity = std::get_if<TokenIdentity>(&verdict))
+    identity->resource_paths = std::move(*paths);
+  return verdict;
 }
 
 }  // namespace sb::supervisor::oauth

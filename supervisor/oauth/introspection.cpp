@@ -50,27 +50,19 @@ std::variant<TokenIdentity, TokenRefusal> read_introspection(std::string_view bo
   if (answer.value("active", json()) != true) return TokenRefusal{"not active"};
   if (answer.contains("iss") && answer["iss"] != rules.issuer)
     return TokenRefusal{"another issuer"};
-  if (answer.contains("aud") && !names_audience(answer, rules.audiences))
-    return TokenRefusal{"minted for another audience"};
+  // An answer without `aud` is for whoever asked (RFC 7662 §2.2 makes it optional).
+  auto paths =
+      answer.contains("aud") ? audience_paths(answer, rules.resource) : std::vector<std::string>{};
+  if (!paths) return TokenRefusal{"minted for another audience"};
   const std::int64_t skew = rules.clock_skew.count();
   const auto expires = seconds_claim(answer, "exp");
   if (expires && *expires + skew <= now) return TokenRefusal{"expired"};
   if (const auto not_before = seconds_claim(answer, "nbf"); not_before && *not_before - skew > now)
     return TokenRefusal{"not valid yet"};
-  const json identity = answer.value(rules.identity_claim, json());
-  if (!identity.is_string() || identity.get_ref<const std::string&>().empty())
-    return TokenRefusal{"no " + rules.identity_claim + " naming the caller"};
-  TokenIdentity out{.issuer = rules.issuer,
-                    .identity = identity.get<std::string>(),
-                    .subject = answer.value("sub", json()).is_string()
-                                   ? answer["sub"].get<std::string>()
-                                   : std::string(),
-                    .expires_at = expires.value_or(0)};
-  out.scopes = scopes_of(answer);
-  const json::json_pointer jkt("/cnf/jkt");
-  if (answer.contains(jkt) && answer.at(jkt).is_string())
-    out.confirmation_key = answer.at(jkt).get<std::string>();
-  return out;
+  auto verdict = identity_of(answer, rules, expires.value_or(0));
+  if (auto* identity = std::get_if<TokenIdentity>(&verdict))
+    identity->resource_paths = std::move(*paths);
+  return verdict;
 }
 
 }  // namespace sb::supervisor::oauth

@@ -46,7 +46,7 @@ SignIn::SignIn(boost::asio::io_context& io, OutboundClient& client, config::OAut
   const std::string resource = without_trailing_slash(oauth_.resource);
   for (const auto& issuer : oauth_.issuers) {
     TokenRules rules{.issuer = issuer.issuer,
-                     .audiences = {resource, resource + "/"},
+                     .resource = resource,
                      .algorithms = algorithms_of(issuer.algorithms),
                      .clock_skew = std::chrono::seconds(issuer.clock_skew_secs),
                      .identity_claim = issuer.identity_claim};
@@ -203,10 +203,10 @@ std::string SignIn::metadata_url() const {
   return resource_.origin + std::string(kMetadataPath) + resource_.path;
 }
 
-std::string SignIn::metadata() const {
+std::string SignIn::metadata(std::string_view resource_path) const {
   json servers = json::array();
   for (const auto& issuer : oauth_.issuers) servers.push_back(issuer.issuer);
-  json metadata{{"resource", without_trailing_slash(oauth_.resource)},
+  json metadata{{"resource", without_trailing_slash(oauth_.resource) + std::string(resource_path)},
                 {"authorization_servers", std::move(servers)},
                 {"bearer_methods_supported", {"header"}},
                 {"resource_name", "OpenAB Switchboard"}};

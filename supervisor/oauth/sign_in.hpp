@@ -67,8 +67,9 @@ class SignIn : public std::enable_shared_from_this<SignIn> {
   const config::OAuth& oauth() const { return oauth_; }
   // Where the switchboard's protected resource metadata is (RFC 9728 §3.1).
   std::string metadata_url() const;
-  // The metadata itself, as JSON text.
-  std::string metadata() const;
+  // The metadata itself, as JSON text: of the switchboard, or with a computer's URL's
+  // path (is_resource_path), of that URL (RFC 9728 §3.3).
+  std::string metadata(std::string_view resource_path = {}) const;
 
  private:
   struct Issuer {

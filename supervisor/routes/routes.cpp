@@ -75,8 +75,12 @@ class Routes {
       return reply(forbidden_origin_response());
     const std::string_view path = request_path(request_.target);
     if (path == "/healthz") return get_only([&] { return text_response(200, "ok"); });
-    if (path == oauth::kMetadataPath && state_.sign_in)
-      return get_only([&] { return json_response(200, state_.sign_in->metadata()); });
+    if (path.starts_with(oauth::kMetadataPath) && state_.sign_in) {
+      // The switchboard's, or a computer's URL's, existing or not (RFC 9728 §3.1, §3.3).
+      const std::string_view suffix = path.substr(oauth::kMetadataPath.size());
+      if (suffix.empty() || oauth::is_resource_path(suffix))
+        return get_only([&] { return json_response(200, state_.sign_in->metadata(suffix)); });
+    }
     if (path == "/readyz")
       return get_only([&] { return readiness(state_.services.workers.any_ready()); });
     if (path == "/computers")
@@ -135,6 +139,7 @@ class Routes {
     const auto verdict = state_.sign_in->check(token, now);
     const auto* identity = std::get_if<oauth::TokenIdentity>(&verdict);
     if (!identity || identity->confirmation_key.empty() == with_proof) return nullptr;
+    if (!for_this_url(identity->resource_paths)) return nullptr;
     if (with_proof) {
       if (!request_.dpop) return nullptr;
       const auto proved = state_.sign_in->check_proof(*request_.dpop, request_.method,
@@ -142,7 +147,7 @@ class Routes {
       const auto* key = std::get_if<std::string>(&proved);
       if (!key || *key != identity->confirmation_key) return nullptr;
     }
-    const Caller* caller = state_.clients->identified(identity->issuer, identity->identity);
+    const Caller* caller = state_.clients->identified(identity->issuer, identity->identities);
     if (!caller) return nullptr;
     for (const auto& scope : state_.sign_in->oauth().scopes) {
       if (std::find(identity->scopes.begin(), identity->scopes.end(), scope) ==
@@ -153,6 +158,15 @@ class Routes {
     }
     signed_in_ = *identity;
     return caller;
+  }
+
+  // Whether a token for these computers' URLs (none: for the whole switchboard) is for the
+  // URL asked; by the path alone, so that it never tells whether a computer exists.
+  bool for_this_url(const std::vector<std::string>& resource_paths) const {
+    if (resource_paths.empty()) return true;
+    std::string_view path = request_path(request_.target);
+    if (path.size() > 1 && path.ends_with('/')) path.remove_suffix(1);
+    return std::find(resource_paths.begin(), resource_paths.end(), path) != resource_paths.end();
   }
 
   // 401, with where a caller learns how to sign in when OAuth is configured (RFC 9728 §5.1),

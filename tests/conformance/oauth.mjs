@@ -100,6 +100,35 @@ assert.equal(elsewhere.status, 401);
 assert.match(elsewhere.headers.get("www-authenticate"), /error="invalid_token"/);
 step("a token for another audience is refused");
 
+// A computer's URL is a protected resource too (RFC 9728 §3.3): its metadata names it,
+// whether or not such a computer exists, and a token for it is taken there alone.
+for (const path of [new URL(url).pathname, "/mcp/no-such-computer", "/mcp"]) {
+  const suffixed = await fetch(`${origin}/.well-known/oauth-protected-resource${path}`);
+  assert.equal(suffixed.status, 200, path);
+  const body = await suffixed.json();
+  assert.equal(body.resource, `${origin}${path}`);
+  assert.deepEqual(body.authorization_servers, [idp]);
+}
+assert.equal((await fetch(`${origin}/.well-known/oauth-protected-resource/other`)).status, 404);
+const narrow = await tokenFor(url);
+assert.equal((await post(narrow)).status, 200);
+for (const elsewhere of [`${origin}/mcp/no-such-computer`, `${origin}/mcp`, `${origin}/computers`]) {
+  const response = await fetch(elsewhere, {
+    method: elsewhere.endsWith("/computers") ? "GET" : "POST",
+    headers: {
+      authorization: `Bearer ${narrow}`,
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+    },
+    body: elsewhere.endsWith("/computers")
+      ? undefined
+      : JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
+  });
+  assert.equal(response.status, 401, elsewhere);
+  assert.match(response.headers.get("www-authenticate"), /error="invalid_token"/);
+}
+step("a computer's URL has its own metadata, and a token for it works there alone");
+
 const unscoped = await post(await tokenFor(origin, "other"));
 assert.equal(unscoped.status, 403);
 assert.match(unscoped.headers.get("www-authenticate"), /error="insufficient_scope"/);

@@ -20,5 +20,18 @@ TEST(ClientTable, FindsTheCallerByTokenAndNobodyElse) {
   EXPECT_FALSE(table.authenticate(std::nullopt));
 }
 
+TEST(ClientTable, AnAccessTokensIdentitiesNameTheFirstClientInTheConfigsOrder) {
+  const std::string issuer = "https://idp.example";
+  config::Client ops{.name = "ops", .oauth_issuer = issuer, .oauth_identity = "ops"};
+  config::Client agents{.name = "agents", .oauth_issuer = issuer, .oauth_identity = "agents"};
+  const ClientTable table({ops, agents});
+  using Names = std::vector<std::string>;
+  EXPECT_EQ(table.identified(issuer, Names{"agents", "ops"})->name, "ops");
+  EXPECT_EQ(table.identified(issuer, Names{"nobody", "agents"})->name, "agents");
+  EXPECT_FALSE(table.identified(issuer, Names{"nobody"}));
+  EXPECT_FALSE(table.identified("https://other.example", Names{"ops"}));
+  EXPECT_FALSE(table.identified(issuer, Names{}));
+}
+
 }  // namespace
 }  // namespace sb::supervisor

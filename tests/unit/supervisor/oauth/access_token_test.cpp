@@ -9,19 +9,25 @@
 #include <string>
 #include <vector>
 
-#include "tests/unit/supervisor/oauth/signing_key.hpp"
+#include "harness/signing_key.hpp"
+#include "shared/text.hpp"
 
 namespace sb::supervisor::oauth {
 namespace {
 
-using namespace test;
+using harness::SigningKey;
+using json = nlohmann::json;
+
+SigningKey make_key(Algorithm algorithm, std::string kid) {
+  return harness::make_signing_key(name_of(algorithm), std::move(kid));
+}
 
 constexpr std::int64_t kNow = 1'800'000'000;
 
 TokenRules rules() {
   return TokenRules{
       .issuer = "https://idp.example",
-      .audiences = {"https://sb.example"},
+      .resource = "https://sb.example",
       .algorithms = {Algorithm::kRS256, Algorithm::kPS256, Algorithm::kES256, Algorithm::kEdDSA}};
 }
 
@@ -36,11 +42,8 @@ json good_claims() {
 }
 
 std::string token_of(const SigningKey& key, const json& claims, json header = json::object()) {
-  if (!header.contains("alg")) header["alg"] = std::string(name_of(key.algorithm));
   if (!header.contains("typ")) header["typ"] = "at+jwt";
-  if (!header.contains("kid")) header["kid"] = key.kid;
-  const std::string input = encode_base64url(header.dump()) + "." + encode_base64url(claims.dump());
-  return input + "." + encode_base64url(key.sign(input));
+  return key.compact_jws(std::move(header), claims);
 }
 
 std::vector<PublicKey> key_set(const std::vector<const SigningKey*>& keys) {
@@ -64,7 +67,7 @@ TEST(AccessToken, EachAcceptedAlgorithmsTokenNamesItsCaller) {
         check_access_token(token_of(key, good_claims()), key_set({&key}), rules(), kNow);
     const auto* identity = std::get_if<TokenIdentity>(&verdict);
     ASSERT_TRUE(identity) << name_of(algorithm) << ": " << refusal(verdict);
-    EXPECT_EQ(identity->identity, "agent-7");
+    EXPECT_EQ(identity->identities, std::vector<std::string>{"agent-7"});
     EXPECT_EQ(identity->issuer, "https://idp.example");
     EXPECT_EQ(identity->scopes, (std::vector<std::string>{"mcp", "tools"}));
     EXPECT_EQ(identity->expires_at, kNow + 300);
@@ -134,9 +137,54 @@ TEST(AccessToken, TheIdentityClaimIsTheOneConfigured) {
   claims["email"] = "ops@example.com";
   const auto verdict = check_access_token(token_of(key, claims), key_set({&key}), by_email, kNow);
   ASSERT_TRUE(std::holds_alternative<TokenIdentity>(verdict)) << refusal(verdict);
-  EXPECT_EQ(std::get<TokenIdentity>(verdict).identity, "ops@example.com");
+  EXPECT_EQ(std::get<TokenIdentity>(verdict).identities,
+            std::vector<std::string>{"ops@example.com"});
   EXPECT_EQ(std::get<TokenIdentity>(verdict).subject, "agent-7");
   EXPECT_EQ(claimed_issuer(token_of(key, claims)), "https://idp.example");
+}
+
+TEST(AccessToken, AnAudienceOfComputersURLsNarrowsTheToken) {
+  const SigningKey key = make_key(Algorithm::kES256, "k1");
+  auto paths_of = [&](const json& audience) -> std::string {
+    auto claims = good_claims();
+    claims["aud"] = audience;
+    const auto verdict = check_access_token(token_of(key, claims), key_set({&key}), rules(), kNow);
+    if (const auto* refused = std::get_if<TokenRefusal>(&verdict)) return refused->why;
+    std::string out = "paths:";
+    for (const auto& path : std::get<TokenIdentity>(verdict).resource_paths) out += " " + path;
+    return out;
+  };
+  EXPECT_EQ(paths_of("https://sb.example/"), "paths:");
+  EXPECT_EQ(paths_of("https://sb.example/mcp/alpha"), "paths: /mcp/alpha");
+  EXPECT_EQ(paths_of("https://sb.example/mcp/alpha/"), "paths: /mcp/alpha");
+  EXPECT_EQ(paths_of(json::array({"https://sb.example/mcp/alpha", "https://sb.example/mcp"})),
+            "paths: /mcp/alpha /mcp");
+  // Naming the whole switchboard too, it is for the whole switchboard.
+  EXPECT_EQ(paths_of(json::array({"https://sb.example/mcp/alpha", "https://sb.example"})),
+            "paths:");
+  for (const char* elsewhere :
+       {"https://sb.example.evil/mcp/alpha", "https://sb.example/mcp/a/b", "https://sb.example/x",
+        "https://sb.example/mcp//", "https://sb.example/mcp/a?b", "https://sb.examplemcp/alpha"})
+    EXPECT_EQ(paths_of(elsewhere), "minted for another audience") << elsewhere;
+}
+
+TEST(AccessToken, AnArrayIdentityClaimNamesEachOfItsStrings) {
+  const SigningKey key = make_key(Algorithm::kES256, "k1");
+  TokenRules by_groups = rules();
+  by_groups.identity_claim = "groups";
+  auto claims = good_claims();
+  claims["groups"] = json::array({"ops", 7, "", "agents"});
+  const auto verdict = check_access_token(token_of(key, claims), key_set({&key}), by_groups, kNow);
+  ASSERT_TRUE(std::holds_alternative<TokenIdentity>(verdict)) << refusal(verdict);
+  EXPECT_EQ(std::get<TokenIdentity>(verdict).identities,
+            (std::vector<std::string>{"ops", "agents"}));
+  // An empty array, one of no strings, or one past the bound names nobody.
+  for (const json& groups : {json::array(), json::array({1, nullptr}),
+                             json(std::vector<std::string>(kMaxIdentities + 1, "ops"))}) {
+    claims["groups"] = groups;
+    EXPECT_EQ(refusal(check_access_token(token_of(key, claims), key_set({&key}), by_groups, kNow)),
+              "no groups claim naming the caller");
+  }
 }
 
 TEST(AccessToken, AKeySetIsReadStrictly) {

@@ -16,13 +16,13 @@ using json = nlohmann::json;
 constexpr std::int64_t kNow = 1'800'000'000;
 
 TokenRules rules() {
-  return TokenRules{.issuer = "https://idp.example", .audiences = {"https://sb.example"}};
+  return TokenRules{.issuer = "https://idp.example", .resource = "https://sb.example"};
 }
 
 std::string outcome(const json& answer) {
   const auto verdict = read_introspection(answer.dump(), rules(), kNow);
   if (const auto* refusal = std::get_if<TokenRefusal>(&verdict)) return refusal->why;
-  return std::get<TokenIdentity>(verdict).identity;
+  return std::get<TokenIdentity>(verdict).identities.at(0);
 }
 
 json active() {
@@ -39,7 +39,7 @@ TEST(Introspection, AnActiveTokenForThisSwitchboardNamesItsCaller) {
   const auto verdict = read_introspection(active().dump(), rules(), kNow);
   ASSERT_TRUE(std::holds_alternative<TokenIdentity>(verdict));
   const auto& identity = std::get<TokenIdentity>(verdict);
-  EXPECT_EQ(identity.identity, "agent");
+  EXPECT_EQ(identity.identities, std::vector<std::string>{"agent"});
   EXPECT_EQ(identity.scopes, (std::vector<std::string>{"mcp", "tools"}));
   EXPECT_EQ(identity.expires_at, kNow + 60);
   json minimal{{"active", true}, {"sub", "agent"}};
@@ -63,7 +63,7 @@ TEST(Introspection, AnythingElseIsRefused) {
   EXPECT_EQ(outcome(answer), "not valid yet");
   answer = active();
   answer.erase("sub");
-  EXPECT_EQ(outcome(answer), "no sub naming the caller");
+  EXPECT_EQ(outcome(answer), "no sub claim naming the caller");
   EXPECT_EQ(std::get<TokenRefusal>(read_introspection("[]", rules(), kNow)).why,
             "an introspection answer that is not JSON");
 }

@@ -10,12 +10,18 @@
 
 #include <string>
 
-#include "tests/unit/supervisor/oauth/signing_key.hpp"
+#include "harness/signing_key.hpp"
+#include "shared/text.hpp"
 
 namespace sb::supervisor::oauth {
 namespace {
 
-using namespace test;
+using harness::SigningKey;
+using json = nlohmann::json;
+
+SigningKey make_key(Algorithm algorithm, std::string kid) {
+  return harness::make_signing_key(name_of(algorithm), std::move(kid));
+}
 
 constexpr std::int64_t kNow = 1'800'000'000;
 constexpr std::string_view kUrl = "https://sb.example/mcp/alpha";
@@ -37,13 +43,8 @@ json claims_for(std::string jti = "p-1") {
 
 std::string proof_of(const SigningKey& key, const json& claims, json header = json::object()) {
   if (!header.contains("typ")) header["typ"] = "dpop+jwt";
-  if (!header.contains("alg")) header["alg"] = std::string(name_of(key.algorithm));
-  if (!header.contains("jwk")) {
-    header["jwk"] = key.jwk();
-    header["jwk"].erase("kid");
-  }
-  const std::string input = encode_base64url(header.dump()) + "." + encode_base64url(claims.dump());
-  return input + "." + encode_base64url(key.sign(input));
+  if (!header.contains("jwk")) header["jwk"] = key.jwk();
+  return key.compact_jws(std::move(header), claims);
 }
 
 std::string outcome(const std::variant<std::string, TokenRefusal>& verdict) {
