@@ -48,6 +48,16 @@ const provider = new Provider(issuer, {
       scope: "mcp other",
     },
     {
+      // Its tokens live two seconds: long enough to be used once, then seen expired.
+      client_id: "brief-agent",
+      client_secret: "brief-agent-secret",
+      grant_types: ["client_credentials"],
+      redirect_uris: [],
+      response_types: [],
+      id_token_signed_response_alg: "ES256",
+      scope: "mcp",
+    },
+    {
       client_id: "opaque-agent",
       client_secret: "opaque-agent-secret",
       grant_types: ["client_credentials"],
@@ -94,7 +104,7 @@ const provider = new Provider(issuer, {
       getResourceServerInfo: (_ctx, resource, client) => ({
         scope: "mcp other",
         audience: resource,
-        accessTokenTTL: 300,
+        accessTokenTTL: client.clientId === "brief-agent" ? 2 : 300,
         accessTokenFormat: client.clientId === "opaque-agent" ? "opaque" : "jwt",
         jwt: { sign: { alg: "ES256" } },
       }),

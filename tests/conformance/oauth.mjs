@@ -144,6 +144,19 @@ assert.equal((await post(forged({ exp: claims.exp + 3600 }))).status, 401);
 assert.equal((await post(`${header}.${payload}.`)).status, 401);
 step("a token changed after signing is refused");
 
+// A token that worked is refused once past its expiry (brief-agent's live two seconds,
+// and this issuer is allowed no clock skew): the wait is until its own `exp`.
+{
+  const brief = await tokenFor(origin, "mcp", "brief-agent");
+  assert.equal((await post(brief)).status, 200);
+  const { exp } = JSON.parse(Buffer.from(brief.split(".")[1], "base64url").toString());
+  await new Promise((resolve) => setTimeout(resolve, Math.max(0, exp * 1000 - Date.now()) + 50));
+  const expired = await post(brief);
+  assert.equal(expired.status, 401);
+  assert.match(expired.headers.get("www-authenticate"), /error="invalid_token"/);
+  step("a token past its expiry is refused");
+}
+
 // A valid token of the issuer that names no client is refused as an unknown token is.
 const stranger = await post(await tokenFor(origin, "mcp", "stranger"));
 assert.equal(stranger.status, 401);
