@@ -2,6 +2,7 @@
 // is the only code that reads the file; everything else gets a validated Config.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -178,6 +179,17 @@ struct OAuth {
   std::vector<OAuthIssuer> issuers;
 };
 
+// [telemetry]: OpenTelemetry traces exported over OTLP/HTTP (docs/observability.md).
+struct Telemetry {
+  std::string endpoint;  // the OTLP/HTTP base URL; spans go to endpoint + "/v1/traces"
+  // Lines `Name: value` sent with every export (a collector's API key); none when empty.
+  std::filesystem::path headers_file;
+  double sample_ratio = 1.0;      // of the traces the switchboard starts
+  int max_sampled_per_sec = 100;  // a caller's sampled flag honoured up to this rate
+  std::chrono::milliseconds batch_delay{1000};
+  int max_queue_spans = 2048;
+};
+
 struct Config {
   std::string listen_ip = "127.0.0.1";  // as written, without brackets
   std::uint16_t listen_port = 8790;
@@ -198,8 +210,9 @@ struct Config {
   std::vector<Computer> computers;  // config order
   std::vector<Client> clients;      // config order
   std::vector<Pod> pods;
-  std::optional<OAuth> oauth;  // none: static tokens only
-  bool v1_form = false;        // the file used [vm]
+  std::optional<OAuth> oauth;          // none: static tokens only
+  std::optional<Telemetry> telemetry;  // none: no traces
+  bool v1_form = false;                // the file used [vm]
 
   // "127.0.0.1:8790" or "[::1]:8790".
   std::string listen_display() const;

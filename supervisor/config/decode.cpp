@@ -84,6 +84,14 @@ struct Fields {
     return node->as_integer()->get();
   }
 
+  std::optional<double> number(std::string_view key) const {
+    const toml::node* node = find(key);
+    if (!node) return std::nullopt;
+    if (node->is_integer()) return static_cast<double>(node->as_integer()->get());
+    if (!node->is_floating_point()) wrong_type(key, *node, "a number");
+    return node->as_floating_point()->get();
+  }
+
   std::optional<bool> boolean(std::string_view key) const {
     const toml::node* node = find(key);
     if (!node) return std::nullopt;
@@ -295,12 +303,24 @@ RawOAuth decode_oauth(const toml::table& table) {
   return out;
 }
 
+RawTelemetry decode_telemetry(const toml::table& table) {
+  const Fields fields{table, "[telemetry]", "[telemetry]"};
+  fields.allow_only({"endpoint", "headers_file", "sample_ratio", "max_sampled_per_sec",
+                     "batch_delay_ms", "max_queue_spans"});
+  return {.endpoint = fields.required_string("endpoint"),
+          .headers_file = fields.string("headers_file"),
+          .sample_ratio = fields.number("sample_ratio"),
+          .max_sampled_per_sec = fields.integer("max_sampled_per_sec"),
+          .batch_delay_ms = fields.integer("batch_delay_ms"),
+          .max_queue_spans = fields.integer("max_queue_spans")};
+}
+
 RawFile decode_file(const toml::table& root) {
   const Fields top{root, "", "the top level"};
   top.allow_only({"listen", "allow_insecure_bind", "max_inflight", "audit_args", "audit_path",
                   "control_socket", "metrics_listen", "allowed_origins", "trust_peer_headers", "vm",
                   "computer", "timeouts", "limits", "client", "pty_attach", "pty_attach_proxy",
-                  "oauth"});
+                  "oauth", "telemetry"});
   RawFile out;
   out.listen = top.string("listen");
   out.trust_peer_headers = top.boolean("trust_peer_headers");
@@ -328,6 +348,8 @@ RawFile decode_file(const toml::table& root) {
     out.limits = decode_limits(*limits);
   }
   if (const toml::table* oauth = top.subtable("oauth", "[oauth]")) out.oauth = decode_oauth(*oauth);
+  if (const toml::table* telemetry = top.subtable("telemetry", "[telemetry]"))
+    out.telemetry = decode_telemetry(*telemetry);
   const auto clients = top.tables("client");
   for (std::size_t i = 0; i < clients.size(); ++i) {
     out.clients.push_back(decode_client(*clients[i], i));

@@ -58,6 +58,7 @@ Config parse_config(std::string_view toml_text, std::string_view home) {
   if (raw.audit_path) config.audit_path = expand_home(*raw.audit_path, home);
   build_computers(raw, config);
   build_oauth(raw, config, home);
+  build_telemetry(raw, config, home);
   build_clients(raw, config);
   build_pods(raw, config, home);
   config.allowed_origins = build_allowed_origins(raw);

@@ -13,35 +13,9 @@ namespace {
 constexpr std::int64_t kMaxClockSkewSecs = 600;
 constexpr std::string_view kAlgorithms[] = {"RS256", "PS256", "ES256", "EdDSA"};
 
-bool loopback_host(std::string_view rest) {
-  for (std::string_view host : {"127.0.0.1", "localhost", "[::1]"}) {
-    if (rest.starts_with(host) &&
-        (rest.size() == host.size() || rest[host.size()] == ':' || rest[host.size()] == '/'))
-      return true;
-  }
-  return false;
-}
-
-// An https:// URL (http:// only to a loopback host, for a test or a local issuer), without
-// a fragment or a query: it is compared byte for byte with what tokens and callers say.
-std::string checked_url(const std::string& url, std::string_view owner, std::string_view what) {
-  const bool secure = url.starts_with("https://");
-  const bool local = url.starts_with("http://") && loopback_host(url.substr(7));
-  if (!secure && !local) {
-    fail(owner, std::string(what) + " " + in_quotes(url) +
-                    " is not an https:// URL (http:// only to 127.0.0.1, localhost or [::1])");
-  }
-  const std::size_t host_at = secure ? 8 : 7;
-  if (url.size() <= host_at || url[host_at] == '/' ||
-      url.find_first_of("?# \t") != std::string::npos)
-    fail(owner,
-         std::string(what) + " " + in_quotes(url) + " needs a host, and no query or fragment");
-  return url;
-}
-
 OAuthIssuer build_issuer(const RawIssuer& raw, std::string_view owner, std::string_view home) {
-  OAuthIssuer issuer{.issuer = checked_url(raw.issuer, owner, "`issuer`")};
-  if (raw.jwks_url) issuer.jwks_url = checked_url(*raw.jwks_url, owner, "`jwks_url`");
+  OAuthIssuer issuer{.issuer = checked_outbound_url(raw.issuer, owner, "`issuer`")};
+  if (raw.jwks_url) issuer.jwks_url = checked_outbound_url(*raw.jwks_url, owner, "`jwks_url`");
   if (raw.algorithms) {
     if (raw.algorithms->empty()) fail(owner, "`algorithms` is empty: name at least one");
     for (const auto& name : *raw.algorithms) {
@@ -77,7 +51,8 @@ OAuthIssuer build_issuer(const RawIssuer& raw, std::string_view owner, std::stri
          "and a file holding the switchboard's client_id:client_secret there");
   }
   if (raw.introspection_url) {
-    issuer.introspection_url = checked_url(*raw.introspection_url, owner, "`introspection_url`");
+    issuer.introspection_url =
+        checked_outbound_url(*raw.introspection_url, owner, "`introspection_url`");
     issuer.introspection_credentials_file = expand_home(*raw.introspection_credentials_file, home);
   }
   return issuer;
@@ -88,7 +63,7 @@ OAuthIssuer build_issuer(const RawIssuer& raw, std::string_view owner, std::stri
 void build_oauth(const RawFile& raw, Config& config, std::string_view home) {
   if (!raw.oauth) return;
   const RawOAuth& block = *raw.oauth;
-  OAuth oauth{.resource = checked_url(block.resource, "[oauth]", "`resource`")};
+  OAuth oauth{.resource = checked_outbound_url(block.resource, "[oauth]", "`resource`")};
   if (block.scopes) {
     for (const auto& scope : *block.scopes) {
       if (scope.empty() || scope.find_first_of(" \t\"\\") != std::string::npos)

@@ -83,6 +83,15 @@ struct RawOAuth {
   std::vector<RawIssuer> issuers;
 };
 
+struct RawTelemetry {
+  std::string endpoint;
+  std::optional<std::string> headers_file;
+  std::optional<double> sample_ratio;
+  std::optional<std::int64_t> max_sampled_per_sec;
+  std::optional<std::int64_t> batch_delay_ms;
+  std::optional<std::int64_t> max_queue_spans;
+};
+
 struct RawFile {
   std::optional<std::string> listen;
   std::optional<bool> trust_peer_headers;
@@ -101,6 +110,7 @@ struct RawFile {
   std::vector<RawClient> clients;
   std::vector<RawPod> pods;
   std::optional<RawOAuth> oauth;
+  std::optional<RawTelemetry> telemetry;
 };
 
 // The TOML layer (decode.cpp): syntax, unknown keys, types and missing required keys fail

@@ -46,6 +46,15 @@ void check_granted_computers_exist(const Grant& grant, const Config& config,
 std::string resolve_default_computer(const std::optional<std::string>& given, const Grant& grant,
                                      const Config& config, std::string_view owner);
 
+// A URL the supervisor's outbound client is sent to (outbound_url.cpp): an https:// URL
+// (http:// only to a loopback host, for a test or a local server), without a fragment or a
+// query; `what` names the key in the message.
+std::string checked_outbound_url(const std::string& url, std::string_view owner,
+                                 std::string_view what);
+
+// [telemetry] (telemetry.cpp): where spans are exported, and how many.
+void build_telemetry(const RawFile& raw, Config& config, std::string_view home);
+
 // [oauth] (oauth.cpp), before the clients that name its issuers.
 void build_oauth(const RawFile& raw, Config& config, std::string_view home);
 
