@@ -6,18 +6,31 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cctype>
+#include <cstdlib>
 #include <stdexcept>
+#include <string_view>
 
 namespace harness {
 namespace {
 
 constexpr int kPollMs = 100;
-constexpr std::size_t kMaxRequestHead = 16 * 1024;
+constexpr std::size_t kMaxRequest = 4 * 1024 * 1024;
+
+// The Content-Length a request's head announces; 0 for none.
+std::size_t content_length(std::string_view head) {
+  std::string lower(head);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const auto at = lower.find("\r\ncontent-length:");
+  if (at == std::string::npos) return 0;
+  return static_cast<std::size_t>(std::strtoull(lower.c_str() + at + 17, nullptr, 10));
+}
 
 }  // namespace
 
-FixedHttpOrigin::FixedHttpOrigin(std::string json_body)
-    : response_("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+FixedHttpOrigin::FixedHttpOrigin(std::string json_body, int status)
+    : response_("HTTP/1.1 " + std::to_string(status) +
+                " Fixed\r\nContent-Type: application/json\r\nContent-Length: " +
                 std::to_string(json_body.size()) + "\r\nConnection: close\r\n\r\n" + json_body) {
   listener_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in address{};
@@ -55,16 +68,30 @@ void FixedHttpOrigin::serve() {
   }
 }
 
-// Reads the request's head (a GET has no body) and writes the one response.
+std::string FixedHttpOrigin::last_request() const {
+  const std::lock_guard lock(last_mutex_);
+  return last_request_;
+}
+
+// Reads the request (its head, and the body its Content-Length announces) and writes the
+// one response.
 void FixedHttpOrigin::answer(int connection) {
-  std::string head;
+  std::string request;
   char buffer[4096];
-  while (head.find("\r\n\r\n") == std::string::npos && head.size() < kMaxRequestHead) {
+  std::size_t wanted = std::string::npos;
+  while (request.size() < wanted && request.size() < kMaxRequest) {
     pollfd readable{connection, POLLIN, 0};
     if (::poll(&readable, 1, 10 * kPollMs) <= 0) return;
     const ssize_t got = ::read(connection, buffer, sizeof buffer);
     if (got <= 0) return;
-    head.append(buffer, static_cast<std::size_t>(got));
+    request.append(buffer, static_cast<std::size_t>(got));
+    const auto head_end = request.find("\r\n\r\n");
+    if (wanted == std::string::npos && head_end != std::string::npos)
+      wanted = head_end + 4 + content_length(std::string_view(request).substr(0, head_end));
+  }
+  {
+    const std::lock_guard lock(last_mutex_);
+    last_request_ = request;
   }
   std::size_t written = 0;
   while (written < response_.size()) {

@@ -1,0 +1,70 @@
+#include "supervisor/telemetry/otlp_json.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "shared/text.hpp"
+
+namespace sb::supervisor {
+namespace {
+
+using json = nlohmann::json;
+
+template <std::size_t N>
+std::string hex_of(const std::array<std::uint8_t, N>& bytes) {
+  return to_hex(bytes.data(), bytes.size());
+}
+
+json value_of(const std::variant<std::string, std::int64_t, bool>& value) {
+  if (const auto* text = std::get_if<std::string>(&value)) return {{"stringValue", *text}};
+  if (const auto* number = std::get_if<std::int64_t>(&value))
+    return {{"intValue", std::to_string(*number)}};
+  return {{"boolValue", std::get<bool>(value)}};
+}
+
+json attributes_of(const std::vector<SpanAttribute>& attributes) {
+  json out = json::array();
+  for (const auto& attribute : attributes)
+    out.push_back({{"key", attribute.key}, {"value", value_of(attribute.value)}});
+  return out;
+}
+
+json span_of(const Span& span) {
+  json out{{"traceId", hex_of(span.trace_id)},
+           {"spanId", hex_of(span.span_id)},
+           {"name", span.name},
+           {"kind", static_cast<int>(span.kind)},
+           {"startTimeUnixNano", std::to_string(span.start_unix_nanos)},
+           {"endTimeUnixNano", std::to_string(span.end_unix_nanos)},
+           {"attributes", attributes_of(span.attributes)}};
+  if (span.parent_id) out["parentSpanId"] = hex_of(*span.parent_id);
+  if (!span.tracestate.empty()) out["traceState"] = span.tracestate;
+  if (!span.events.empty()) {
+    json events = json::array();
+    for (const auto& event : span.events) {
+      events.push_back(
+          {{"name", event.name}, {"timeUnixNano", std::to_string(event.time_unix_nanos)}});
+    }
+    out["events"] = std::move(events);
+  }
+  if (span.error) out["status"] = {{"code", 2}, {"message", span.status_message}};
+  return out;
+}
+
+}  // namespace
+
+std::string encode_otlp_traces(const std::vector<Span>& spans, const TraceResource& resource) {
+  json encoded = json::array();
+  for (const auto& span : spans) encoded.push_back(span_of(span));
+  const std::vector<SpanAttribute> described{{"service.name", std::string("switchboard")},
+                                             {"service.version", resource.service_version},
+                                             {"service.instance.id", resource.service_instance}};
+  const json request{
+      {"resourceSpans",
+       json::array({{{"resource", {{"attributes", attributes_of(described)}}},
+                     {"scopeSpans", json::array({{{"scope", {{"name", "switchboard"}}},
+                                                  {"spans", std::move(encoded)}}})}}})}};
+  // Text that is not UTF-8 (a tool's name is the caller's) is replaced, never thrown on.
+  return request.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+}  // namespace sb::supervisor

@@ -1,0 +1,118 @@
+#include "supervisor/telemetry/span_exporter.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "shared/log.hpp"
+#include "supervisor/telemetry/otlp_json.hpp"
+
+namespace sb::supervisor {
+namespace {
+
+namespace net = boost::asio;
+
+constexpr std::size_t kMaxAnswerBytes = 64 * 1024;
+
+// A refusal the OTLP specification says may pass: the collector is busy or restarting.
+bool worth_trying_again(int status) {
+  return status == 429 || status == 502 || status == 503 || status == 504;
+}
+
+}  // namespace
+
+SpanExporter::SpanExporter(net::io_context& io, OutboundClient& client, config::Telemetry telemetry,
+                           TraceResource resource, ExportHeaders headers, CountSpans count)
+    : io_(io),
+      client_(client),
+      telemetry_(std::move(telemetry)),
+      resource_(std::move(resource)),
+      headers_(std::move(headers)),
+      count_(std::move(count)),
+      wake_(io) {}
+
+void SpanExporter::start() {
+  net::co_spawn(
+      io_, [self = shared_from_this()]() { return self->run(); }, net::detached);
+}
+
+void SpanExporter::stop() {
+  stopped_ = true;
+  if (!queue_.empty()) count_("dropped", queue_.size());
+  queue_.clear();
+  wake_.cancel();
+}
+
+void SpanExporter::add(Span span) {
+  if (stopped_) return;
+  if (queue_.size() >= static_cast<std::size_t>(telemetry_.max_queue_spans)) {
+    count_("dropped", 1);
+    return;
+  }
+  queue_.push_back(std::move(span));
+  if (state_ == State::kIdle || (state_ == State::kBatching && queue_.size() >= kMaxBatchSpans))
+    wake_.cancel();
+}
+
+net::awaitable<void> SpanExporter::run() {
+  while (!stopped_) {
+    if (queue_.empty()) {
+      state_ = State::kIdle;
+      co_await pause(std::chrono::hours(24));  // until the first span (add() wakes it)
+      continue;
+    }
+    if (queue_.size() < kMaxBatchSpans) {
+      state_ = State::kBatching;
+      co_await pause(telemetry_.batch_delay);
+      if (stopped_) break;
+    }
+    state_ = State::kSending;
+    const std::size_t taken = std::min(queue_.size(), kMaxBatchSpans);
+    std::vector<Span> batch(std::make_move_iterator(queue_.begin()),
+                            std::make_move_iterator(queue_.begin() + static_cast<long>(taken)));
+    queue_.erase(queue_.begin(), queue_.begin() + static_cast<long>(taken));
+    co_await send(std::move(batch));
+  }
+}
+
+net::awaitable<void> SpanExporter::send(std::vector<Span> batch) {
+  OutboundRequest request{.method = "POST",
+                          .url = telemetry_.endpoint + "/v1/traces",
+                          .headers = headers_,
+                          .body = encode_otlp_traces(batch, resource_),
+                          .max_response_bytes = kMaxAnswerBytes};
+  request.headers.emplace_back("Content-Type", "application/json");
+  std::string failure;
+  for (int attempt = 0; attempt < kExportAttempts && !stopped_; ++attempt) {
+    if (attempt > 0) co_await pause(std::chrono::seconds(1 << (attempt - 1)));
+    if (stopped_) break;
+    const auto answer = co_await client_.send(request);
+    if (const auto* response = std::get_if<OutboundResponse>(&answer)) {
+      if (response->status >= 200 && response->status < 300) {
+        if (failing_) log_info("spans are exported again", {{"endpoint", telemetry_.endpoint}});
+        failing_ = false;
+        count_("exported", batch.size());
+        co_return;
+      }
+      failure = "status " + std::to_string(response->status);
+      if (!worth_trying_again(response->status)) break;
+    } else {
+      failure = std::get<std::string>(answer);
+    }
+  }
+  if (!failing_ && !stopped_) {
+    log_warn("spans could not be exported; they are dropped until the collector answers",
+             {{"endpoint", telemetry_.endpoint}, {"error", failure}});
+  }
+  failing_ = !stopped_;
+  count_("dropped", batch.size());
+}
+
+net::awaitable<void> SpanExporter::pause(std::chrono::milliseconds how_long) {
+  wake_.expires_after(how_long);
+  boost::system::error_code ignored;
+  co_await wake_.async_wait(net::redirect_error(net::use_awaitable, ignored));
+}
+
+}  // namespace sb::supervisor

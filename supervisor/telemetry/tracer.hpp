@@ -1,0 +1,68 @@
+// The switchboard's spans of its callers' requests (docs/observability.md, "Spans"): one
+// server span per request that got past authentication, the child of the caller's span
+// when its trace context read, sampled by `Sampler` and handed to the exporter when it
+// ends. A `RequestSpan` that is never ended (its request abandoned) ends as it goes.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "supervisor/config/config.hpp"
+#include "supervisor/telemetry/sampler.hpp"
+#include "supervisor/telemetry/span_exporter.hpp"
+
+namespace sb::supervisor {
+
+// A span's name and each text attribute are cut to this many bytes (an id or a tool's name
+// is the caller's, and spans wait in a queue).
+inline constexpr std::size_t kMaxSpanTextBytes = 256;
+
+class RequestSpan {
+ public:
+  RequestSpan(Span span, bool sampled, std::weak_ptr<SpanExporter> exporter);
+  ~RequestSpan();
+  RequestSpan(const RequestSpan&) = delete;
+  RequestSpan& operator=(const RequestSpan&) = delete;
+
+  // What the computer receives: this span as its parent, with the sampling decision.
+  std::string traceparent() const;
+  const std::string& tracestate() const { return span_.tracestate; }
+
+  void set(std::string key, std::variant<std::string, std::int64_t, bool> value);
+  // The request's answer: its HTTP status, its code when a JSON-RPC error, and whether it
+  // is a tool's result that says it failed.
+  void end(int http_status, std::optional<std::int64_t> error_code, bool tool_error);
+  // The caller went away before its answer.
+  void end_abandoned();
+
+ private:
+  void finish();
+
+  Span span_;
+  bool sampled_;
+  std::weak_ptr<SpanExporter> exporter_;
+  bool ended_ = false;
+};
+
+class Tracer {
+ public:
+  // `exporter` started; the tracer stops it when it goes.
+  Tracer(config::Telemetry telemetry, std::shared_ptr<SpanExporter> exporter);
+  ~Tracer();
+  Tracer(const Tracer&) = delete;
+  Tracer& operator=(const Tracer&) = delete;
+
+  const config::Telemetry& telemetry() const { return telemetry_; }
+  // A server span named `name`, the child of `parent` when there is one, else a new trace.
+  std::shared_ptr<RequestSpan> start(const std::optional<TraceContext>& parent, std::string name);
+
+ private:
+  config::Telemetry telemetry_;
+  Sampler sampler_;
+  TraceIds ids_;
+  std::shared_ptr<SpanExporter> exporter_;
+};
+
+}  // namespace sb::supervisor

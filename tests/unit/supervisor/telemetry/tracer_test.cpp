@@ -1,0 +1,108 @@
+// Request spans (supervisor/telemetry/tracer.hpp), as a collector on loopback receives
+// them: the child of the caller's span, how each kind of answer ends one (a server's
+// error, the caller's own fault, a tool's failure, an abandoned request), texts cut to
+// their bound, and an unsampled span never sent.
+#include "supervisor/telemetry/tracer.hpp"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/fixed_http_origin.hpp"
+
+namespace sb::supervisor {
+namespace {
+
+using namespace std::chrono_literals;
+using json = nlohmann::json;
+
+class TracerTest : public testing::Test {
+ protected:
+  // The spans of the one batch the collector got, by name.
+  json exported(std::size_t spans) {
+    const auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (collector_.answered() == 0 && std::chrono::steady_clock::now() < deadline) {
+      io_.restart();
+      io_.run_for(10ms);
+    }
+    const std::string request = collector_.last_request();
+    if (request.empty()) return json();
+    const json body = json::parse(request.substr(request.find("\r\n\r\n") + 4));
+    json by_name = json::object();
+    for (const auto& span : body["resourceSpans"][0]["scopeSpans"][0]["spans"]) {
+      json attributes = json::object();
+      for (const auto& attribute : span["attributes"])
+        attributes[attribute["key"].get<std::string>()] = attribute["value"];
+      by_name[span["name"].get<std::string>()] = {{"span", span}, {"attributes", attributes}};
+    }
+    EXPECT_EQ(by_name.size(), spans);
+    return by_name;
+  }
+
+  Tracer tracer(double ratio = 1.0) {
+    config::Telemetry telemetry{
+        .endpoint = collector_.url(""), .sample_ratio = ratio, .batch_delay = 20ms};
+    auto exporter =
+        std::make_shared<SpanExporter>(io_, client_, telemetry, TraceResource{}, ExportHeaders{},
+                                       [](std::string_view, std::uint64_t) {});
+    exporter->start();
+    return Tracer(telemetry, std::move(exporter));
+  }
+
+  boost::asio::io_context io_;
+  OutboundClient client_{io_, nullptr};
+  harness::FixedHttpOrigin collector_{"{}"};
+};
+
+TEST_F(TracerTest, EachAnswerEndsItsSpanAsTheConventionsHaveIt) {
+  auto made = tracer();
+  const auto caller =
+      read_trace_context("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "vendor=x");
+  auto ok = made.start(caller, "ok");
+  EXPECT_EQ(ok->traceparent().substr(0, 36), "00-4bf92f3577b34da6a3ce929d0e0e4736-");
+  EXPECT_EQ(ok->traceparent().substr(52), "-01");
+  EXPECT_EQ(ok->tracestate(), "vendor=x");
+  ok->end(200, std::nullopt, false);
+  made.start(std::nullopt, "timeout")->end(200, -32003, false);
+  made.start(std::nullopt, "invalid params")->end(200, -32602, false);
+  made.start(std::nullopt, "tool error")->end(200, std::nullopt, true);
+  made.start(std::nullopt, "abandoned");  // dropped unanswered
+  auto long_id = made.start(std::nullopt, std::string(1000, 'n'));
+  long_id->set("jsonrpc.request.id", std::string(1 << 20, 'i'));
+  long_id->end(202, std::nullopt, false);
+
+  const json spans = exported(6);
+  const json& first = spans["ok"]["span"];
+  EXPECT_EQ(first["traceId"], "4bf92f3577b34da6a3ce929d0e0e4736");
+  EXPECT_EQ(first["parentSpanId"], "00f067aa0ba902b7");
+  EXPECT_EQ(first["traceState"], "vendor=x");
+  EXPECT_FALSE(first.contains("status"));
+  EXPECT_EQ(spans["ok"]["attributes"]["http.response.status_code"]["intValue"], "200");
+  EXPECT_EQ(spans["timeout"]["span"]["status"]["code"], 2);
+  EXPECT_EQ(spans["timeout"]["attributes"]["error.type"]["stringValue"], "-32003");
+  EXPECT_EQ(spans["timeout"]["attributes"]["rpc.response.status_code"]["stringValue"], "-32003");
+  EXPECT_FALSE(spans["invalid params"]["span"].contains("status"));  // the caller's fault
+  EXPECT_EQ(spans["invalid params"]["attributes"]["error.type"]["stringValue"], "-32602");
+  EXPECT_EQ(spans["tool error"]["span"]["status"]["code"], 2);
+  EXPECT_EQ(spans["tool error"]["attributes"]["error.type"]["stringValue"], "tool_error");
+  EXPECT_EQ(spans["abandoned"]["attributes"]["error.type"]["stringValue"], "abandoned");
+  const std::string cut(kMaxSpanTextBytes, 'n');
+  ASSERT_TRUE(spans.contains(cut));
+  EXPECT_EQ(spans[cut]["attributes"]["jsonrpc.request.id"]["stringValue"],
+            std::string(kMaxSpanTextBytes, 'i'));
+}
+
+TEST_F(TracerTest, AnUnsampledSpanStillParentsTheComputerButIsNeverSent) {
+  auto made = tracer(0.0);
+  auto span = made.start(std::nullopt, "unsampled");
+  EXPECT_EQ(span->traceparent().size(), 55u);
+  EXPECT_EQ(span->traceparent().substr(52), "-00");
+  span->end(200, std::nullopt, false);
+  made.start(std::nullopt, "also unsampled")->end(200, std::nullopt, false);
+  io_.restart();
+  io_.run_for(100ms);  // five batch delays: a batch would have gone
+  EXPECT_EQ(collector_.answered(), 0);
+}
+
+}  // namespace
+}  // namespace sb::supervisor
