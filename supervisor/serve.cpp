@@ -44,6 +44,7 @@
 #include "supervisor/serve.hpp"
 #include "supervisor/switch_over.hpp"
 #include "supervisor/switching/descriptors.hpp"
+#include "supervisor/telemetry/export_headers.hpp"
 
 namespace sb::supervisor {
 namespace {
@@ -185,6 +186,7 @@ class Supervisor {
         heap_trimmer_(io_),
         pods_(io_, state_.config, state_.services, PodTimings{}, proxy_environment()) {
     state_.sign_in = start_sign_in(*config);
+    state_.tracer = start_tracer(*config);
     signals_.add(SIGUSR2);
     signals_.add(SIGUSR1);
     audit_.set_unrelayed_cap(config->limits.audit_unrelayed_per_minute);
@@ -403,6 +405,7 @@ class Supervisor {
     workers_.apply(next->computers);
     state_.clients = std::make_shared<ClientTable>(next->clients);
     state_.sign_in = start_sign_in(*next);
+    state_.tracer = start_tracer(*next);
     state_.config = next;
     replies_.set_capacity(next->limits.max_reply_buffer_bytes);
     audit_.set_unrelayed_cap(next->limits.audit_unrelayed_per_minute);
@@ -423,6 +426,33 @@ class Supervisor {
     return sign_in;
   }
 
+  // Tracing as `config` has it, its exporter sending; none without [telemetry], or when its
+  // headers file cannot be used (said in the log). A reload starts it anew: what the old
+  // one still held is dropped and counted.
+  std::shared_ptr<Tracer> start_tracer(const config::Config& config) {
+    if (!config.telemetry) return nullptr;
+    ExportHeaders headers;
+    if (!config.telemetry->headers_file.empty()) {
+      auto read = read_export_headers(config.telemetry->headers_file);
+      if (const auto* why = std::get_if<std::string>(&read)) {
+        log_error("[telemetry] headers_file cannot be used; no spans are exported",
+                  {{"error", *why}});
+        return nullptr;
+      }
+      headers = std::move(std::get<ExportHeaders>(read));
+    }
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    const TraceResource resource{
+        .service_version = SWITCHBOARD_VERSION,
+        .service_instance = std::string(host) + ":" + std::to_string(config.listen_port)};
+    auto exporter = std::make_shared<SpanExporter>(
+        io_, outbound_, *config.telemetry, resource, std::move(headers),
+        [this](std::string_view outcome, std::uint64_t spans) { metrics_.spans(outcome, spans); });
+    exporter->start();
+    return std::make_shared<Tracer>(*config.telemetry, std::move(exporter));
+  }
+
   void shut_down() {
     log_info("shutting down");
     notifier_.stopping();
@@ -435,6 +465,7 @@ class Supervisor {
     // progress are abandoned while the workers can still take the cancellations.
     pods_.stop();
     state_.sign_in.reset();  // its issuers' refreshes end
+    state_.tracer.reset();   // its exporter stops
     workers_.shutdown([this] {
       audit_.stop();
       drain_timer_.expires_after(kShutdownDrain);
@@ -462,7 +493,7 @@ class Supervisor {
   ReplyBudget replies_;
   LogThrottle tools_list_errors_;
   ResumableStreams resumable_;
-  OutboundClient outbound_{io_, make_tls_context()};  // OAuth issuers' keys
+  OutboundClient outbound_{io_, make_tls_context()};  // OAuth issuers' keys, spans
   SupervisorState state_;
   HttpServices http_services_;
   HttpServer http_;

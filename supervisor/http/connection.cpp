@@ -279,6 +279,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
         .mcp_method = optional_string(header(request, "Mcp-Method")),
         .mcp_name = optional_string(header(request, "Mcp-Name")),
         .last_event_id = optional_string(header(request, "Last-Event-ID")),
+        .traceparent = request.count("traceparent") == 1
+                           ? optional_string(header(request, "traceparent"))
+                           : std::nullopt,
+        .tracestate = request.count("tracestate") == 1
+                          ? optional_string(header(request, "tracestate"))
+                          : std::nullopt,
         .mcp_params = mcp_params(request),
         .repeated_mcp_header = repeated_mcp_header(request),
         .accepts_event_stream = accepts_event_stream(header(request, "Accept").value_or("")),

@@ -30,6 +30,9 @@ struct HttpRequest {
   std::optional<std::string> mcp_method;        // Mcp-Method (2026-07-28)
   std::optional<std::string> mcp_name;          // Mcp-Name (2026-07-28)
   std::optional<std::string> last_event_id;     // Last-Event-ID
+  // W3C Trace Context, each when it came exactly once (docs/observability.md).
+  std::optional<std::string> traceparent;
+  std::optional<std::string> tracestate;
   // Each Mcp-Param-<Name> header (2026-07-28): <Name> as sent, and the value.
   std::vector<std::pair<std::string, std::string>> mcp_params;
   // The first of MCP-Protocol-Version, Mcp-Method, Mcp-Name and Mcp-Param-* that came more

@@ -7,7 +7,11 @@ namespace sb::supervisor {
 using json = nlohmann::json;
 
 Underway Exchange::finish(const json& reply) const {
-  request.done(ReplyText{.body = dump(reply), .error_code = error_code_of(reply)});
+  const auto result = reply.is_object() ? reply.find("result") : reply.end();
+  const bool tool_error = result != reply.end() && result->is_object() &&
+                          result->contains("isError") && result->at("isError") == true;
+  request.done(
+      ReplyText{.body = dump(reply), .error_code = error_code_of(reply), .tool_error = tool_error});
   return {};
 }
 

@@ -114,7 +114,8 @@ Underway forward(const Exchange& exchange, CallRequest request,
         workers.cancel(call_id, reason);
         ended_early("cancelled");
         done(ReplyText{
-            .body = dump(jsonrpc::error_response(id, kRequestCancelled, "request cancelled"))});
+            .body = dump(jsonrpc::error_response(id, kRequestCancelled, "request cancelled")),
+            .error_code = kRequestCancelled});
       });
   std::function<void()> abandon = [&book, &workers, entry, call_id, ended_early] {
     book.close(*entry);

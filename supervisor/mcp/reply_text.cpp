@@ -34,11 +34,14 @@ ReplyText with_caller_id(const json& id, CallResult& result) {
   if (result.arriving) {
     std::string head = id_head(dump(id));
     head += ',';
-    return ReplyText{
-        .head = std::move(head), .arriving = std::move(result.arriving), .error_code = error_code};
+    return ReplyText{.head = std::move(head),
+                     .arriving = std::move(result.arriving),
+                     .error_code = error_code,
+                     .tool_error = result.kind == ipc::ReplyKind::kToolError};
   }
   ReplyText text = with_id_text(dump(id), std::move(result.reply_without_id));
   text.error_code = error_code;
+  text.tool_error = result.kind == ipc::ReplyKind::kToolError;
   return text;
 }
 

@@ -85,6 +85,9 @@ struct ReplyText {
   // The code when the reply is a JSON-RPC error, the switchboard's or the computer's: a
   // 2026-07-28 caller's HTTP status follows it.
   std::optional<std::int64_t> error_code;
+  // A tool's result that says it failed (`isError`), the computer's or the switchboard's
+  // (a tool the grant does not allow, a computer not attached): what a span records.
+  bool tool_error = false;
   // The switchboard's answer for a computer that is not attached: nothing reached it, so a
   // twin front may send the request to the other box (docs/twins.md, "Not attached here").
   bool not_attached = false;

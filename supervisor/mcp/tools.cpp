@@ -68,6 +68,7 @@ ReplyText call_reply(const json& id, Era era, CallResult result,
                        id, complete(jsonrpc::text_tool_result(
                                         jsonrpc::relay_error_message(jsonrpc::kNotAttached), true),
                                     era))),
+                   .tool_error = true,
                    .not_attached = true};
 }
 

@@ -217,6 +217,14 @@ void supervisor_families(Writer& out, const ScrapeSources& sources) {
     out.sample("switchboard_http_connections_cut_total", {{"cause", cause}},
                static_cast<double>(cut));
   }
+  out.family("switchboard_trace_spans_total", "counter",
+             "Spans of caller requests, by outcome: exported to the collector, or dropped (the "
+             "queue full, or the collector refused them).");
+  for (const std::string_view outcome : {"exported", "dropped"}) {
+    const auto found = metrics.trace_spans().find(outcome);
+    const std::uint64_t spans = found == metrics.trace_spans().end() ? 0 : found->second;
+    out.sample("switchboard_trace_spans_total", {{"outcome", outcome}}, static_cast<double>(spans));
+  }
   out.family("switchboard_switches_total", "counter",
              "Switches in place (SIGUSR2, switchboard upgrade, a restart) since the service "
              "started.");

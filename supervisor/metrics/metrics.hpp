@@ -87,6 +87,10 @@ class Metrics {
     sessions_resumed_ = sessions_resumed;
   }
   void session_resumed() { ++sessions_resumed_; }
+  // Spans handed to the collector or dropped (docs/observability.md, "Export").
+  void spans(std::string_view outcome, std::uint64_t count) {
+    trace_spans_[std::string(outcome)] += count;
+  }
 
   const Counts<CallKey>& calls() const { return calls_; }
   const std::map<PairKey, Histogram>& durations() const { return durations_; }
@@ -101,6 +105,7 @@ class Metrics {
   const Counts<std::string>& connections_cut() const { return connections_cut_; }
   std::uint64_t switches() const { return switches_; }
   std::uint64_t sessions_resumed() const { return sessions_resumed_; }
+  const Counts<std::string>& trace_spans() const { return trace_spans_; }
 
   // One computer's calls, summed over callers and outcomes, and its duration histogram
   // summed over tools: what `switchboard workers` turns into calls/s and p50.
@@ -121,6 +126,7 @@ class Metrics {
   Counts<std::string> connections_cut_;
   std::uint64_t switches_ = 0;
   std::uint64_t sessions_resumed_ = 0;
+  Counts<std::string> trace_spans_;
 };
 
 }  // namespace sb::supervisor

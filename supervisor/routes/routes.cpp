@@ -21,6 +21,7 @@
 #include "supervisor/mcp/subscriptions.hpp"
 #include "supervisor/metrics/metrics.hpp"
 #include "supervisor/routes/computer_door.hpp"
+#include "supervisor/routes/request_span.hpp"
 #include "supervisor/routes/revision_gate.hpp"
 #include "supervisor/workers/status_json.hpp"
 
@@ -407,8 +408,10 @@ class Routes {
     if (auto refusal = refuse_size(request_.body)) return reply(bad_request(*refusal));
     // Most requests are a plain tools/call, read without building a tree (the scan keeps
     // to the nesting limit itself). A 2026-07-28 one goes through the tree, which reads
-    // the `_meta` that revision requires.
-    if (const auto call = scan_tools_call(request_.body, jsonrpc::kMaxNesting);
+    // the `_meta` that revision requires, and so does every request while tracing (its
+    // `_meta` gets the switchboard's span).
+    if (const auto call =
+            state_.tracer ? std::nullopt : scan_tools_call(request_.body, jsonrpc::kMaxNesting);
         call && !may_be_stateless(*call)) {
       auto verdict =
           check_revision(request_, facts_of_tools_call(json::parse(call->id), call->tool));
@@ -421,7 +424,7 @@ class Routes {
     }
     auto read = read_caller_message(request_.body);
     if (auto* refusal = std::get_if<MessageRefusal>(&read)) return reply(bad_request(*refusal));
-    const json message = std::move(std::get<json>(read));
+    json message = std::move(std::get<json>(read));
     auto verdict = check_revision(request_, facts_of(message));
     if (verdict.refusal) return reply(std::move(*verdict.refusal));
     if (verdict.stateless) {
@@ -431,9 +434,36 @@ class Routes {
     if (message.is_object() && message.contains("method") && message.contains("id"))
       make_resumable(resolved, verdict.stateless);
     mcp.context.era = verdict.stateless ? Era::kStateless : Era::kHandshake;
-    mcp.done = done(initialize, verdict.stateless);
+    const auto span = state_.tracer
+                          ? start_request_span(*state_.tracer, request_, message, mcp.context)
+                          : nullptr;
+    mcp.done = traced(done(initialize, verdict.stateless), span, verdict.stateless);
     mcp.on_message = on_message();
-    return held(handle_mcp(message, std::move(mcp)));
+    return held(traced(handle_mcp(message, std::move(mcp)), span));
+  }
+
+  // The answer ends the request's span, with the HTTP status done() gives it.
+  McpDone traced(McpDone inner, const std::shared_ptr<RequestSpan>& span, bool stateless) const {
+    if (!span) return inner;
+    return [inner = std::move(inner), span, stateless,
+            twin_front = request_.twin_front](std::optional<ReplyText> text) {
+      if (text) {
+        span->end(answer_status(*text, stateless, twin_front), text->error_code, text->tool_error);
+      } else {
+        span->end(202, std::nullopt, false);
+      }
+      inner(std::move(text));
+    };
+  }
+
+  // A request its caller abandons ends its span so.
+  static Underway traced(Underway underway, const std::shared_ptr<RequestSpan>& span) {
+    if (!span || !underway.abandon) return underway;
+    underway.abandon = [abandon = std::move(underway.abandon), span] {
+      span->end_abandoned();
+      abandon();
+    };
+    return underway;
   }
 
   // The Mcp-Param headers of a tools/call whose tool's schema the switchboard has seen.
@@ -476,10 +506,8 @@ class Routes {
             twin_front = request_.twin_front](std::optional<ReplyText> text) {
       if (!text) return respond(empty_response(202));
       const bool try_twin = twin_front && text->not_attached;
-      const int status = try_twin                        ? 503
-                         : stateless && text->error_code ? stateless_error_status(*text->error_code)
-                                                         : 200;
-      auto response = json_response(status, std::move(text->body));
+      auto response =
+          json_response(answer_status(*text, stateless, twin_front), std::move(text->body));
       if (try_twin) response.headers.emplace_back("Switchboard-Not-Attached", "1");
       response.body_head = std::move(text->head);
       response.lease = std::move(text->lease);
@@ -487,6 +515,11 @@ class Routes {
       if (initialize) response.headers.emplace_back("Mcp-Session-Id", new_mcp_session_id());
       respond(std::move(response));
     };
+  }
+
+  static int answer_status(const ReplyText& text, bool stateless, bool twin_front) {
+    if (twin_front && text.not_attached) return 503;
+    return stateless && text.error_code ? stateless_error_status(*text.error_code) : 200;
   }
 
   // An MCP session id scopes cancellations and answers only; one the switchboard never issued is

@@ -10,6 +10,7 @@
 #include "supervisor/http/resumable_streams.hpp"
 #include "supervisor/mcp/request.hpp"
 #include "supervisor/oauth/sign_in.hpp"
+#include "supervisor/telemetry/tracer.hpp"
 
 namespace sb::supervisor {
 
@@ -17,6 +18,7 @@ struct SupervisorState {
   std::shared_ptr<const config::Config> config;
   std::shared_ptr<const ClientTable> clients;
   std::shared_ptr<oauth::SignIn> sign_in;  // none: static tokens only
+  std::shared_ptr<Tracer> tracer;          // none: no traces ([telemetry])
   McpServices services;
   ResumableStreams& resumable;
 };
