@@ -169,6 +169,33 @@ const tools = [
     },
     run: async ({ region }) => ({ content: [text(`Region: ${region}`)] })
   },
+  {
+    // Not a suite fixture: the tracing test (traces.mjs) reads what a switchboard put in
+    // front of it. With a progress token it reports progress 0 first, so that its caller
+    // knows it runs; `wait_ms` holds it until then or until it is cancelled.
+    name: 'test_trace_context',
+    description: "Answers with the request's params._meta, trace context included",
+    inputSchema: {
+      type: 'object',
+      properties: {
+        wait_ms: { type: 'integer', minimum: 0, maximum: 60000 },
+        note: { type: 'string', description: 'Any text; not echoed' }
+      }
+    },
+    run: async ({ wait_ms: wait = 0 }, call) => {
+      const meta = call.params._meta ?? {};
+      if (meta.progressToken !== undefined)
+        await call.notify({
+          method: 'notifications/progress',
+          params: { progressToken: meta.progressToken, progress: 0, total: 1 }
+        });
+      await new Promise((resolve) => {
+        const timer = setTimeout(resolve, Number(wait) || 0);
+        call.signal?.addEventListener('abort', () => resolve(clearTimeout(timer)), { once: true });
+      });
+      return { content: [text(JSON.stringify(meta))] };
+    }
+  },
 
   // -- 2025 only: the server asks the caller during the call, or closes its stream --
 
