@@ -47,7 +47,9 @@ void Bench::print_header() {
             << "Machine: " << machine.cpus << " CPUs (" << machine.model << "), "
             << mib(double(machine.memory_kib)) << " MiB memory; load average at start "
             << load_average() << ".\nBuild: " << build_kind()
-            << "; switchboard measured: " << program_.string() << ".\n\n";
+            << "; switchboard measured: " << program_.string()
+            << (plan_.tracing ? ", tracing every request to a collector on loopback" : "")
+            << ".\n\n";
 }
 
 std::string Bench::build_kind() {
@@ -72,7 +74,7 @@ void Bench::run_main_instance() {
         *std::max_element(plan_.throughput_computers.begin(), plan_.throughput_computers.end());
   progress("starting switchboard with " + std::to_string(computers) + " computers");
   const bool oauth = wants("latency") && BenchSwitchboard::takes_oauth(program_);
-  BenchSwitchboard switchboard(computers, kReadyTimeout, program_, 0, oauth);
+  BenchSwitchboard switchboard(computers, kReadyTimeout, program_, 0, oauth, plan_.tracing);
   ComputerFleet fleet(fault_every_);
   CallerPool pool;
   attach_all(switchboard, fleet, computers);

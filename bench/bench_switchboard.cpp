@@ -47,10 +47,11 @@ bool BenchSwitchboard::takes_oauth(const std::filesystem::path& program) {
 
 BenchSwitchboard::BenchSwitchboard(int computers, std::chrono::milliseconds start_timeout,
                                    const std::filesystem::path& program, int streams_per_caller,
-                                   bool oauth)
+                                   bool oauth, bool tracing)
     : client_(harness::new_secret()),
       token_(client_.secret),
       streams_per_caller_(streams_per_caller) {
+  if (tracing) collector_ = std::make_unique<harness::FixedHttpOrigin>("{}");
   if (oauth) {
     const auto key = harness::make_signing_key("RS256", "bench-1");
     issuer_ = std::make_unique<harness::FixedHttpOrigin>(
@@ -100,6 +101,10 @@ harness::ConfigBuilder BenchSwitchboard::config(int max_inflight) const {
   if (issuer_) {
     config.client_key("oauth_identity", harness::toml_string(std::string(kIdentity)));
     config.block(oauth_table(issuer_->url("")));
+  }
+  if (collector_) {
+    config.block("[telemetry]\nendpoint = " + harness::toml_string(collector_->url("")) +
+                 "\nsample_ratio = 1.0\n");
   }
   if (streams_per_caller_ > 0)
     config.block("[limits]\nmax_streams_per_caller = " + std::to_string(streams_per_caller_));

@@ -4,7 +4,8 @@
 // has said hello (READY=1 on a notify socket the bench gives it, as systemd would), so that
 // what is measured next is the attach, not the spawn; how long each took is kept. With
 // `oauth`, the client is also named by an issuer's JWT access tokens (docs/auth.md), the
-// issuer's key set served by the bench itself, and a token is made for it.
+// issuer's key set served by the bench itself, and a token is made for it. With `tracing`,
+// every request's span goes to a collector the bench serves.
 #pragma once
 
 #include <sys/types.h>
@@ -39,7 +40,7 @@ class BenchSwitchboard {
   // default.
   BenchSwitchboard(int computers, std::chrono::milliseconds start_timeout,
                    const std::filesystem::path& program = harness::bin_dir() / "switchboard",
-                   int streams_per_caller = 0, bool oauth = false);
+                   int streams_per_caller = 0, bool oauth = false, bool tracing = false);
   // Whether `program` takes an [oauth] table (an older build, measured A/B, may not).
   static bool takes_oauth(const std::filesystem::path& program);
 
@@ -81,7 +82,8 @@ class BenchSwitchboard {
   std::vector<harness::Secret> computer_secrets_;
   harness::Secret client_;
   std::string token_;
-  std::unique_ptr<harness::FixedHttpOrigin> issuer_;  // its key set, with `oauth`
+  std::unique_ptr<harness::FixedHttpOrigin> issuer_;     // its key set, with `oauth`
+  std::unique_ptr<harness::FixedHttpOrigin> collector_;  // takes spans, with `tracing`
   std::string access_token_;
   int streams_per_caller_ = 0;
   int metrics_port_ = harness::free_port();

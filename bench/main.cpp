@@ -45,7 +45,7 @@ constexpr std::string_view kUsage =
     R"(switchboard-bench — what the relay costs, measured against a direct call
 
 Usage: switchboard-bench [--smoke | --full] [--only PHASES] [--computers N] [--fault-every N]
-                         [--program PATH]
+                         [--program PATH] [--tracing]
 
   (default)        a short run, under a minute
   --full           longer runs and more samples (the numbers in docs/benchmarks.md)
@@ -58,6 +58,8 @@ Usage: switchboard-bench [--smoke | --full] [--only PHASES] [--computers N] [--f
   --fault-every N  the fake computers answer every Nth call wrongly (the run must fail)
   --program PATH   the switchboard to measure, its switchboard-worker beside it (default:
                    this build's); for A/B runs against a copy of another build
+  --tracing        the main instance traces every request ([telemetry], every call
+                   sampled) to a collector the bench serves
 
 Exit status: 0 when every call succeeded, 1 when a call or a setup step failed, 2 on a
 usage error. SB_KEEP_TEMP=1 keeps the temporary directories (config, audit, log).
@@ -72,6 +74,7 @@ int main(int argc, char** argv) {
   std::set<std::string> phases;
   int fault_every = 0;
   int computers = 0;
+  bool tracing = false;
   std::filesystem::path program = harness::bin_dir() / "switchboard";
   const std::set<std::string> known{"latency", "throughput", "large", "stream", "memory",
                                     "storm",   "switch",     "twins", "fanout"};
@@ -100,6 +103,8 @@ int main(int argc, char** argv) {
     } else if (arg == "--fault-every" && i + 1 < argc) {
       fault_every = std::atoi(argv[++i]);
       if (fault_every <= 0) return usage_error("--fault-every needs a positive number");
+    } else if (arg == "--tracing") {
+      tracing = true;
     } else if (arg == "--program" && i + 1 < argc) {
       program = argv[++i];
       if (!std::filesystem::is_regular_file(program))
@@ -113,5 +118,6 @@ int main(int argc, char** argv) {
   harness::raise_descriptor_limit();
   auto plan = plan_for(mode);
   if (computers > 0) plan.storm_computers = computers;
+  plan.tracing = tracing;
   return Bench(std::move(plan), std::move(phases), fault_every, std::move(program)).run();
 }

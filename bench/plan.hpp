@@ -13,6 +13,9 @@ enum class Mode { kSmoke, kDefault, kFull };
 
 struct Plan {
   Mode mode = Mode::kDefault;
+  // The main instance exports a span of every request to a collector the bench serves
+  // (--tracing; docs/observability.md).
+  bool tracing = false;
   int latency_warmup = 200;
   int latency_rounds = 4;
   int latency_calls_per_round = 1000;
