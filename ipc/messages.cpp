@@ -58,7 +58,15 @@ std::string encode_outcome(const CallOutcome& outcome) {
       .byte(outcome.error_code ? 1 : 0)
       .number(outcome.response_bytes)
       .number(static_cast<std::uint64_t>(outcome.error_code.value_or(0)))
+      .number(outcome.sent_unix_nanos)
+      .number(outcome.replied_unix_nanos)
       .take();
+}
+
+std::uint64_t unix_nanos_now() {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        std::chrono::system_clock::now().time_since_epoch())
+                                        .count());
 }
 
 std::optional<CallOutcome> decode_outcome(std::string_view meta) {
@@ -68,10 +76,14 @@ std::optional<CallOutcome> decode_outcome(std::string_view meta) {
   const auto has_code = flag(in.byte());
   const std::uint64_t response_bytes = in.number();
   const auto code = static_cast<std::int64_t>(in.number());
+  const std::uint64_t sent = in.number();
+  const std::uint64_t replied = in.number();
   if (!in.complete() || !status || !kind || !has_code || (!*has_code && code != 0))
     return std::nullopt;
   CallOutcome outcome{*status, response_bytes, *kind};
   if (*has_code) outcome.error_code = code;
+  outcome.sent_unix_nanos = sent;
+  outcome.replied_unix_nanos = replied;
   return outcome;
 }
 

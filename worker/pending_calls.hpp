@@ -41,6 +41,7 @@ struct PendingCall {
   std::chrono::milliseconds timeout{0};
   std::chrono::steady_clock::time_point last_moment{};  // started + max_total: never later
   DeadlineQueue::Deadline deadline;
+  std::uint64_t sent_unix_nanos = 0;  // when written for the computer (ipc::CallOutcome)
   // A computer that speaks only 2026-07-28 may answer this call input-required, to be asked
   // of its caller (session_asking.cpp): the method and params as sent, for the retry, and
   // the rounds asked so far. Empty method: it may not.

@@ -67,6 +67,7 @@ void Session::forward(ForwardedCall forwarded) {
   }
   if (!(offers_ & ipc::offer::kStatelessOnly)) follow_request_log_level(method, params);
   arm_deadline(*id, forwarded.timeout);
+  pending.sent_unix_nanos = ipc::unix_nanos_now();
   std::string frame = R"({"id":)" + std::to_string(*id) + R"(,"jsonrpc":"2.0","method":)" +
                       json(method).dump() + R"(,"params":)" + params + "}";
   enqueue(std::move(frame), /*droppable=*/false);
@@ -243,8 +244,12 @@ void Session::handle_response(const ScannedMessage& scanned, std::string_view te
   if (call->handshake) return on_handshake_reply(json::parse(text, nullptr, false));
   if (call->task_step != TaskStep::kNone && follow_task(*call, text)) return;
   if (!call->ask_method.empty() && ask_caller(*call, text)) return;
-  ipc::CallOutcome outcome{ipc::CallStatus::kReplied, text.size(), scanned.kind,
-                           scanned.error_code};
+  ipc::CallOutcome outcome{.status = ipc::CallStatus::kReplied,
+                           .response_bytes = text.size(),
+                           .kind = scanned.kind,
+                           .error_code = scanned.error_code,
+                           .sent_unix_nanos = call->sent_unix_nanos,
+                           .replied_unix_nanos = ipc::unix_nanos_now()};
   // The reply may wait in the supervisor for a slow caller: until it has left, the call
   // keeps its place, so that max_inflight bounds replies held as well as calls running.
   pending_.hold_until_delivered(call->call_id, call->caller);

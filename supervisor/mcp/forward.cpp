@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "ipc/messages.hpp"
 #include "shared/jsonrpc.hpp"
 #include "supervisor/mcp/input_bridge.hpp"
 #include "supervisor/mcp/log_levels.hpp"
@@ -96,15 +97,22 @@ Underway forward(const Exchange& exchange, CallRequest request,
       bridge ? bridged_sink(exchange, bridge) : message_sink(exchange, entry, forwarded_id);
   const McpDone done =
       bridge ? bridged_done(bridge, exchange.services().inputs) : exchange.request.done;
-  const std::uint64_t call_id = workers.forward(
-      exchange.context().computer, std::move(request),
-      [&book, &budget = exchange.services().replies, entry, reply, done](CallResult result) {
-        book.close(*entry);
-        auto lease = admit_reply(budget, result);
-        ReplyText text = reply(std::move(result));
-        text.lease = std::move(lease);
-        done(std::move(text));
-      });
+  const std::uint64_t forwarded_at = ipc::unix_nanos_now();
+  const std::uint64_t call_id =
+      workers.forward(exchange.context().computer, std::move(request),
+                      [&book, &budget = exchange.services().replies, entry, reply, done,
+                       forwarded_at](CallResult result) {
+                        book.close(*entry);
+                        auto lease = admit_reply(budget, result);
+                        const RoundTrip round_trip{.forwarded = forwarded_at,
+                                                   .sent = result.sent_unix_nanos,
+                                                   .replied = result.replied_unix_nanos,
+                                                   .returned = ipc::unix_nanos_now()};
+                        ReplyText text = reply(std::move(result));
+                        text.lease = std::move(lease);
+                        text.round_trip = round_trip;
+                        done(std::move(text));
+                      });
   if (call_id == 0) return {};
   *forwarded_id = call_id;
   if (bridge) bridge->call_id = call_id;

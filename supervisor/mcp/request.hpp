@@ -15,6 +15,7 @@
 #include "supervisor/config/config.hpp"
 #include "supervisor/mcp/era.hpp"
 #include "supervisor/switching/switch_state.hpp"
+#include "supervisor/telemetry/span.hpp"
 
 namespace sb::supervisor {
 
@@ -88,6 +89,7 @@ struct ReplyText {
   // A tool's result that says it failed (`isError`), the computer's or the switchboard's
   // (a tool the grant does not allow, a computer not attached): what a span records.
   bool tool_error = false;
+  RoundTrip round_trip;
   // The switchboard's answer for a computer that is not attached: nothing reached it, so a
   // twin front may send the request to the other box (docs/twins.md, "Not attached here").
   bool not_attached = false;

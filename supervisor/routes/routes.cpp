@@ -438,7 +438,7 @@ class Routes {
                           ? start_request_span(*state_.tracer, request_, message, mcp.context)
                           : nullptr;
     mcp.done = traced(done(initialize, verdict.stateless), span, verdict.stateless);
-    mcp.on_message = on_message();
+    mcp.on_message = traced(on_message(), span);
     return held(traced(handle_mcp(message, std::move(mcp)), span));
   }
 
@@ -448,10 +448,20 @@ class Routes {
     return [inner = std::move(inner), span, stateless,
             twin_front = request_.twin_front](std::optional<ReplyText> text) {
       if (text) {
-        span->end(answer_status(*text, stateless, twin_front), text->error_code, text->tool_error);
+        span->end(answer_status(*text, stateless, twin_front), text->error_code, text->tool_error,
+                  text->round_trip);
       } else {
         span->end(202, std::nullopt, false);
       }
+      inner(std::move(text));
+    };
+  }
+
+  // Each message to the caller during the call is an event of the request's span.
+  static McpMessage traced(McpMessage inner, const std::shared_ptr<RequestSpan>& span) {
+    if (!span || !inner) return inner;
+    return [inner = std::move(inner), span](ReplyText text) {
+      span->message_to_caller();
       inner(std::move(text));
     };
   }

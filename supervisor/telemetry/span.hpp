@@ -40,6 +40,17 @@ struct Span {
   std::string status_message;
 };
 
+// A forwarded request's way there and back (Unix nanoseconds): handed to the worker, sent
+// to the computer, answered, and the answer back in the supervisor. What its span's
+// children are drawn from (docs/observability.md); all 0 for an answer that never left the
+// supervisor, `sent` 0 for one that never reached the computer.
+struct RoundTrip {
+  std::uint64_t forwarded = 0;
+  std::uint64_t sent = 0;
+  std::uint64_t replied = 0;
+  std::uint64_t returned = 0;
+};
+
 // What the process says of itself on every export: service.name, service.version and
 // service.instance.id.
 struct TraceResource {

@@ -1,9 +1,13 @@
 #include "supervisor/telemetry/tracer.hpp"
 
-#include <chrono>
+#include <algorithm>
+
+#include "ipc/messages.hpp"
 
 namespace sb::supervisor {
 namespace {
+
+using ipc::unix_nanos_now;
 
 // Parse error, invalid request, method not found, invalid params, resource not found.
 bool callers_fault(std::int64_t code) {
@@ -15,23 +19,43 @@ std::string bounded(std::string text) {
   return text;
 }
 
-std::uint64_t unix_nanos_now() {
-  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                        std::chrono::system_clock::now().time_since_epoch())
-                                        .count());
+// `at` within [from, to] (the worker's word kept within what the supervisor saw).
+std::uint64_t within(std::uint64_t at, std::uint64_t from, std::uint64_t to) {
+  return std::clamp(at, from, std::max(from, to));
 }
 
 }  // namespace
 
-RequestSpan::RequestSpan(Span span, bool sampled, std::weak_ptr<SpanExporter> exporter)
-    : span_(std::move(span)), sampled_(sampled), exporter_(std::move(exporter)) {}
+RequestSpan::RequestSpan(Span span, SpanId hop, SpanId round_trip, bool sampled,
+                         std::weak_ptr<SpanExporter> exporter)
+    : span_(std::move(span)),
+      hop_id_(hop),
+      round_trip_id_(round_trip),
+      sampled_(sampled),
+      exporter_(std::move(exporter)) {}
 
 RequestSpan::~RequestSpan() {
   if (!ended_) end_abandoned();
 }
 
 std::string RequestSpan::traceparent() const {
-  return render_traceparent(span_.trace_id, span_.span_id, sampled_);
+  return render_traceparent(span_.trace_id, round_trip_id_, sampled_);
+}
+
+// What the round trip's span says of the request: its method, tool and computer.
+std::vector<SpanAttribute> RequestSpan::round_trip_attributes() const {
+  std::vector<SpanAttribute> kept;
+  for (const auto& attribute : span_.attributes) {
+    if (attribute.key == "mcp.method.name" || attribute.key == "gen_ai.tool.name" ||
+        attribute.key == "gen_ai.prompt.name" || attribute.key == "switchboard.computer")
+      kept.push_back(attribute);
+  }
+  return kept;
+}
+
+void RequestSpan::message_to_caller() {
+  if (ended_ || span_.events.size() >= kMaxSpanEvents) return;
+  span_.events.push_back({"message to the caller", unix_nanos_now()});
 }
 
 void RequestSpan::set(std::string key, std::variant<std::string, std::int64_t, bool> value) {
@@ -39,7 +63,8 @@ void RequestSpan::set(std::string key, std::variant<std::string, std::int64_t, b
   span_.attributes.push_back({std::move(key), std::move(value)});
 }
 
-void RequestSpan::end(int http_status, std::optional<std::int64_t> error_code, bool tool_error) {
+void RequestSpan::end(int http_status, std::optional<std::int64_t> error_code, bool tool_error,
+                      const RoundTrip& round_trip) {
   if (ended_) return;
   set("http.response.status_code", std::int64_t{http_status});
   if (error_code) {
@@ -57,7 +82,7 @@ void RequestSpan::end(int http_status, std::optional<std::int64_t> error_code, b
     span_.error = true;
     set("error.type", std::to_string(http_status));
   }
-  finish();
+  finish(round_trip);
 }
 
 void RequestSpan::end_abandoned() {
@@ -65,14 +90,45 @@ void RequestSpan::end_abandoned() {
   span_.error = true;
   span_.status_message = "the caller went away before its answer";
   set("error.type", std::string("abandoned"));
-  finish();
+  finish({});
 }
 
-void RequestSpan::finish() {
+// The span, and with a forwarded request its children: the worker's hop (from the
+// supervisor handing it over to the answer back) and under it the computer's round trip
+// (from the request written to the reply read), whose id the computer was given.
+void RequestSpan::finish(const RoundTrip& round_trip) {
   ended_ = true;
   span_.end_unix_nanos = unix_nanos_now();
   if (!sampled_) return;
-  if (const auto exporter = exporter_.lock()) exporter->add(std::move(span_));
+  const auto exporter = exporter_.lock();
+  if (!exporter) return;
+  if (round_trip.forwarded != 0) {
+    const std::uint64_t from =
+        within(round_trip.forwarded, span_.start_unix_nanos, span_.end_unix_nanos);
+    const std::uint64_t to = within(round_trip.returned, from, span_.end_unix_nanos);
+    Span hop{.trace_id = span_.trace_id,
+             .span_id = hop_id_,
+             .parent_id = span_.span_id,
+             .name = "switchboard worker",
+             .kind = SpanKind::kInternal,
+             .start_unix_nanos = from,
+             .end_unix_nanos = to};
+    if (round_trip.sent != 0) {
+      const std::uint64_t sent = within(round_trip.sent, from, to);
+      const std::uint64_t replied =
+          within(round_trip.replied == 0 ? to : round_trip.replied, sent, to);
+      exporter->add(Span{.trace_id = span_.trace_id,
+                         .span_id = round_trip_id_,
+                         .parent_id = hop_id_,
+                         .name = span_.name,
+                         .kind = SpanKind::kClient,
+                         .start_unix_nanos = sent,
+                         .end_unix_nanos = replied,
+                         .attributes = round_trip_attributes()});
+    }
+    exporter->add(std::move(hop));
+  }
+  exporter->add(std::move(span_));
 }
 
 Tracer::Tracer(config::Telemetry telemetry, std::shared_ptr<SpanExporter> exporter)
@@ -96,7 +152,9 @@ std::shared_ptr<RequestSpan> Tracer::start(const std::optional<TraceContext>& pa
     span.tracestate = parent->tracestate;
   }
   const bool sampled = sampler_.sample(parent, std::chrono::steady_clock::now());
-  return std::make_shared<RequestSpan>(std::move(span), sampled, exporter_);
+  const SpanId hop = ids_.next_span();
+  const SpanId round_trip = ids_.next_span();
+  return std::make_shared<RequestSpan>(std::move(span), hop, round_trip, sampled, exporter_);
 }
 
 }  // namespace sb::supervisor

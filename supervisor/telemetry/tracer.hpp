@@ -18,29 +18,42 @@ namespace sb::supervisor {
 // A span's name and each text attribute are cut to this many bytes (an id or a tool's name
 // is the caller's, and spans wait in a queue).
 inline constexpr std::size_t kMaxSpanTextBytes = 256;
+inline constexpr std::size_t kMaxSpanEvents = 32;
 
 class RequestSpan {
  public:
-  RequestSpan(Span span, bool sampled, std::weak_ptr<SpanExporter> exporter);
+  // `hop` and `round_trip`: the ids of its children (the worker's hop, the computer's
+  // round trip under it).
+  RequestSpan(Span span, SpanId hop, SpanId round_trip, bool sampled,
+              std::weak_ptr<SpanExporter> exporter);
   ~RequestSpan();
   RequestSpan(const RequestSpan&) = delete;
   RequestSpan& operator=(const RequestSpan&) = delete;
 
-  // What the computer receives: this span as its parent, with the sampling decision.
+  // What the computer receives: the span of its round trip (a child of this one's) as its
+  // parent, with the sampling decision.
   std::string traceparent() const;
   const std::string& tracestate() const { return span_.tracestate; }
 
   void set(std::string key, std::variant<std::string, std::int64_t, bool> value);
-  // The request's answer: its HTTP status, its code when a JSON-RPC error, and whether it
-  // is a tool's result that says it failed.
-  void end(int http_status, std::optional<std::int64_t> error_code, bool tool_error);
+  // A message went to the caller during the call (progress, the computer's request): an
+  // event on the span, at most kMaxSpanEvents.
+  void message_to_caller();
+  // The request's answer: its HTTP status, its code when a JSON-RPC error, whether it is a
+  // tool's result that says it failed, and its way through the worker to the computer,
+  // which become this span's children.
+  void end(int http_status, std::optional<std::int64_t> error_code, bool tool_error,
+           const RoundTrip& round_trip = {});
   // The caller went away before its answer.
   void end_abandoned();
 
  private:
-  void finish();
+  void finish(const RoundTrip& round_trip);
+  std::vector<SpanAttribute> round_trip_attributes() const;
 
   Span span_;
+  SpanId hop_id_;
+  SpanId round_trip_id_;
   bool sampled_;
   std::weak_ptr<SpanExporter> exporter_;
   bool ended_ = false;

@@ -50,6 +50,10 @@ struct CallResult {
   // While held, the worker keeps the call's place in the computer's caps: the reply is
   // still in the supervisor. Released when the reply has been written or dropped.
   std::shared_ptr<void> slot;
+  // The worker's word on when the computer was sent the request and answered it (Unix
+  // nanoseconds, 0: not sent), for the round trip's spans.
+  std::uint64_t sent_unix_nanos = 0;
+  std::uint64_t replied_unix_nanos = 0;
 };
 
 using CallCallback = std::function<void(CallResult)>;

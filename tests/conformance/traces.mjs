@@ -3,7 +3,9 @@
 // header), calls through a real switchboard whose [telemetry] exports to
 // otlp_receiver.mjs, and the computer's test_trace_context tool says what it received.
 // Checked: one trace from the caller's span through the switchboard's SERVER span to the
-// computer, whose parent is the switchboard's span; the span's name, resource and
+// computer, whose parent is the switchboard's span of its round trip (CLIENT), under the
+// span of the hop through the worker (INTERNAL), under the SERVER span; the span's name,
+// resource and
 // attributes, in both eras; the header variant, and _meta preferred over it; a malformed
 // traceparent starts a new trace and never reaches the computer; a caller's "not sampled"
 // is honoured; a call refused by the grant, a tool error, a JSON-RPC error and a cancelled
@@ -60,7 +62,9 @@ const ARGUMENT = `argument-${randomBytes(8).toString("hex")}`;
 const HANDSHAKE = "2025-11-25";
 
 // What the switchboard's span says (docs/observability.md), its names in one place.
-const SERVER = 2; // SpanKind SERVER in OTLP
+const INTERNAL = 1; // SpanKind INTERNAL in OTLP
+const SERVER = 2; // SpanKind SERVER
+const CLIENT = 3; // SpanKind CLIENT
 const ERROR = 2; // Status code ERROR in OTLP
 const A = {
   method: "mcp.method.name",
@@ -150,6 +154,27 @@ async function spanWhere(what, match, seconds) {
   return found[0];
 }
 const byTrace = (traceId) => (span) => span.traceId === traceId;
+
+// The computer's parent is the switchboard's span of the computer's round trip (CLIENT),
+// under its span of the hop through the worker (INTERNAL), under the request's SERVER
+// span; each within the one above it.
+async function checkChain(server, computerParentId) {
+  const [roundTrip, hop] = await waitFor("the round trip's spans", async () => {
+    const spans = (await receiverGet("/spans")).filter(byTrace(server.traceId));
+    const roundTrip = spans.find((span) => span.spanId === computerParentId);
+    const hop = roundTrip && spans.find((span) => span.spanId === roundTrip.parentSpanId);
+    return roundTrip && hop ? [roundTrip, hop] : null;
+  });
+  assert.equal(roundTrip.kind, CLIENT, "the round trip: a CLIENT span");
+  assert.equal(roundTrip.name, server.name, "the round trip: named as the request");
+  assert.equal(hop.kind, INTERNAL, "the worker's hop: an INTERNAL span");
+  assert.equal(hop.name, "switchboard worker");
+  assert.equal(hop.parentSpanId, server.spanId, "the hop: the request span's child");
+  const times = [server.startTimeUnixNano, hop.startTimeUnixNano, roundTrip.startTimeUnixNano,
+    roundTrip.endTimeUnixNano, hop.endTimeUnixNano, server.endTimeUnixNano].map(BigInt);
+  for (let i = 1; i < times.length; i++)
+    assert.ok(times[i - 1] <= times[i], `the spans nest in time: ${times.join(" ")}`);
+}
 const byRequestId = (id) => (span) => span.attributes[A.requestId] === String(id);
 
 // switchboard_trace_spans_total{outcome="<outcome>"}: the sum of its series, whatever
@@ -316,8 +341,7 @@ for (const [era, versionNegotiation] of [
   checkSpan(server, { name: "tools/call test_trace_context" });
   checkOk(server);
   assert.equal(server.parentSpanId, spanId, "the switchboard's span is the caller span's child");
-  assert.equal(server.spanId, computerSaw.parentId,
-    "the computer's parent is the switchboard's span");
+  await checkChain(server, computerSaw.parentId);
   assert.equal(server.attributes[A.tool], "test_trace_context");
   assert.equal(server.attributes[A.requestId], String(idOf("tools/call", "test_trace_context")));
   assert.equal(server.attributes[A.version], version, A.version);
@@ -389,7 +413,8 @@ for (const [era, versionNegotiation] of [
   checkSpan(server, { name: "tools/call test_trace_context" });
   assert.equal(server.attributes[A.requestId], "4242", "a number id, as a string");
   assert.equal(server.parentSpanId, spanId);
-  assert.deepEqual([saw.traceId, saw.parentId], [traceId, server.spanId]);
+  assert.equal(saw.traceId, traceId);
+  await checkChain(server, saw.parentId);
   assert.equal(got.tracestate, "sbtest=header", "the header's tracestate reaches the computer");
   assert.equal(server.attributes[A.session], undefined, "no session, no mcp.session.id");
   assert.equal(server.attributes[A.version], HANDSHAKE);
@@ -406,7 +431,8 @@ for (const [era, versionNegotiation] of [
   const chosen = await spanWhere("the call with both", byRequestId("both-1"));
   assert.equal(chosen.traceId, byMeta.spanContext().traceId, "_meta is preferred");
   assert.equal(chosen.parentSpanId, byMeta.spanContext().spanId);
-  assert.deepEqual([bothSaw.traceId, bothSaw.parentId], [chosen.traceId, chosen.spanId]);
+  assert.equal(bothSaw.traceId, chosen.traceId);
+  await checkChain(chosen, bothSaw.parentId);
   step("_meta's traceparent is preferred over the header's");
 }
 
@@ -436,8 +462,10 @@ for (const [era, versionNegotiation] of [
       checkSpan(server, { name: "tools/call test_trace_context" });
       assert.notEqual(server.traceId, traceId, `${value}: a new trace`);
       assert.equal(server.parentSpanId, "", `${value}: no parent`);
-      assert.equal(got.traceparent, `00-${server.traceId}-${server.spanId}-01`,
-        `${value} in ${where}: the computer's parent is the new trace's span`);
+      const saw = readTraceparent(got.traceparent);
+      assert.deepEqual([saw.traceId, saw.flags], [server.traceId, "01"],
+        `${value} in ${where}: the computer's trace is the new one`);
+      await checkChain(server, saw.parentId);
       assert.equal(got.tracestate, undefined, `${value}: its tracestate is dropped with it`);
     }
   }
@@ -558,7 +586,9 @@ const unauthenticated = hex(16);
   checkSpan(server, { name: "tools/call test_trace_context" });
   assert.equal(server.parentSpanId, span.spanContext().spanId);
   checkFailed(server, answer);
-  step("a cancelled call's span ends with error.type -32800");
+  assert.ok(server.events.some((event) => event.name === "message to the caller"),
+    `the tool's progress, an event of the call's span: ${JSON.stringify(server.events)}`);
+  step("a cancelled call's span ends with error.type -32800, its progress an event");
 }
 
 // ---- 7. nothing for what made no span; every export as it should be ----
@@ -576,7 +606,8 @@ const unauthenticated = hex(16);
   assert.equal(ids.size, spans.length, "a span exported twice");
   for (const span of spans) {
     assert.deepEqual(span.problems, [], `${span.name}: not OTLP JSON as the specification has it`);
-    assert.ok(["conformance", "narrow"].includes(span.attributes[A.caller]), span.name);
+    if (span.kind === SERVER)
+      assert.ok(["conformance", "narrow"].includes(span.attributes[A.caller]), span.name);
   }
   step("no span for a caller's not-sampled trace or a request without a token");
 

@@ -43,6 +43,7 @@ const std::vector<std::string> kFamilies{
     "switchboard_http_connections_open",
     "switchboard_http_connections_refused_total",
     "switchboard_http_connections_cut_total",
+    "switchboard_trace_spans_total",
     "switchboard_switches_total",
     "switchboard_sessions_resumed_total",
     "switchboard_reply_buffer_bytes",
@@ -108,6 +109,10 @@ TEST_F(Metrics, EveryFamilyIsDeclaredInStrictExpositionFormatBeforeAnyEvent) {
             8);
   EXPECT_EQ(sample_value(exposition, "switchboard_reply_buffer_capacity_bytes"),
             512.0 * 1024 * 1024);
+  for (const char* outcome : {"exported", "dropped"}) {
+    EXPECT_EQ(sample_value(exposition, "switchboard_trace_spans_total", {{"outcome", outcome}}), 0)
+        << outcome;
+  }
 
   // The status page, and nothing else, beside it.
   const auto page = http_get(metrics_port_, "/");

@@ -1,4 +1,5 @@
-// The binary metas of the frames every call makes: each round-trips, and a malformed one
+// The binary metas of the frames every call makes: each round-trips (a reply's times with
+// it), and a malformed one
 // (a byte too many or too few, an enum or flag out of range) is refused.
 #include <gtest/gtest.h>
 
@@ -8,13 +9,17 @@ namespace sb::ipc {
 namespace {
 
 TEST(CallOutcome, RoundTripsThroughMeta) {
-  const CallOutcome outcome{CallStatus::kReplied, 1234, ReplyKind::kRpcError, -32050};
+  const CallOutcome outcome{CallStatus::kReplied,         1234,
+                            ReplyKind::kRpcError,         -32050,
+                            1'800'000'000'000'000'001ULL, 1'800'000'000'250'000'000ULL};
   const auto decoded = decode_outcome(encode_outcome(outcome));
   ASSERT_TRUE(decoded);
   EXPECT_EQ(decoded->status, CallStatus::kReplied);
   EXPECT_EQ(decoded->response_bytes, 1234u);
   EXPECT_EQ(decoded->kind, ReplyKind::kRpcError);
   EXPECT_EQ(decoded->error_code, -32050);
+  EXPECT_EQ(decoded->sent_unix_nanos, 1'800'000'000'000'000'001ULL);
+  EXPECT_EQ(decoded->replied_unix_nanos, 1'800'000'000'250'000'000ULL);
   const auto without_code = decode_outcome(encode_outcome({CallStatus::kTimeout, 0}));
   ASSERT_TRUE(without_code);
   EXPECT_EQ(without_code->status, CallStatus::kTimeout);
@@ -22,7 +27,8 @@ TEST(CallOutcome, RoundTripsThroughMeta) {
 }
 
 // A worker's meta is checked, not trusted: every byte is accounted for and every field in
-// range (the layout: status, kind, has-code, then the size and the code as 8 bytes each).
+// range (the layout: status, kind, has-code, then the size, the code and the two times as
+// 8 bytes each).
 TEST(CallOutcome, AMalformedMetaIsRefused) {
   const std::string good = encode_outcome({CallStatus::kReplied, 5, ReplyKind::kOk});
   ASSERT_TRUE(decode_outcome(good));

@@ -1,7 +1,8 @@
 // Request spans (supervisor/telemetry/tracer.hpp), as a collector on loopback receives
 // them: the child of the caller's span, how each kind of answer ends one (a server's
 // error, the caller's own fault, a tool's failure, an abandoned request), texts cut to
-// their bound, and an unsampled span never sent.
+// their bound, a forwarded request's hop and round trip as its children (the worker's
+// times kept within the hop), and an unsampled span never sent.
 #include "supervisor/telemetry/tracer.hpp"
 
 #include <gtest/gtest.h>
@@ -9,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/fixed_http_origin.hpp"
+#include "ipc/messages.hpp"
 
 namespace sb::supervisor {
 namespace {
@@ -33,7 +35,10 @@ class TracerTest : public testing::Test {
       json attributes = json::object();
       for (const auto& attribute : span["attributes"])
         attributes[attribute["key"].get<std::string>()] = attribute["value"];
-      by_name[span["name"].get<std::string>()] = {{"span", span}, {"attributes", attributes}};
+      // A round trip (CLIENT) has its request's name: it is kept as "client <name>".
+      const std::string prefix = span["kind"] == 3 ? "client " : "";
+      by_name[prefix + span["name"].get<std::string>()] = {{"span", span},
+                                                           {"attributes", attributes}};
     }
     EXPECT_EQ(by_name.size(), spans);
     return by_name;
@@ -90,6 +95,40 @@ TEST_F(TracerTest, EachAnswerEndsItsSpanAsTheConventionsHaveIt) {
   ASSERT_TRUE(spans.contains(cut));
   EXPECT_EQ(spans[cut]["attributes"]["jsonrpc.request.id"]["stringValue"],
             std::string(kMaxSpanTextBytes, 'i'));
+}
+
+TEST_F(TracerTest, AForwardedRequestsWayThroughTheWorkerAreItsChildren) {
+  auto made = tracer();
+  auto span = made.start(std::nullopt, "tools/call echo");
+  span->set("switchboard.computer", std::string("macmini"));
+  span->set("switchboard.caller", std::string("agent"));
+  const std::string computers_parent = span->traceparent().substr(36, 16);
+  span->message_to_caller();
+  const auto now = ipc::unix_nanos_now();
+  // The worker's word is kept within the hop: a reply "before" the request was sent, and a
+  // send after the answer came back, are moved into it.
+  span->end(200, std::nullopt, false,
+            RoundTrip{.forwarded = now, .sent = now + 10, .replied = 5, .returned = now + 100});
+  const json spans = exported(3);
+  const json& server = spans["tools/call echo"];
+  ASSERT_TRUE(server.contains("span"));
+  EXPECT_EQ(server["span"]["events"][0]["name"], "message to the caller");
+  const json& hop = spans["switchboard worker"];
+  EXPECT_EQ(hop["span"]["kind"], 1);
+  EXPECT_EQ(hop["span"]["parentSpanId"], server["span"]["spanId"]);
+  const json& round_trip = spans["client tools/call echo"];
+  ASSERT_TRUE(round_trip.contains("span"));
+  EXPECT_EQ(round_trip["span"]["spanId"], computers_parent);
+  EXPECT_EQ(round_trip["span"]["parentSpanId"], hop["span"]["spanId"]);
+  EXPECT_EQ(round_trip["attributes"]["switchboard.computer"]["stringValue"], "macmini");
+  EXPECT_FALSE(round_trip["attributes"].contains("switchboard.caller"));
+  const auto nanos = [](const json& span, const char* which) {
+    return std::stoull(span["span"][which].get<std::string>());
+  };
+  EXPECT_EQ(nanos(round_trip, "startTimeUnixNano"), now + 10);
+  EXPECT_EQ(nanos(round_trip, "endTimeUnixNano"), now + 10);
+  EXPECT_LE(nanos(hop, "startTimeUnixNano"), nanos(round_trip, "startTimeUnixNano"));
+  EXPECT_GE(nanos(hop, "endTimeUnixNano"), nanos(round_trip, "endTimeUnixNano"));
 }
 
 TEST_F(TracerTest, AnUnsampledSpanStillParentsTheComputerButIsNeverSent) {
