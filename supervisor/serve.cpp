@@ -184,7 +184,8 @@ class Supervisor {
         drain_timer_(io_),
         lapse_timer_(io_),
         heap_trimmer_(io_),
-        pods_(io_, state_.config, state_.services, PodTimings{}, proxy_environment()) {
+        pods_(io_, state_.config, state_.services, state_.tracer, PodTimings{},
+              proxy_environment()) {
     state_.sign_in = start_sign_in(*config);
     state_.tracer = start_tracer(*config);
     signals_.add(SIGUSR2);

@@ -56,11 +56,12 @@ class PodDialers::Dialer final : public SocketOwner,
                                  public std::enable_shared_from_this<PodDialers::Dialer> {
  public:
   Dialer(net::io_context& io, const std::shared_ptr<const config::Config>& config,
-         const McpServices& services, const config::Pod& attach, const PodTimings& timings,
-         const ProxyEnvironment& environment)
+         const McpServices& services, const std::shared_ptr<Tracer>& tracer,
+         const config::Pod& attach, const PodTimings& timings, const ProxyEnvironment& environment)
       : io_(io),
         config_(config),
         services_(services),
+        tracer_(tracer),
         timings_(timings),
         environment_(environment),
         name_(attach.name),
@@ -115,6 +116,7 @@ class PodDialers::Dialer final : public SocketOwner,
 
   const McpServices& services() const override { return services_; }
   std::shared_ptr<const config::Config> config() const override { return config_; }
+  std::shared_ptr<Tracer> tracer() const override { return tracer_; }
 
   const PodTimings& timings() const override { return timings_; }
 
@@ -318,6 +320,7 @@ class PodDialers::Dialer final : public SocketOwner,
   net::io_context& io_;
   const std::shared_ptr<const config::Config>& config_;  // as of now: a reload swaps it
   const McpServices& services_;
+  const std::shared_ptr<Tracer>& tracer_;
   PodTimings timings_;
   const ProxyEnvironment environment_;  // the service's, for proxy = "environment"
   std::string name_;
@@ -334,11 +337,12 @@ class PodDialers::Dialer final : public SocketOwner,
 
 PodDialers::PodDialers(boost::asio::io_context& io,
                        const std::shared_ptr<const config::Config>& config,
-                       const McpServices& services, PodTimings timings,
-                       ProxyEnvironment environment)
+                       const McpServices& services, const std::shared_ptr<Tracer>& tracer,
+                       PodTimings timings, ProxyEnvironment environment)
     : io_(io),
       config_(config),
       services_(services),
+      tracer_(tracer),
       timings_(timings),
       environment_(std::move(environment)) {}
 
@@ -346,7 +350,8 @@ PodDialers::~PodDialers() = default;
 
 void PodDialers::start() {
   for (const auto& attach : config_->pods) {
-    auto dialer = std::make_shared<Dialer>(io_, config_, services_, attach, timings_, environment_);
+    auto dialer =
+        std::make_shared<Dialer>(io_, config_, services_, tracer_, attach, timings_, environment_);
     dialers_.push_back(dialer);
     dialer->start();
   }

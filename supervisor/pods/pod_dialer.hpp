@@ -29,17 +29,19 @@
 #include "supervisor/config/config.hpp"
 #include "supervisor/mcp/request.hpp"
 #include "supervisor/pods/redial_policy.hpp"
+#include "supervisor/telemetry/tracer.hpp"
 
 namespace sb::supervisor {
 
 class PodDialers {
  public:
-  // `config` is the supervisor's own pointer, read as of each request (a reload swaps it).
+  // `config` is the supervisor's own pointer, read as of each request (a reload swaps it);
+  // `tracer` likewise (none: no spans).
   // `environment`: the service's proxy variables, used only by a block that says
   // proxy = "environment".
   PodDialers(boost::asio::io_context& io, const std::shared_ptr<const config::Config>& config,
-             const McpServices& services, PodTimings timings = {},
-             ProxyEnvironment environment = {});
+             const McpServices& services, const std::shared_ptr<Tracer>& tracer,
+             PodTimings timings = {}, ProxyEnvironment environment = {});
   ~PodDialers();
   PodDialers(const PodDialers&) = delete;
   PodDialers& operator=(const PodDialers&) = delete;
@@ -57,6 +59,7 @@ class PodDialers {
   boost::asio::io_context& io_;
   const std::shared_ptr<const config::Config>& config_;
   const McpServices& services_;
+  const std::shared_ptr<Tracer>& tracer_;
   PodTimings timings_;
   ProxyEnvironment environment_;
   std::vector<std::shared_ptr<Dialer>> dialers_;

@@ -29,7 +29,9 @@
 #include "shared/tunnel_stream.hpp"
 #include "supervisor/mcp/caller_message.hpp"
 #include "supervisor/mcp/handler.hpp"
+#include "supervisor/mcp/request_span.hpp"
 #include "supervisor/pods/redial_policy.hpp"
+#include "supervisor/telemetry/tracer.hpp"
 
 namespace sb::supervisor::pod {
 
@@ -57,6 +59,7 @@ class SocketOwner {
   virtual CallerContext request_context() = 0;
   virtual const McpServices& services() const = 0;
   virtual std::shared_ptr<const config::Config> config() const = 0;
+  virtual std::shared_ptr<Tracer> tracer() const = 0;  // none: no spans
   virtual const PodTimings& timings() const = 0;
 };
 
@@ -104,7 +107,7 @@ class Socket : public std::enable_shared_from_this<Socket> {
     if (ended_) return;
     auto read = read_caller_message(text);
     if (!std::holds_alternative<json>(read)) return;
-    const json message = std::move(std::get<json>(read));
+    json message = std::move(std::get<json>(read));
     if (!message.is_object()) return;
     const bool answer =
         message.contains("id") && (message.contains("result") || message.contains("error"));
@@ -135,7 +138,13 @@ class Socket : public std::enable_shared_from_this<Socket> {
                            }};
     request.context.mcp_session = mcp_session_;
     request.context.era = era_of(message);
-    Underway underway = handle_mcp(message, std::move(request));
+    const auto tracer = owner_->tracer();
+    const auto span =
+        tracer ? start_request_span(*tracer, message, request.context, {.protocol = "websocket"})
+               : nullptr;
+    request.done = traced(std::move(request.done), span, nullptr);
+    request.on_message = traced(std::move(request.on_message), span);
+    Underway underway = traced(handle_mcp(message, std::move(request)), span);
     // `done` may already have run, in which case the entry is gone.
     if (const auto found = pending_.find(key); found != pending_.end())
       found->second = std::move(underway.abandon);

@@ -18,10 +18,10 @@
 #include "supervisor/mcp/caller_message.hpp"
 #include "supervisor/mcp/handler.hpp"
 #include "supervisor/mcp/lifecycle.hpp"
+#include "supervisor/mcp/request_span.hpp"
 #include "supervisor/mcp/subscriptions.hpp"
 #include "supervisor/metrics/metrics.hpp"
 #include "supervisor/routes/computer_door.hpp"
-#include "supervisor/routes/request_span.hpp"
 #include "supervisor/routes/revision_gate.hpp"
 #include "supervisor/workers/status_json.hpp"
 
@@ -434,46 +434,16 @@ class Routes {
     if (message.is_object() && message.contains("method") && message.contains("id"))
       make_resumable(resolved, verdict.stateless);
     mcp.context.era = verdict.stateless ? Era::kStateless : Era::kHandshake;
-    const auto span = state_.tracer
-                          ? start_request_span(*state_.tracer, request_, message, mcp.context)
-                          : nullptr;
-    mcp.done = traced(done(initialize, verdict.stateless), span, verdict.stateless);
+    const auto span =
+        state_.tracer ? start_request_span(*state_.tracer, message, mcp.context, transport_trace())
+                      : nullptr;
+    mcp.done = traced(
+        done(initialize, verdict.stateless), span,
+        [stateless = verdict.stateless, twin_front = request_.twin_front](const ReplyText& text) {
+          return std::optional<int>(answer_status(text, stateless, twin_front));
+        });
     mcp.on_message = traced(on_message(), span);
     return held(traced(handle_mcp(message, std::move(mcp)), span));
-  }
-
-  // The answer ends the request's span, with the HTTP status done() gives it.
-  McpDone traced(McpDone inner, const std::shared_ptr<RequestSpan>& span, bool stateless) const {
-    if (!span) return inner;
-    return [inner = std::move(inner), span, stateless,
-            twin_front = request_.twin_front](std::optional<ReplyText> text) {
-      if (text) {
-        span->end(answer_status(*text, stateless, twin_front), text->error_code, text->tool_error,
-                  text->round_trip);
-      } else {
-        span->end(202, std::nullopt, false);
-      }
-      inner(std::move(text));
-    };
-  }
-
-  // Each message to the caller during the call is an event of the request's span.
-  static McpMessage traced(McpMessage inner, const std::shared_ptr<RequestSpan>& span) {
-    if (!span || !inner) return inner;
-    return [inner = std::move(inner), span](ReplyText text) {
-      span->message_to_caller();
-      inner(std::move(text));
-    };
-  }
-
-  // A request its caller abandons ends its span so.
-  static Underway traced(Underway underway, const std::shared_ptr<RequestSpan>& span) {
-    if (!span || !underway.abandon) return underway;
-    underway.abandon = [abandon = std::move(underway.abandon), span] {
-      span->end_abandoned();
-      abandon();
-    };
-    return underway;
   }
 
   // The Mcp-Param headers of a tools/call whose tool's schema the switchboard has seen.
@@ -525,6 +495,13 @@ class Routes {
       if (initialize) response.headers.emplace_back("Mcp-Session-Id", new_mcp_session_id());
       respond(std::move(response));
     };
+  }
+
+  TransportTrace transport_trace() const {
+    return TransportTrace{.protocol = "http",
+                          .traceparent = request_.traceparent,
+                          .tracestate = request_.tracestate,
+                          .protocol_version = request_.protocol_version};
   }
 
   static int answer_status(const ReplyText& text, bool stateless, bool twin_front) {

@@ -63,10 +63,10 @@ void RequestSpan::set(std::string key, std::variant<std::string, std::int64_t, b
   span_.attributes.push_back({std::move(key), std::move(value)});
 }
 
-void RequestSpan::end(int http_status, std::optional<std::int64_t> error_code, bool tool_error,
-                      const RoundTrip& round_trip) {
+void RequestSpan::end(std::optional<int> http_status, std::optional<std::int64_t> error_code,
+                      bool tool_error, const RoundTrip& round_trip) {
   if (ended_) return;
-  set("http.response.status_code", std::int64_t{http_status});
+  if (http_status) set("http.response.status_code", std::int64_t{*http_status});
   if (error_code) {
     // The request's own fault is not the server's (OpenTelemetry's RPC and MCP conventions):
     // recorded, but the span's status stays unset.
@@ -78,9 +78,9 @@ void RequestSpan::end(int http_status, std::optional<std::int64_t> error_code, b
     span_.error = true;
     span_.status_message = "the tool's result says it failed";
     set("error.type", std::string("tool_error"));
-  } else if (http_status >= 500) {
+  } else if (http_status && *http_status >= 500) {
     span_.error = true;
-    set("error.type", std::to_string(http_status));
+    set("error.type", std::to_string(*http_status));
   }
   finish(round_trip);
 }

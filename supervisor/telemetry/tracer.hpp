@@ -39,10 +39,10 @@ class RequestSpan {
   // A message went to the caller during the call (progress, the computer's request): an
   // event on the span, at most kMaxSpanEvents.
   void message_to_caller();
-  // The request's answer: its HTTP status, its code when a JSON-RPC error, whether it is a
-  // tool's result that says it failed, and its way through the worker to the computer,
-  // which become this span's children.
-  void end(int http_status, std::optional<std::int64_t> error_code, bool tool_error,
+  // The request's answer: its HTTP status (none over a pod's socket), its code when a
+  // JSON-RPC error, whether it is a tool's result that says it failed, and its way through
+  // the worker to the computer, which become this span's children.
+  void end(std::optional<int> http_status, std::optional<std::int64_t> error_code, bool tool_error,
            const RoundTrip& round_trip = {});
   // The caller went away before its answer.
   void end_abandoned();

@@ -85,6 +85,7 @@ class PtyAttachE2e : public ::testing::Test {
     std::string tools = R"(["*"])";
     std::optional<int> max_inflight;           // the attach's
     std::optional<int> computer_max_inflight;  // alpha's
+    std::string more_config;                   // further tables, e.g. [telemetry]
   };
 
   Lent lend_alpha(const LendOptions& options) {
@@ -97,7 +98,8 @@ class PtyAttachE2e : public ::testing::Test {
                                .secret_file = grant_file(),
                                .tools = options.tools,
                                .max_inflight = options.max_inflight}
-                       .toml()));
+                       .toml())
+            .block(options.more_config));
     lent.computer = attach_ready(*lent.sb, alpha_, "alpha", owner_.secret);
     EXPECT_TRUE(lent.computer);
     if (lent.computer) {

@@ -1,14 +1,16 @@
 // End to end: [[pty_attach]] (docs/protocol.md, "Pod sockets"). The real switchboard dials
 // fake openab-pty pods (WebSocket servers on loopback) and lends them computers that fake
 // daemons attached over GET /vm/attach. Covered: what the pod is answered, which computer it
-// reaches, reload, the per-caller cap and the 64-request ceiling, and progress and
-// cancellation (docs/protocol.md).
+// reaches, reload, the per-caller cap and the 64-request ceiling, progress and
+// cancellation (docs/protocol.md), and a pod's request traced into its computer
+// (docs/observability.md).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <string>
 #include <vector>
 
+#include "harness/fixed_http_origin.hpp"
 #include "tests/e2e/pods_helpers.hpp"
 
 namespace sbtest {
@@ -21,6 +23,75 @@ json initialize_request(int id) {
              json{{"protocolVersion", "2025-06-18"},
                   {"capabilities", json::object()},
                   {"clientInfo", {{"name", "openab-pty"}, {"version", "0.0.0"}}}});
+}
+
+// ---------------------------------------------------------------------------------------
+// Tracing (docs/observability.md, "Spans")
+
+// The spans of one export, flattened: each with its attributes by key.
+std::vector<json> exported_spans(const std::string& request) {
+  std::vector<json> spans;
+  const auto head_end = request.find("\r\n\r\n");
+  if (head_end == std::string::npos) return spans;
+  const auto body = json::parse(request.substr(head_end + 4), nullptr, false);
+  if (!body.is_object()) return spans;
+  for (const auto& resource : body["resourceSpans"]) {
+    for (const auto& scope : resource["scopeSpans"]) {
+      for (json span : scope["spans"]) {
+        json attributes = json::object();
+        for (const auto& attribute : span["attributes"])
+          attributes[attribute["key"].get<std::string>()] = attribute["value"].begin().value();
+        span["attributes"] = attributes;
+        spans.push_back(span);
+      }
+    }
+  }
+  return spans;
+}
+
+// A pod's request makes a span as an HTTP caller's does, over its socket: the pod's own
+// trace context in `_meta` its parent, the attach its caller, and the computer handed the
+// span of its round trip as its parent.
+TEST_F(PtyAttachE2e, APodsRequestIsTracedIntoItsComputer) {
+  const harness::FixedHttpOrigin collector("{}");
+  const auto lent =
+      lend_alpha({.more_config = "[telemetry]\nendpoint = " + json(collector.url("")).dump() +
+                                 "\nbatch_delay_ms = 10\n"});
+  ASSERT_FALSE(HasFailure());
+  const std::string trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+  json call = tool_call(1, "echo", json{{"text", "hi"}});
+  call["params"]["_meta"] = {{"traceparent", "00-" + trace + "-00f067aa0ba902b7-01"}};
+  EXPECT_EQ(echoed(lent.pod->request(call)), json({{"text", "hi"}}));
+  ASSERT_EQ(lent.computer->calls().size(), 1u);
+  const std::string given = lent.computer->calls()[0]["params"]["_meta"]["traceparent"];
+  ASSERT_EQ(given.size(), 55u) << given;
+  EXPECT_EQ(given.substr(0, 36), "00-" + trace + "-");
+  const std::string computers_parent = given.substr(36, 16);
+
+  std::vector<json> spans;
+  ASSERT_TRUE(eventually([&] {
+    spans = exported_spans(collector.last_request());
+    return spans.size() >= 3;
+  })) << "the collector got "
+      << collector.answered() << " export(s)";
+  const auto named = [&](int kind) {
+    const auto found = std::find_if(spans.begin(), spans.end(),
+                                    [&](const json& span) { return span["kind"] == kind; });
+    return found == spans.end() ? json() : *found;
+  };
+  const json server = named(2);
+  const json hop = named(1);
+  const json round_trip = named(3);
+  EXPECT_EQ(server["name"], "tools/call echo");
+  EXPECT_EQ(server["traceId"], trace);
+  EXPECT_EQ(server["parentSpanId"], "00f067aa0ba902b7");
+  EXPECT_EQ(server["attributes"]["switchboard.caller"], "kiro");
+  EXPECT_EQ(server["attributes"]["switchboard.computer"], "alpha");
+  EXPECT_EQ(server["attributes"]["network.protocol.name"], "websocket");
+  EXPECT_FALSE(server["attributes"].contains("http.response.status_code")) << "no HTTP here";
+  EXPECT_EQ(hop["parentSpanId"], server["spanId"]);
+  EXPECT_EQ(round_trip["parentSpanId"], hop["spanId"]);
+  EXPECT_EQ(round_trip["spanId"], computers_parent);
 }
 
 // ---------------------------------------------------------------------------------------

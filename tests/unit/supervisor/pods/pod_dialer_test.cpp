@@ -48,7 +48,7 @@ class DialerHarness {
                                        .tools = config::NameList{.all = true}});
     config_ = config;
     parts_.emplace(io_, dir_ / "audit.jsonl");
-    dialers_.emplace(io_, config_, parts_->services, fast_timings());
+    dialers_.emplace(io_, config_, parts_->services, no_tracer_, fast_timings());
     dialers_->start();
   }
 
@@ -86,6 +86,7 @@ class DialerHarness {
   std::filesystem::path dir_;
   std::shared_ptr<const config::Config> config_;
   std::optional<ServicesWithoutWorkers> parts_;
+  std::shared_ptr<Tracer> no_tracer_;
   std::optional<PodDialers> dialers_;
 };
 
