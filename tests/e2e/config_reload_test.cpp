@@ -1,6 +1,7 @@
 // End to end: what a reload (SIGHUP) changes and when (docs/configuration.md, "Reload"):
 // per-caller caps from the next call, a computer's max_inflight from its next attach,
-// timeouts and audit_args live, and a failed reload changes nothing and says why.
+// timeouts and audit_args live, tracing started, moved and stopped, and a failed reload
+// changes nothing and says why.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "harness/fixed_http_origin.hpp"
 #include "tests/e2e/e2e_helpers.hpp"
 
 namespace sbtest {
@@ -110,6 +112,40 @@ TEST_F(Reload, AuditArgsApplyFromTheNextRequest) {
   const auto calls = sb.audit().events("call");
   EXPECT_EQ(calls[0]["args"], R"({"n":1})");
   EXPECT_TRUE(calls[1]["args"].is_null()) << calls[1];
+}
+
+// [telemetry] (docs/observability.md) applies from the next request: spans go to the
+// collector a reload names, and the computer is given a traceparent only while tracing.
+TEST_F(Reload, TracingStartsMovesAndStopsWithAReload) {
+  const harness::FixedHttpOrigin first("{}");
+  const harness::FixedHttpOrigin second("{}");
+  const auto tracing_to = [&](const harness::FixedHttpOrigin& collector) {
+    return config().block("[telemetry]\nendpoint = " + json(collector.url("")).dump() +
+                          "\nbatch_delay_ms = 10\n");
+  };
+  SwitchboardProcess sb(config());
+  auto fake = attach_ready(sb, alpha_, "alpha", owner_.secret);
+  ASSERT_TRUE(fake);
+  // The params the computer got for a call `n` of alice's.
+  const auto call = [&](int n) {
+    EXPECT_EQ(echoed(call_tool(sb.port(), "/mcp", alice_.secret, "echo", json{{"n", n}})),
+              json({{"n", n}}));
+    return fake->calls().back()["params"];
+  };
+  EXPECT_FALSE(call(1).contains("_meta")) << "no tracing, no traceparent";
+
+  sb.reload(tracing_to(first));
+  EXPECT_TRUE(call(2)["_meta"].contains("traceparent"));
+  EXPECT_TRUE(eventually([&] { return first.answered() > 0; })) << "no span at the collector";
+
+  sb.reload(tracing_to(second));
+  const std::string traceparent = call(3)["_meta"]["traceparent"];
+  ASSERT_TRUE(eventually([&] { return second.answered() > 0; })) << "no span at the new one";
+  EXPECT_NE(second.last_request().find(traceparent.substr(3, 32)), std::string::npos)
+      << "the call's trace at the collector the reload named";
+
+  sb.reload(config());
+  EXPECT_FALSE(call(4).contains("_meta")) << "tracing off again";
 }
 
 TEST_F(Reload, AnInvalidConfigChangesNothingAndTheLogSaysWhy) {
