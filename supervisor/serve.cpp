@@ -16,6 +16,7 @@
 
 #include "base/asio_names.hpp"
 #include "base/heap_trim.hpp"
+#include "ipc/messages.hpp"
 #include "shared/http_proxy.hpp"
 #include "shared/log.hpp"
 #include "shared/service_notify.hpp"
@@ -427,10 +428,12 @@ class Supervisor {
     return sign_in;
   }
 
-  // Tracing as `config` has it, its exporter sending; none without [telemetry], or when its
+  // Tracing as `config` has it, its exporters sending; none without [telemetry], or when its
   // headers file cannot be used (said in the log). A reload starts it anew: what the old
-  // one still held is dropped and counted.
+  // one still held is dropped and counted. With `audit_logs`, every audit line goes to it
+  // as a log record too.
   std::shared_ptr<Tracer> start_tracer(const config::Config& config) {
+    audit_.set_line_sink(nullptr);
     if (!config.telemetry) return nullptr;
     ExportHeaders headers;
     if (!config.telemetry->headers_file.empty()) {
@@ -448,10 +451,33 @@ class Supervisor {
         .service_version = SWITCHBOARD_VERSION,
         .service_instance = std::string(host) + ":" + std::to_string(config.listen_port)};
     auto exporter = std::make_shared<SpanExporter>(
-        io_, outbound_, *config.telemetry, resource, std::move(headers),
+        io_, outbound_, *config.telemetry, resource, headers,
         [this](std::string_view outcome, std::uint64_t spans) { metrics_.spans(outcome, spans); });
     exporter->start();
-    return std::make_shared<Tracer>(*config.telemetry, std::move(exporter));
+    std::shared_ptr<LogExporter> logs;
+    if (config.telemetry->audit_logs) {
+      logs = std::make_shared<LogExporter>(io_, outbound_, *config.telemetry, resource,
+                                           std::move(headers),
+                                           [this](std::string_view outcome, std::uint64_t records) {
+                                             metrics_.audit_log_records(outcome, records);
+                                           });
+      logs->start();
+    }
+    auto tracer = std::make_shared<Tracer>(*config.telemetry, std::move(exporter), logs);
+    if (logs) {
+      audit_.set_line_sink([tracer = std::weak_ptr<Tracer>(tracer)](
+                               std::string_view event, const std::string& line,
+                               std::string_view trace_id, std::string_view span_id) {
+        if (const auto live = tracer.lock()) {
+          live->log(LogRecord{.time_unix_nanos = ipc::unix_nanos_now(),
+                              .event = std::string(event),
+                              .body = line,
+                              .trace_id = std::string(trace_id),
+                              .span_id = std::string(span_id)});
+        }
+      });
+    }
+    return tracer;
   }
 
   void shut_down() {

@@ -71,7 +71,9 @@ void AuditLog::stop() {
 void AuditLog::write(std::string_view event, nlohmann::json fields) {
   fields["ts"] = utc_timestamp_now();
   fields["event"] = event;
-  write_line(fields.dump());
+  const std::string line = fields.dump();
+  write_line(line);
+  if (sink_) sink_(event, line, "", "");
 }
 
 namespace {
@@ -125,12 +127,15 @@ void AuditLog::write_call(const CallRecord& record) {
   append_string_member(line, "principal", record.principal);
   if (record.kind == CallKind::kPrompt) append_string_member(line, "prompt", record.tool);
   append_member(line, "response_bytes", std::to_string(record.response_bytes));
+  if (!record.span_id.empty()) append_string_member(line, "span_id", record.span_id);
   if (!record.oauth_issuer.empty()) append_string_member(line, "subject", record.oauth_subject);
   if (record.kind == CallKind::kTool) append_string_member(line, "tool", record.tool);
+  if (!record.trace_id.empty()) append_string_member(line, "trace_id", record.trace_id);
   append_string_member(line, "ts", utc_timestamp_now());
   if (record.kind == CallKind::kResource) append_string_member(line, "uri", record.tool);
   line.back() = '}';
   write_line(line);
+  if (sink_) sink_("call", line, record.trace_id, record.span_id);
 }
 
 void AuditLog::write_from_worker(std::string_view line) {
@@ -141,7 +146,12 @@ void AuditLog::write_from_worker(std::string_view line) {
     }
     return;
   }
-  write_line(parsed.dump());
+  const std::string written = parsed.dump();
+  write_line(written);
+  if (sink_) {
+    const auto event = parsed["event"];
+    sink_(event.is_string() ? event.get_ref<const std::string&>() : std::string(), written, "", "");
+  }
 }
 
 void AuditLog::write_line(const std::string& line) {

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -33,6 +34,9 @@ struct CallRecord {
   // A caller signed in with an OAuth access token: its issuer and `sub` ("" otherwise).
   std::string_view oauth_issuer;
   std::string_view oauth_subject;
+  // The span of the request, when it was traced (docs/observability.md): hex ids, "" else.
+  std::string_view trace_id;
+  std::string_view span_id;
   std::string_view computer;
   std::string_view tool;  // the tool's name, the resource's URI or the prompt's name
   CallKind kind = CallKind::kTool;
@@ -71,6 +75,12 @@ class AuditLog {
   // vm_auth_fail / client_auth_fail, at most 20 per window (60 s); the number suppressed
   // is reported when the window ends.
   void auth_failure(std::string_view event, std::string_view peer);
+  // Every line written from now on is also handed to `sink`, with its event and, for a call
+  // that was traced, its span's ids (docs/observability.md, "The audit as logs"); an empty
+  // sink hands nothing.
+  using LineSink = std::function<void(std::string_view event, const std::string& line,
+                                      std::string_view trace_id, std::string_view span_id)>;
+  void set_line_sink(LineSink sink) { sink_ = std::move(sink); }
   // Writes this turn's lines now rather than at the end of the turn: for an answer that
   // must not reach its reader before the line that records it.
   void flush();
@@ -91,6 +101,7 @@ class AuditLog {
   using CallerAndComputer = std::pair<std::string, std::string>;
 
   boost::asio::io_context& io_;
+  LineSink sink_;
   std::FILE* file_;
   std::string unwritten_;  // this turn's lines; a flush is posted when the first arrives
   bool owns_file_;

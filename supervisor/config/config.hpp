@@ -188,6 +188,7 @@ struct Telemetry {
   int max_sampled_per_sec = 100;  // a caller's sampled flag honoured up to this rate
   std::chrono::milliseconds batch_delay{1000};
   int max_queue_spans = 2048;
+  bool audit_logs = false;  // each audit line also an OTLP log record
 };
 
 struct Config {

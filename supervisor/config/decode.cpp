@@ -306,13 +306,14 @@ RawOAuth decode_oauth(const toml::table& table) {
 RawTelemetry decode_telemetry(const toml::table& table) {
   const Fields fields{table, "[telemetry]", "[telemetry]"};
   fields.allow_only({"endpoint", "headers_file", "sample_ratio", "max_sampled_per_sec",
-                     "batch_delay_ms", "max_queue_spans"});
+                     "batch_delay_ms", "max_queue_spans", "audit_logs"});
   return {.endpoint = fields.required_string("endpoint"),
           .headers_file = fields.string("headers_file"),
           .sample_ratio = fields.number("sample_ratio"),
           .max_sampled_per_sec = fields.integer("max_sampled_per_sec"),
           .batch_delay_ms = fields.integer("batch_delay_ms"),
-          .max_queue_spans = fields.integer("max_queue_spans")};
+          .max_queue_spans = fields.integer("max_queue_spans"),
+          .audit_logs = fields.boolean("audit_logs")};
 }
 
 RawFile decode_file(const toml::table& root) {

@@ -90,6 +90,7 @@ struct RawTelemetry {
   std::optional<std::int64_t> max_sampled_per_sec;
   std::optional<std::int64_t> batch_delay_ms;
   std::optional<std::int64_t> max_queue_spans;
+  std::optional<bool> audit_logs;
 };
 
 struct RawFile {

@@ -44,6 +44,7 @@ void build_telemetry(const RawFile& raw, Config& config, std::string_view home) 
   if (block.max_queue_spans)
     telemetry.max_queue_spans =
         within(*block.max_queue_spans, 1, kMaxQueueSpans, "max_queue_spans");
+  telemetry.audit_logs = block.audit_logs.value_or(false);
   config.telemetry = std::move(telemetry);
 }
 

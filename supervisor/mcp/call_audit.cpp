@@ -60,6 +60,8 @@ void CallAudit::write(std::string_view outcome, std::optional<std::int64_t> erro
   services.audit.write_call(CallRecord{.principal = principal,
                                        .oauth_issuer = oauth_issuer,
                                        .oauth_subject = oauth_subject,
+                                       .trace_id = trace_id,
+                                       .span_id = span_id,
                                        .computer = computer,
                                        .tool = tool,
                                        .kind = kind,

@@ -24,6 +24,8 @@ struct CallAudit {
   std::string principal;
   std::string oauth_issuer;  // "" unless signed in with OAuth
   std::string oauth_subject;
+  std::string trace_id;  // the request's span, when traced (hex; "" otherwise)
+  std::string span_id;
   std::string computer;
   std::string tool;        // or the resource's URI, or the prompt's name
   std::string tool_label;  // for metrics: a name from the config, or "other"

@@ -36,6 +36,8 @@ Underway granted_item(const Exchange& exchange, const ItemGrant& grant, const It
                   .principal = context.caller,
                   .oauth_issuer = context.oauth_issuer,
                   .oauth_subject = context.oauth_subject,
+                  .trace_id = context.trace_id,
+                  .span_id = context.span_id,
                   .computer = context.computer,
                   .tool = *name,
                   .kind = item.kind,

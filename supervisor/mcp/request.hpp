@@ -51,6 +51,10 @@ struct CallerContext {
   // (docs/architecture.md, "Large replies"): an HTTP response can, a pod's WebSocket
   // message is written whole.
   bool reply_may_arrive = false;
+  // The request's span when it is traced (docs/observability.md): its trace's id and its
+  // own, in hex, for the audit line of its call; "" otherwise.
+  std::string trace_id;
+  std::string span_id;
   // Switching (docs/architecture.md, "Switching"): the call this request already is when it
   // crossed a switch, taken up rather than sent again.
   std::optional<CarriedCall> carried;

@@ -47,7 +47,7 @@ std::string span_name(const std::string& method, const json& name) {
 }  // namespace
 
 std::shared_ptr<RequestSpan> start_request_span(Tracer& tracer, json& message,
-                                                const CallerContext& context,
+                                                CallerContext& context,
                                                 const TransportTrace& transport) {
   if (!message.is_object()) return nullptr;
   const auto method = message.find("method");
@@ -73,6 +73,8 @@ std::shared_ptr<RequestSpan> start_request_span(Tracer& tracer, json& message,
     span->set("mcp.protocol.version", *revision);
   span->set("switchboard.computer", context.computer);
   span->set("switchboard.caller", context.caller);
+  context.trace_id = span->trace_id_hex();
+  context.span_id = span->span_id_hex();
   json& meta = params["_meta"];
   if (meta.is_null()) meta = json::object();
   if (!meta.is_object()) return span;  // refused as it is, or passed on untouched

@@ -30,9 +30,9 @@ struct TransportTrace {
 
 // The span of `message` when it is a request (a method and an id), none otherwise.
 // `message`'s params get the switchboard's traceparent (and the caller's tracestate, when
-// it read; none otherwise).
+// it read; none otherwise), and `context` the span's ids for the audit.
 std::shared_ptr<RequestSpan> start_request_span(Tracer& tracer, nlohmann::json& message,
-                                                const CallerContext& context,
+                                                CallerContext& context,
                                                 const TransportTrace& transport);
 
 // `inner`, ending `span` with the answer first; `http_status` says what status an answer

@@ -79,6 +79,8 @@ Underway call_tool(const Exchange& exchange, const ToolCallParts& parts) {
                   .principal = context.caller,
                   .oauth_issuer = context.oauth_issuer,
                   .oauth_subject = context.oauth_subject,
+                  .trace_id = context.trace_id,
+                  .span_id = context.span_id,
                   .computer = context.computer,
                   .tool = tool,
                   .tool_label = tool == kStatusTool || context.tools.names.contains(tool)

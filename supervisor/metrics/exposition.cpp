@@ -225,6 +225,14 @@ void supervisor_families(Writer& out, const ScrapeSources& sources) {
     const std::uint64_t spans = found == metrics.trace_spans().end() ? 0 : found->second;
     out.sample("switchboard_trace_spans_total", {{"outcome", outcome}}, static_cast<double>(spans));
   }
+  out.family("switchboard_audit_log_records_total", "counter",
+             "Audit lines sent as OTLP log records, by outcome: exported or dropped.");
+  for (const std::string_view outcome : {"exported", "dropped"}) {
+    const auto found = metrics.audit_log_records().find(outcome);
+    const std::uint64_t records = found == metrics.audit_log_records().end() ? 0 : found->second;
+    out.sample("switchboard_audit_log_records_total", {{"outcome", outcome}},
+               static_cast<double>(records));
+  }
   out.family("switchboard_switches_total", "counter",
              "Switches in place (SIGUSR2, switchboard upgrade, a restart) since the service "
              "started.");

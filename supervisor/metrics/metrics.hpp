@@ -91,6 +91,10 @@ class Metrics {
   void spans(std::string_view outcome, std::uint64_t count) {
     trace_spans_[std::string(outcome)] += count;
   }
+  // Audit lines sent as OTLP log records, or dropped (docs/observability.md).
+  void audit_log_records(std::string_view outcome, std::uint64_t count) {
+    audit_log_records_[std::string(outcome)] += count;
+  }
 
   const Counts<CallKey>& calls() const { return calls_; }
   const std::map<PairKey, Histogram>& durations() const { return durations_; }
@@ -106,6 +110,7 @@ class Metrics {
   std::uint64_t switches() const { return switches_; }
   std::uint64_t sessions_resumed() const { return sessions_resumed_; }
   const Counts<std::string>& trace_spans() const { return trace_spans_; }
+  const Counts<std::string>& audit_log_records() const { return audit_log_records_; }
 
   // One computer's calls, summed over callers and outcomes, and its duration histogram
   // summed over tools: what `switchboard workers` turns into calls/s and p50.
@@ -127,6 +132,7 @@ class Metrics {
   std::uint64_t switches_ = 0;
   std::uint64_t sessions_resumed_ = 0;
   Counts<std::string> trace_spans_;
+  Counts<std::string> audit_log_records_;
 };
 
 }  // namespace sb::supervisor

@@ -8,7 +8,7 @@
 #include <string>
 #include <variant>
 
-#include "supervisor/telemetry/span_exporter.hpp"
+#include "supervisor/telemetry/otlp_exporter.hpp"
 
 namespace sb::supervisor {
 

@@ -50,21 +50,51 @@ json span_of(const Span& span) {
   return out;
 }
 
+json resource_of(const TraceResource& resource) {
+  const std::vector<SpanAttribute> described{{"service.name", std::string("switchboard")},
+                                             {"service.version", resource.service_version},
+                                             {"service.instance.id", resource.service_instance}};
+  return {{"attributes", attributes_of(described)}};
+}
+
+json record_of(const LogRecord& record) {
+  const std::string time = std::to_string(record.time_unix_nanos);
+  json out{{"timeUnixNano", time},
+           {"observedTimeUnixNano", time},
+           {"severityNumber", 9},
+           {"severityText", "INFO"},
+           {"body", {{"stringValue", record.body}}},
+           {"attributes", attributes_of({{"event.name", record.event}})}};
+  if (!record.trace_id.empty()) out["traceId"] = record.trace_id;
+  if (!record.span_id.empty()) out["spanId"] = record.span_id;
+  return out;
+}
+
+// Text that is not UTF-8 (a tool's name is the caller's) is replaced, never thrown on.
+std::string dumped(const json& request) {
+  return request.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 }  // namespace
 
 std::string encode_otlp_traces(const std::vector<Span>& spans, const TraceResource& resource) {
   json encoded = json::array();
   for (const auto& span : spans) encoded.push_back(span_of(span));
-  const std::vector<SpanAttribute> described{{"service.name", std::string("switchboard")},
-                                             {"service.version", resource.service_version},
-                                             {"service.instance.id", resource.service_instance}};
-  const json request{
-      {"resourceSpans",
-       json::array({{{"resource", {{"attributes", attributes_of(described)}}},
-                     {"scopeSpans", json::array({{{"scope", {{"name", "switchboard"}}},
-                                                  {"spans", std::move(encoded)}}})}}})}};
-  // Text that is not UTF-8 (a tool's name is the caller's) is replaced, never thrown on.
-  return request.dump(-1, ' ', false, json::error_handler_t::replace);
+  return dumped(
+      {{"resourceSpans",
+        json::array({{{"resource", resource_of(resource)},
+                      {"scopeSpans", json::array({{{"scope", {{"name", "switchboard"}}},
+                                                   {"spans", std::move(encoded)}}})}}})}});
+}
+
+std::string encode_otlp_logs(const std::vector<LogRecord>& records, const TraceResource& resource) {
+  json encoded = json::array();
+  for (const auto& record : records) encoded.push_back(record_of(record));
+  return dumped(
+      {{"resourceLogs",
+        json::array({{{"resource", resource_of(resource)},
+                      {"scopeLogs", json::array({{{"scope", {{"name", "switchboard"}}},
+                                                  {"logRecords", std::move(encoded)}}})}}})}});
 }
 
 }  // namespace sb::supervisor

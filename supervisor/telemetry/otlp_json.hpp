@@ -1,6 +1,6 @@
-// Spans as the OTLP/HTTP JSON encoding of an ExportTraceServiceRequest (the OpenTelemetry
-// protocol specification: ids as lower-case hex, 64-bit numbers as decimal strings, enums
-// as numbers), one resource and one scope ("switchboard").
+// Spans (and log records) as the OTLP/HTTP JSON encoding of an ExportTraceServiceRequest (the
+// OpenTelemetry protocol specification: ids as lower-case hex, 64-bit numbers as decimal strings,
+// enums as numbers), one resource and one scope ("switchboard").
 #pragma once
 
 #include <string>
@@ -11,5 +11,7 @@
 namespace sb::supervisor {
 
 std::string encode_otlp_traces(const std::vector<Span>& spans, const TraceResource& resource);
+// Log records as an ExportLogsServiceRequest: INFO (severity 9), the line as a string body.
+std::string encode_otlp_logs(const std::vector<LogRecord>& records, const TraceResource& resource);
 
 }  // namespace sb::supervisor

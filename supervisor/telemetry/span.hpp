@@ -51,6 +51,17 @@ struct RoundTrip {
   std::uint64_t returned = 0;
 };
 
+// One audit line as an OTLP log record (docs/observability.md, "The audit as logs"): the
+// line itself as its body, its event as `event.name`, and the span of the call it records
+// (hex ids, as the line writes them) when that call was traced.
+struct LogRecord {
+  std::uint64_t time_unix_nanos = 0;
+  std::string event;
+  std::string body;
+  std::string trace_id;  // 32 hex digits, or ""
+  std::string span_id;   // 16 hex digits, or ""
+};
+
 // What the process says of itself on every export: service.name, service.version and
 // service.instance.id.
 struct TraceResource {

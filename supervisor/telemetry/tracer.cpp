@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ipc/messages.hpp"
+#include "shared/text.hpp"
 
 namespace sb::supervisor {
 namespace {
@@ -36,6 +37,14 @@ RequestSpan::RequestSpan(Span span, SpanId hop, SpanId round_trip, bool sampled,
 
 RequestSpan::~RequestSpan() {
   if (!ended_) end_abandoned();
+}
+
+std::string RequestSpan::trace_id_hex() const {
+  return to_hex(span_.trace_id.data(), span_.trace_id.size());
+}
+
+std::string RequestSpan::span_id_hex() const {
+  return to_hex(span_.span_id.data(), span_.span_id.size());
 }
 
 std::string RequestSpan::traceparent() const {
@@ -131,13 +140,20 @@ void RequestSpan::finish(const RoundTrip& round_trip) {
   exporter->add(std::move(span_));
 }
 
-Tracer::Tracer(config::Telemetry telemetry, std::shared_ptr<SpanExporter> exporter)
+Tracer::Tracer(config::Telemetry telemetry, std::shared_ptr<SpanExporter> exporter,
+               std::shared_ptr<LogExporter> logs)
     : telemetry_(std::move(telemetry)),
       sampler_(telemetry_.sample_ratio, telemetry_.max_sampled_per_sec),
-      exporter_(std::move(exporter)) {}
+      exporter_(std::move(exporter)),
+      logs_(std::move(logs)) {}
 
 Tracer::~Tracer() {
   exporter_->stop();
+  if (logs_) logs_->stop();
+}
+
+void Tracer::log(LogRecord record) {
+  if (logs_) logs_->add(std::move(record));
 }
 
 std::shared_ptr<RequestSpan> Tracer::start(const std::optional<TraceContext>& parent,

@@ -10,8 +10,8 @@
 #include <string>
 
 #include "supervisor/config/config.hpp"
+#include "supervisor/telemetry/otlp_exporter.hpp"
 #include "supervisor/telemetry/sampler.hpp"
-#include "supervisor/telemetry/span_exporter.hpp"
 
 namespace sb::supervisor {
 
@@ -30,6 +30,9 @@ class RequestSpan {
   RequestSpan(const RequestSpan&) = delete;
   RequestSpan& operator=(const RequestSpan&) = delete;
 
+  // The ids the audit line of its call carries: the trace's and this span's, in hex.
+  std::string trace_id_hex() const;
+  std::string span_id_hex() const;
   // What the computer receives: the span of its round trip (a child of this one's) as its
   // parent, with the sampling decision.
   std::string traceparent() const;
@@ -61,8 +64,10 @@ class RequestSpan {
 
 class Tracer {
  public:
-  // `exporter` started; the tracer stops it when it goes.
-  Tracer(config::Telemetry telemetry, std::shared_ptr<SpanExporter> exporter);
+  // The exporters started (`logs` none unless the audit goes as logs too); the tracer stops
+  // them when it goes.
+  Tracer(config::Telemetry telemetry, std::shared_ptr<SpanExporter> exporter,
+         std::shared_ptr<LogExporter> logs = nullptr);
   ~Tracer();
   Tracer(const Tracer&) = delete;
   Tracer& operator=(const Tracer&) = delete;
@@ -70,12 +75,15 @@ class Tracer {
   const config::Telemetry& telemetry() const { return telemetry_; }
   // A server span named `name`, the child of `parent` when there is one, else a new trace.
   std::shared_ptr<RequestSpan> start(const std::optional<TraceContext>& parent, std::string name);
+  // An audit line as a log record, when `[telemetry] audit_logs` is on.
+  void log(LogRecord record);
 
  private:
   config::Telemetry telemetry_;
   Sampler sampler_;
   TraceIds ids_;
   std::shared_ptr<SpanExporter> exporter_;
+  std::shared_ptr<LogExporter> logs_;
 };
 
 }  // namespace sb::supervisor

@@ -6,14 +6,15 @@
 //   node otlp_receiver.mjs --port-file FILE --control-port-file FILE [--log FILE]
 //
 // Two loopback listeners on free ports, each written to its file once listening:
-// - the collector: POST /v1/traces only. `application/json` bodies (gzip or not) are read
-//   as OTLP JSON and answered 200 `{}`; protobuf, or any other type, is kept and answered
+// - the collector: POST /v1/traces and /v1/logs. `application/json` bodies (gzip or not)
+//   are read as OTLP JSON and answered 200 `{}`; protobuf, or any other type, is kept and answered
 //   415, since the switchboard is to send JSON.
 // - its control: GET /spans, every span received, flattened: ids, name, kind, times,
 //   status, attributes as plain values (`attributes`) and their OTLP value kinds
 //   (`kinds`, e.g. "intValue"), the resource's attributes, the scope, and `problems`,
 //   whatever in it OTLP JSON does not allow (ids not lower-case hex of their length,
-//   enums as names, 64-bit integers as numbers...). GET /requests: every export request
+//   enums as names, 64-bit integers as numbers...). GET /logs: every log record received
+//   (event.name, body, trace and span ids). GET /requests: every export request
 //   (its headers, its body as text, what it was answered). POST /control with
 //   {"mode": "ok" | "slow" | "fail" | "down", "delay_ms": N}: "slow" answers each export
 //   after delay_ms (10 s by default), "fail" answers 503, "down" stops the collector's
@@ -176,6 +177,29 @@ function answer(response, status, body, type = 'application/json') {
   response.end(body);
 }
 
+// The log records of OTLP JSON logs exports (an audit line each): event.name, the body
+// text, the trace and span ids, the severity.
+const logs = [];
+function flattenLogs(request) {
+  const out = [];
+  for (const resourceLogs of request.resourceLogs ?? []) {
+    for (const scopeLogs of resourceLogs.scopeLogs ?? []) {
+      for (const record of scopeLogs.logRecords ?? []) {
+        const event = (record.attributes ?? []).find((attribute) => attribute.key === 'event.name');
+        out.push({
+          event: event?.value?.stringValue ?? '',
+          body: record.body?.stringValue ?? '',
+          traceId: record.traceId ?? '',
+          spanId: record.spanId ?? '',
+          severityNumber: record.severityNumber,
+          timeUnixNano: record.timeUnixNano
+        });
+      }
+    }
+  }
+  return out;
+}
+
 const sockets = new Set();
 const collector = http.createServer(async (request, response) => {
   const record = {
@@ -188,7 +212,7 @@ const collector = http.createServer(async (request, response) => {
     body: ''
   };
   try {
-    if (request.method !== 'POST' || request.url !== '/v1/traces') {
+    if (request.method !== 'POST' || !['/v1/traces', '/v1/logs'].includes(request.url)) {
       record.status = 404;
       answer(response, 404, '{}');
       return;
@@ -215,7 +239,8 @@ const collector = http.createServer(async (request, response) => {
       answer(response, 400, JSON.stringify({ code: 3, message: `not JSON: ${error.message}` }));
       return;
     }
-    spans.push(...flatten(parsed, requests.length));
+    if (request.url === '/v1/logs') logs.push(...flattenLogs(parsed));
+    else spans.push(...flatten(parsed, requests.length));
     record.status = 200;
     answer(response, 200, '{}');
   } catch (error) {
@@ -261,6 +286,8 @@ const control = http.createServer(async (request, response) => {
   try {
     if (request.method === 'GET' && request.url === '/spans') {
       answer(response, 200, JSON.stringify(spans));
+    } else if (request.method === 'GET' && request.url === '/logs') {
+      answer(response, 200, JSON.stringify(logs));
     } else if (request.method === 'GET' && request.url === '/requests') {
       answer(response, 200, JSON.stringify(requests));
     } else if (request.method === 'POST' && request.url === '/control') {

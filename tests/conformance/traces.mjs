@@ -616,7 +616,7 @@ const unauthenticated = hex(16);
   const secrets = { "the client token": token, "the narrow client token": narrowToken,
     "the computer secret": computerSecret, "a tool argument": ARGUMENT };
   for (const request of requests) {
-    assert.equal(request.path, "/v1/traces");
+    assert.ok(["/v1/traces", "/v1/logs"].includes(request.path), request.path);
     assert.match(request.headers["content-type"] ?? "", /^application\/json\b/);
     for (const [name, value] of Object.entries(exportHeaders))
       assert.equal(request.headers[name], value, `headers_file's ${name} on every export`);
@@ -628,6 +628,20 @@ const unauthenticated = hex(16);
   for (const [name, value] of Object.entries(exportHeaders))
     assert.ok(!written.includes(value), `headers_file's ${name} in the log or the audit`);
   step("every export is OTLP JSON with headers_file's headers, and no token, secret or argument");
+
+  // The audit as logs: each call's line, as the file has it, correlated with its span.
+  const audited = read("audit.jsonl").split("\n").filter(Boolean).map((line) => JSON.parse(line));
+  const markerLine = audited.find((line) => line.event === "call" && line.trace_id &&
+    spans.some((span) => span.spanId === line.span_id && span.attributes[A.requestId] === "marker"));
+  assert.ok(markerLine, "the marker call's audit line names its trace and span");
+  const record = await waitFor("the marker call's audit line as a log record", async () =>
+    (await receiverGet("/logs")).find((log) => log.spanId === markerLine.span_id));
+  assert.equal(record.event, "call");
+  assert.equal(record.traceId, markerLine.trace_id);
+  assert.equal(record.severityNumber, 9);
+  assert.deepEqual(JSON.parse(record.body), markerLine, "the log record's body is the audit line");
+  assert.equal(markerLine.args, null, "audit_args = false: no arguments, in the file or the record");
+  step("each audit line is a log record too, a call's with its span");
 }
 
 // ---- 8. the collector slow, then down, then back ----

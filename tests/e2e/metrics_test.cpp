@@ -44,6 +44,7 @@ const std::vector<std::string> kFamilies{
     "switchboard_http_connections_refused_total",
     "switchboard_http_connections_cut_total",
     "switchboard_trace_spans_total",
+    "switchboard_audit_log_records_total",
     "switchboard_switches_total",
     "switchboard_sessions_resumed_total",
     "switchboard_reply_buffer_bytes",

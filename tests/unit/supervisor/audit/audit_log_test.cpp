@@ -1,6 +1,7 @@
 // The audit log's writing (docs/protocol.md, "Audit log"): the call line composed without a
-// JSON tree reads exactly as the general path writes it, and lines wait for the end of the
-// loop turn, not longer.
+// JSON tree reads exactly as the general path writes it (a traced call's span among it),
+// every line reaches the sink that sends it as a log record, and lines wait for the end of
+// the loop turn, not longer.
 #include "supervisor/audit/audit_log.hpp"
 
 #include <gtest/gtest.h>
@@ -68,6 +69,64 @@ TEST(AuditLog, TheCallLineReadsAsTheGeneralPathWritesIt) {
     EXPECT_EQ(without_time(lines[i]), without_time(lines[i + 1]));
     EXPECT_TRUE(nlohmann::json::parse(lines[i], nullptr, false).is_object()) << lines[i];
   }
+}
+
+// A traced call's line names its span, in the order the general path would write it; and
+// with a sink (docs/observability.md, "The audit as logs") every line written also goes to
+// it, with its event, and a call's with its span.
+TEST(AuditLog, ATracedCallsLineNamesItsSpanAndEveryLineReachesTheSink) {
+  const harness::TempDir dir("sb-audit");
+  const auto path = dir.path() / "audit.jsonl";
+  boost::asio::io_context io;
+  AuditLog log(io, path);
+  struct Handed {
+    std::string event, line, trace_id, span_id;
+  };
+  std::vector<Handed> handed;
+  log.set_line_sink([&](std::string_view event, const std::string& line, std::string_view trace_id,
+                        std::string_view span_id) {
+    handed.push_back({std::string(event), line, std::string(trace_id), std::string(span_id)});
+  });
+  const nlohmann::json no_args = nullptr;
+  const std::string trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+  const std::string span = "00f067aa0ba902b7";
+  log.write_call(CallRecord{.principal = "agent",
+                            .trace_id = trace,
+                            .span_id = span,
+                            .computer = "alpha",
+                            .tool = "echo",
+                            .outcome = "ok",
+                            .args = no_args});
+  log.write("call", {{"principal", "agent"},
+                     {"trace_id", trace},
+                     {"span_id", span},
+                     {"computer", "alpha"},
+                     {"tool", "echo"},
+                     {"kind", "tool"},
+                     {"outcome", "ok"},
+                     {"error_code", nullptr},
+                     {"ms", 0},
+                     {"response_bytes", 0},
+                     {"args", no_args}});
+  log.write("config_reloaded", nlohmann::json::object());
+  log.write_from_worker(R"({"event":"computer_attached","computer":"alpha"})");
+  io.poll();
+  const auto lines = lines_of(path);
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(without_time(lines[0]), without_time(lines[1]));
+  ASSERT_EQ(handed.size(), 4u);
+  EXPECT_EQ(handed[0].event, "call");
+  EXPECT_EQ(handed[0].line, lines[0]);
+  EXPECT_EQ(handed[0].trace_id, trace);
+  EXPECT_EQ(handed[0].span_id, span);
+  EXPECT_EQ(handed[2].event, "config_reloaded");
+  EXPECT_EQ(handed[2].line, lines[2]);
+  EXPECT_EQ(handed[2].trace_id, "");
+  EXPECT_EQ(handed[3].event, "computer_attached");
+  EXPECT_EQ(handed[3].line, lines[3]);
+  log.set_line_sink(nullptr);
+  log.write("config_reloaded", nlohmann::json::object());
+  EXPECT_EQ(handed.size(), 4u) << "no sink, nothing handed";
 }
 
 TEST(AuditLog, WhatATurnLeftIsWrittenWhenTheLogCloses) {

@@ -23,6 +23,7 @@ TEST(ConfigTelemetry, OffUnlessConfiguredAndDefaultsOtherwise) {
   EXPECT_EQ(config.telemetry->max_sampled_per_sec, 100);
   EXPECT_EQ(config.telemetry->batch_delay, std::chrono::milliseconds(1000));
   EXPECT_EQ(config.telemetry->max_queue_spans, 2048);
+  EXPECT_FALSE(config.telemetry->audit_logs);
 }
 
 TEST(ConfigTelemetry, EveryKeyIsRead) {
@@ -33,6 +34,7 @@ sample_ratio = 0.25
 max_sampled_per_sec = 7
 batch_delay_ms = 50
 max_queue_spans = 9
+audit_logs = true
 )");
   ASSERT_TRUE(config.telemetry);
   EXPECT_EQ(config.telemetry->endpoint, "http://127.0.0.1:4318");
@@ -41,6 +43,7 @@ max_queue_spans = 9
   EXPECT_EQ(config.telemetry->max_sampled_per_sec, 7);
   EXPECT_EQ(config.telemetry->batch_delay, std::chrono::milliseconds(50));
   EXPECT_EQ(config.telemetry->max_queue_spans, 9);
+  EXPECT_TRUE(config.telemetry->audit_logs);
   EXPECT_EQ(parse(kBase + "[telemetry]\nendpoint = \"http://[::1]:4318\"\nsample_ratio = 0\n")
                 .telemetry->sample_ratio,
             0.0);

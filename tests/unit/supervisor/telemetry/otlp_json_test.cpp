@@ -70,5 +70,34 @@ TEST(OtlpJson, ARootSpanHasNoParentAndAnErrorHasItsStatus) {
   EXPECT_EQ(written.at("name"), "tools/call \xef\xbf\xbd\xef\xbf\xbd");
 }
 
+TEST(OtlpJson, AnAuditLineIsALogRecordWithItsSpan) {
+  const std::vector<LogRecord> records{
+      {.time_unix_nanos = 1'800'000'000'000'000'001ULL,
+       .event = "call",
+       .body = R"({"event":"call","tool":"echo"})",
+       .trace_id = "4bf92f3577b34da6a3ce929d0e0e4736",
+       .span_id = "00f067aa0ba902b7"},
+      {.time_unix_nanos = 2, .event = "config_reloaded", .body = R"({"event":"config_reloaded"})"}};
+  const json request = json::parse(encode_otlp_logs(records, {.service_version = "2.1.0"}));
+  const json& scope = request.at("resourceLogs").at(0).at("scopeLogs").at(0);
+  EXPECT_EQ(request["resourceLogs"][0]["resource"]["attributes"][0]["value"]["stringValue"],
+            "switchboard");
+  EXPECT_EQ(scope.at("scope").at("name"), "switchboard");
+  const json& call = scope.at("logRecords").at(0);
+  EXPECT_EQ(call.at("timeUnixNano"), "1800000000000000001");
+  EXPECT_EQ(call.at("observedTimeUnixNano"), "1800000000000000001");
+  EXPECT_EQ(call.at("severityNumber"), 9);
+  EXPECT_EQ(call.at("severityText"), "INFO");
+  EXPECT_EQ(call.at("body"),
+            json::parse(R"({"stringValue":"{\"event\":\"call\",\"tool\":\"echo\"}"})"));
+  EXPECT_EQ(call.at("attributes"),
+            json::parse(R"([{"key":"event.name","value":{"stringValue":"call"}}])"));
+  EXPECT_EQ(call.at("traceId"), "4bf92f3577b34da6a3ce929d0e0e4736");
+  EXPECT_EQ(call.at("spanId"), "00f067aa0ba902b7");
+  const json& reload = scope.at("logRecords").at(1);
+  EXPECT_FALSE(reload.contains("traceId"));
+  EXPECT_FALSE(reload.contains("spanId"));
+}
+
 }  // namespace
 }  // namespace sb::supervisor

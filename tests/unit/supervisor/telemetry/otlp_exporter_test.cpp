@@ -1,7 +1,8 @@
-// Spans sent to a collector on loopback (supervisor/telemetry/span_exporter.hpp,
-// export_headers.hpp): a batch with its headers, the queue's bound, a refusal dropped and
-// counted; and the headers file read, or refused with its line and never a value.
-#include "supervisor/telemetry/span_exporter.hpp"
+// Spans and log records sent to a collector on loopback
+// (supervisor/telemetry/otlp_exporter.hpp, export_headers.hpp): a batch with its headers,
+// each kind to its path, the queue's bound, a refusal dropped and counted; and the headers
+// file read, or refused with its line and never a value.
+#include "supervisor/telemetry/otlp_exporter.hpp"
 
 #include <gtest/gtest.h>
 
@@ -65,6 +66,25 @@ TEST(SpanExporter, SendsABatchWithItsHeadersToTheTracesPath) {
   EXPECT_NE(request.find("Content-Type: application/json\r\n"), std::string::npos);
   const auto body = nlohmann::json::parse(request.substr(request.find("\r\n\r\n") + 4));
   EXPECT_EQ(body["resourceSpans"][0]["scopeSpans"][0]["spans"].size(), 2u);
+  exporter->stop();
+}
+
+TEST(LogExporter, SendsLogRecordsToTheLogsPath) {
+  Rig rig;
+  const harness::FixedHttpOrigin collector("{}");
+  config::Telemetry telemetry{.endpoint = collector.url(""), .batch_delay = 20ms};
+  const auto exporter =
+      std::make_shared<LogExporter>(rig.io, rig.client, telemetry, TraceResource{}, ExportHeaders{},
+                                    [&](std::string_view outcome, std::uint64_t records) {
+                                      rig.counted[std::string(outcome)] += records;
+                                    });
+  exporter->start();
+  exporter->add(LogRecord{.event = "call", .body = R"({"event":"call"})"});
+  ASSERT_TRUE(rig.run_until([&] { return rig.counted["exported"] == 1; }));
+  const std::string request = collector.last_request();
+  EXPECT_EQ(request.rfind("POST /v1/logs HTTP/1.1\r\n", 0), 0u) << request;
+  const auto body = nlohmann::json::parse(request.substr(request.find("\r\n\r\n") + 4));
+  EXPECT_EQ(body["resourceLogs"][0]["scopeLogs"][0]["logRecords"].size(), 1u);
   exporter->stop();
 }
 

@@ -1,4 +1,4 @@
-#include "supervisor/telemetry/span_exporter.hpp"
+#include "supervisor/telemetry/otlp_exporter.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -20,10 +20,26 @@ bool worth_trying_again(int status) {
   return status == 429 || status == 502 || status == 503 || status == 504;
 }
 
+// Where each kind of record goes, and how it is written.
+std::string path_of(const std::vector<Span>&) {
+  return "/v1/traces";
+}
+std::string path_of(const std::vector<LogRecord>&) {
+  return "/v1/logs";
+}
+std::string encoded(const std::vector<Span>& spans, const TraceResource& resource) {
+  return encode_otlp_traces(spans, resource);
+}
+std::string encoded(const std::vector<LogRecord>& records, const TraceResource& resource) {
+  return encode_otlp_logs(records, resource);
+}
+
 }  // namespace
 
-SpanExporter::SpanExporter(net::io_context& io, OutboundClient& client, config::Telemetry telemetry,
-                           TraceResource resource, ExportHeaders headers, CountSpans count)
+template <typename Record>
+OtlpExporter<Record>::OtlpExporter(net::io_context& io, OutboundClient& client,
+                                   config::Telemetry telemetry, TraceResource resource,
+                                   ExportHeaders headers, CountExports count)
     : io_(io),
       client_(client),
       telemetry_(std::move(telemetry)),
@@ -32,55 +48,60 @@ SpanExporter::SpanExporter(net::io_context& io, OutboundClient& client, config::
       count_(std::move(count)),
       wake_(io) {}
 
-void SpanExporter::start() {
+template <typename Record>
+void OtlpExporter<Record>::start() {
   net::co_spawn(
-      io_, [self = shared_from_this()]() { return self->run(); }, net::detached);
+      io_, [self = this->shared_from_this()]() { return self->run(); }, net::detached);
 }
 
-void SpanExporter::stop() {
+template <typename Record>
+void OtlpExporter<Record>::stop() {
   stopped_ = true;
   if (!queue_.empty()) count_("dropped", queue_.size());
   queue_.clear();
   wake_.cancel();
 }
 
-void SpanExporter::add(Span span) {
+template <typename Record>
+void OtlpExporter<Record>::add(Record record) {
   if (stopped_) return;
   if (queue_.size() >= static_cast<std::size_t>(telemetry_.max_queue_spans)) {
     count_("dropped", 1);
     return;
   }
-  queue_.push_back(std::move(span));
-  if (state_ == State::kIdle || (state_ == State::kBatching && queue_.size() >= kMaxBatchSpans))
+  queue_.push_back(std::move(record));
+  if (state_ == State::kIdle || (state_ == State::kBatching && queue_.size() >= kMaxBatchRecords))
     wake_.cancel();
 }
 
-net::awaitable<void> SpanExporter::run() {
+template <typename Record>
+net::awaitable<void> OtlpExporter<Record>::run() {
   while (!stopped_) {
     if (queue_.empty()) {
       state_ = State::kIdle;
-      co_await pause(std::chrono::hours(24));  // until the first span (add() wakes it)
+      co_await pause(std::chrono::hours(24));  // until the first record (add() wakes it)
       continue;
     }
-    if (queue_.size() < kMaxBatchSpans) {
+    if (queue_.size() < kMaxBatchRecords) {
       state_ = State::kBatching;
       co_await pause(telemetry_.batch_delay);
       if (stopped_) break;
     }
     state_ = State::kSending;
-    const std::size_t taken = std::min(queue_.size(), kMaxBatchSpans);
-    std::vector<Span> batch(std::make_move_iterator(queue_.begin()),
-                            std::make_move_iterator(queue_.begin() + static_cast<long>(taken)));
+    const std::size_t taken = std::min(queue_.size(), kMaxBatchRecords);
+    std::vector<Record> batch(std::make_move_iterator(queue_.begin()),
+                              std::make_move_iterator(queue_.begin() + static_cast<long>(taken)));
     queue_.erase(queue_.begin(), queue_.begin() + static_cast<long>(taken));
     co_await send(std::move(batch));
   }
 }
 
-net::awaitable<void> SpanExporter::send(std::vector<Span> batch) {
+template <typename Record>
+net::awaitable<void> OtlpExporter<Record>::send(std::vector<Record> batch) {
   OutboundRequest request{.method = "POST",
-                          .url = telemetry_.endpoint + "/v1/traces",
+                          .url = telemetry_.endpoint + path_of(batch),
                           .headers = headers_,
-                          .body = encode_otlp_traces(batch, resource_),
+                          .body = encoded(batch, resource_),
                           .max_response_bytes = kMaxAnswerBytes};
   request.headers.emplace_back("Content-Type", "application/json");
   std::string failure;
@@ -90,7 +111,10 @@ net::awaitable<void> SpanExporter::send(std::vector<Span> batch) {
     const auto answer = co_await client_.send(request);
     if (const auto* response = std::get_if<OutboundResponse>(&answer)) {
       if (response->status >= 200 && response->status < 300) {
-        if (failing_) log_info("spans are exported again", {{"endpoint", telemetry_.endpoint}});
+        if (failing_) {
+          log_info("OTLP export works again",
+                   {{"endpoint", telemetry_.endpoint}, {"path", path_of(batch)}});
+        }
         failing_ = false;
         count_("exported", batch.size());
         co_return;
@@ -102,17 +126,21 @@ net::awaitable<void> SpanExporter::send(std::vector<Span> batch) {
     }
   }
   if (!failing_ && !stopped_) {
-    log_warn("spans could not be exported; they are dropped until the collector answers",
-             {{"endpoint", telemetry_.endpoint}, {"error", failure}});
+    log_warn("OTLP export failed; records are dropped until the collector answers",
+             {{"endpoint", telemetry_.endpoint}, {"path", path_of(batch)}, {"error", failure}});
   }
   failing_ = !stopped_;
   count_("dropped", batch.size());
 }
 
-net::awaitable<void> SpanExporter::pause(std::chrono::milliseconds how_long) {
+template <typename Record>
+net::awaitable<void> OtlpExporter<Record>::pause(std::chrono::milliseconds how_long) {
   wake_.expires_after(how_long);
   boost::system::error_code ignored;
   co_await wake_.async_wait(net::redirect_error(net::use_awaitable, ignored));
 }
+
+template class OtlpExporter<Span>;
+template class OtlpExporter<LogRecord>;
 
 }  // namespace sb::supervisor
