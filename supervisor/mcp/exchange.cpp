@@ -6,12 +6,14 @@ namespace sb::supervisor {
 
 using json = nlohmann::json;
 
-Underway Exchange::finish(const json& reply) const {
+Underway Exchange::finish(const json& reply, std::string_view local_step) const {
   const auto result = reply.is_object() ? reply.find("result") : reply.end();
   const bool tool_error = result != reply.end() && result->is_object() &&
                           result->contains("isError") && result->at("isError") == true;
-  request.done(
-      ReplyText{.body = dump(reply), .error_code = error_code_of(reply), .tool_error = tool_error});
+  request.done(ReplyText{.body = dump(reply),
+                         .error_code = error_code_of(reply),
+                         .tool_error = tool_error,
+                         .local_step = local_step});
   return {};
 }
 

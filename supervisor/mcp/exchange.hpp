@@ -22,8 +22,9 @@ struct Exchange {
   const McpServices& services() const { return request.services; }
   const config::Config& config() const { return *request.config; }
 
-  // Answers with `reply`, made here; nothing stays pending.
-  Underway finish(const nlohmann::json& reply) const;
+  // Answers with `reply`, made here; nothing stays pending. `local_step` names what the
+  // switchboard did to answer it, for the request's span (docs/observability.md).
+  Underway finish(const nlohmann::json& reply, std::string_view local_step = {}) const;
   // Answers with nothing (HTTP 202): a notification or a response from the caller.
   Underway swallow() const;
   // Whose calls this caller may name: its computer, its name and its MCP session.

@@ -45,7 +45,7 @@ Underway granted_item(const Exchange& exchange, const ItemGrant& grant, const It
                   .started = std::chrono::steady_clock::now()};
   if (!grant.allows(*name) || !exchange.offered(grant.offer_bit)) {
     audit.write("denied", std::nullopt, 0);
-    return exchange.finish(item.unknown(exchange.id, *name));
+    return exchange.finish(item.unknown(exchange.id, *name), "policy");
   }
   CallRequest request =
       request_to_computer(exchange, item.method, exchange.config().timeouts.default_secs);

@@ -89,12 +89,14 @@ json server_info() {
 
 Underway initialize(const Exchange& exchange) {
   const auto view = exchange.services().workers.view(exchange.context().computer);
-  return exchange.finish(jsonrpc::result_response(
-      exchange.id,
-      json{{"capabilities", capabilities(view, exchange.context(), Revision::kStateful)},
-           {"instructions", instructions(exchange.context().computer, view && view->ready)},
-           {"protocolVersion", negotiated_version(exchange.params())},
-           {"serverInfo", server_info()}}));
+  return exchange.finish(
+      jsonrpc::result_response(
+          exchange.id,
+          json{{"capabilities", capabilities(view, exchange.context(), Revision::kStateful)},
+               {"instructions", instructions(exchange.context().computer, view && view->ready)},
+               {"protocolVersion", negotiated_version(exchange.params())},
+               {"serverInfo", server_info()}}),
+      "initialize");
 }
 
 // What a 2026-07-28 caller asks instead of initialize: the same facts, no session.
@@ -102,18 +104,20 @@ Underway discover(const Exchange& exchange) {
   const auto view = exchange.services().workers.view(exchange.context().computer);
   json versions = json::array();
   for (const auto version : kProtocolVersions) versions.push_back(version);
-  return exchange.finish(jsonrpc::result_response(
-      exchange.id,
-      json{{"_meta", {{"io.modelcontextprotocol/serverInfo", server_info()}}},
-           {"capabilities", capabilities(view, exchange.context(), Revision::kStateless)},
-           {"instructions", instructions(exchange.context().computer, view && view->ready)},
-           {"resultType", "complete"},
-           // Also at the top level, where drafts of the revision put it.
-           {"serverInfo", server_info()},
-           {"supportedVersions", std::move(versions)},
-           // What is offered follows the caller's grant and the computer's attachment.
-           {"cacheScope", "private"},
-           {"ttlMs", 0}}));
+  return exchange.finish(
+      jsonrpc::result_response(
+          exchange.id,
+          json{{"_meta", {{"io.modelcontextprotocol/serverInfo", server_info()}}},
+               {"capabilities", capabilities(view, exchange.context(), Revision::kStateless)},
+               {"instructions", instructions(exchange.context().computer, view && view->ready)},
+               {"resultType", "complete"},
+               // Also at the top level, where drafts of the revision put it.
+               {"serverInfo", server_info()},
+               {"supportedVersions", std::move(versions)},
+               // What is offered follows the caller's grant and the computer's attachment.
+               {"cacheScope", "private"},
+               {"ttlMs", 0}}),
+      "server/discover");
 }
 
 // A logging level is per socket: one caller may set it only when no other caller shares

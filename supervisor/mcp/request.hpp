@@ -94,6 +94,9 @@ struct ReplyText {
   // (a tool the grant does not allow, a computer not attached): what a span records.
   bool tool_error = false;
   RoundTrip round_trip;
+  // What the switchboard did to answer a request it answered itself ("policy", "vm_status",
+  // "initialize", "server/discover"): a child of the request's span. Empty otherwise.
+  std::string_view local_step;
   // The switchboard's answer for a computer that is not attached: nothing reached it, so a
   // twin front may send the request to the other box (docs/twins.md, "Not attached here").
   bool not_attached = false;

@@ -94,7 +94,7 @@ McpDone traced(McpDone inner, const std::shared_ptr<RequestSpan>& span,
           http_status = std::move(http_status)](std::optional<ReplyText> text) {
     const std::optional<int> status = !http_status ? std::nullopt : text ? http_status(*text) : 202;
     if (text) {
-      span->end(status, text->error_code, text->tool_error, text->round_trip);
+      span->end(status, text->error_code, text->tool_error, text->round_trip, text->local_step);
     } else {
       span->end(status, std::nullopt, false);
     }

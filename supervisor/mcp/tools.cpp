@@ -54,7 +54,7 @@ Underway status_call(const Exchange& exchange, const CallAudit& audit) {
                           {"structuredContent", status}},
                          exchange.context().era);
   audit.write("ok", std::nullopt, 0);
-  return exchange.finish(jsonrpc::result_response(exchange.id, std::move(result)));
+  return exchange.finish(jsonrpc::result_response(exchange.id, std::move(result)), "vm_status");
 }
 
 // A tool on a computer that is not attached answers as a tool that failed: the caller's
@@ -92,13 +92,15 @@ Underway call_tool(const Exchange& exchange, const ToolCallParts& parts) {
   if (tool == kStatusTool) return status_call(exchange, audit);
   if (!context.tools.allows(tool)) {
     audit.write("denied", std::nullopt, 0);
-    return exchange.finish(jsonrpc::result_response(
-        exchange.id,
-        complete(jsonrpc::text_tool_result(
-                     "the switchboard's policy does not allow " + backticked(tool) + " for " +
-                         backticked(context.caller) + " on " + backticked(context.computer),
-                     true),
-                 context.era)));
+    return exchange.finish(
+        jsonrpc::result_response(
+            exchange.id,
+            complete(jsonrpc::text_tool_result(
+                         "the switchboard's policy does not allow " + backticked(tool) + " for " +
+                             backticked(context.caller) + " on " + backticked(context.computer),
+                         true),
+                     context.era)),
+        "policy");
   }
 
   CallRequest request{.caller = context.caller,

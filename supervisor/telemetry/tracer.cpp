@@ -73,7 +73,7 @@ void RequestSpan::set(std::string key, std::variant<std::string, std::int64_t, b
 }
 
 void RequestSpan::end(std::optional<int> http_status, std::optional<std::int64_t> error_code,
-                      bool tool_error, const RoundTrip& round_trip) {
+                      bool tool_error, const RoundTrip& round_trip, std::string_view local_step) {
   if (ended_) return;
   if (http_status) set("http.response.status_code", std::int64_t{*http_status});
   if (error_code) {
@@ -91,7 +91,7 @@ void RequestSpan::end(std::optional<int> http_status, std::optional<std::int64_t
     span_.error = true;
     set("error.type", std::to_string(*http_status));
   }
-  finish(round_trip);
+  finish(round_trip, local_step);
 }
 
 void RequestSpan::end_abandoned() {
@@ -104,13 +104,23 @@ void RequestSpan::end_abandoned() {
 
 // The span, and with a forwarded request its children: the worker's hop (from the
 // supervisor handing it over to the answer back) and under it the computer's round trip
-// (from the request written to the reply read), whose id the computer was given.
-void RequestSpan::finish(const RoundTrip& round_trip) {
+// (from the request written to the reply read), whose id the computer was given; with one
+// the switchboard answered itself, a child named for what it did.
+void RequestSpan::finish(const RoundTrip& round_trip, std::string_view local_step) {
   ended_ = true;
   span_.end_unix_nanos = unix_nanos_now();
   if (!sampled_) return;
   const auto exporter = exporter_.lock();
   if (!exporter) return;
+  if (!local_step.empty() && round_trip.forwarded == 0) {
+    exporter->add(Span{.trace_id = span_.trace_id,
+                       .span_id = hop_id_,
+                       .parent_id = span_.span_id,
+                       .name = "switchboard " + std::string(local_step),
+                       .kind = SpanKind::kInternal,
+                       .start_unix_nanos = span_.start_unix_nanos,
+                       .end_unix_nanos = span_.end_unix_nanos});
+  }
   if (round_trip.forwarded != 0) {
     const std::uint64_t from =
         within(round_trip.forwarded, span_.start_unix_nanos, span_.end_unix_nanos);

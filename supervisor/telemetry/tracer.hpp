@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "supervisor/config/config.hpp"
 #include "supervisor/telemetry/otlp_exporter.hpp"
@@ -44,14 +45,15 @@ class RequestSpan {
   void message_to_caller();
   // The request's answer: its HTTP status (none over a pod's socket), its code when a
   // JSON-RPC error, whether it is a tool's result that says it failed, and its way through
-  // the worker to the computer, which become this span's children.
+  // the worker to the computer, or what the switchboard did to answer it itself, which
+  // become this span's children.
   void end(std::optional<int> http_status, std::optional<std::int64_t> error_code, bool tool_error,
-           const RoundTrip& round_trip = {});
+           const RoundTrip& round_trip = {}, std::string_view local_step = {});
   // The caller went away before its answer.
   void end_abandoned();
 
  private:
-  void finish(const RoundTrip& round_trip);
+  void finish(const RoundTrip& round_trip, std::string_view local_step = {});
   std::vector<SpanAttribute> round_trip_attributes() const;
 
   Span span_;

@@ -155,6 +155,17 @@ async function spanWhere(what, match, seconds) {
 }
 const byTrace = (traceId) => (span) => span.traceId === traceId;
 
+// What the switchboard did to answer a request itself: the request span's one child, an
+// INTERNAL span named for it, within it.
+async function checkLocalStep(server, name) {
+  const children = await waitFor(`${name} under ${server.name}`, async () => {
+    const found = (await receiverGet("/spans")).filter((span) => span.parentSpanId === server.spanId);
+    return found.length ? found : null;
+  });
+  assert.deepEqual(children.map((span) => [span.name, span.kind]), [[name, INTERNAL]]);
+  assert.equal(children[0].traceId, server.traceId);
+}
+
 // The computer's parent is the switchboard's span of the computer's round trip (CLIENT),
 // under its span of the hop through the worker (INTERNAL), under the request's SERVER
 // span; each within the one above it.
@@ -518,6 +529,7 @@ const unauthenticated = hex(16);
   assert.equal(server.parentSpanId, span.spanContext().spanId);
   assert.equal(server.attributes[A.tool], "test_simple_text");
   checkFailed(server, reply);
+  await checkLocalStep(server, "switchboard policy");
 
   const { reply: refused } = await rpc(
     { id: "denied-prompt", method: "prompts/get", params: { name: "test_simple_prompt" } },
@@ -528,7 +540,8 @@ const unauthenticated = hex(16);
   checkSpan(prompt, { name: "prompts/get test_simple_prompt", caller: "narrow" });
   assert.equal(prompt.attributes[A.prompt], "test_simple_prompt");
   checkFailed(prompt, refused);
-  step("refused by the grant: error spans, with the JSON-RPC code where there is one");
+  await checkLocalStep(prompt, "switchboard policy");
+  step("refused by the grant: error spans, with the JSON-RPC code where there is one, and the refusal as their child");
 }
 
 // ---- 6. a cancelled call ----

@@ -131,6 +131,18 @@ TEST_F(TracerTest, AForwardedRequestsWayThroughTheWorkerAreItsChildren) {
   EXPECT_GE(nanos(hop, "endTimeUnixNano"), nanos(round_trip, "endTimeUnixNano"));
 }
 
+TEST_F(TracerTest, WhatTheSwitchboardDidItselfIsTheChildOfARequestItAnswered) {
+  auto made = tracer();
+  made.start(std::nullopt, "tools/call secret")->end(200, std::nullopt, true, {}, "policy");
+  const json spans = exported(2);
+  const json& step = spans["switchboard policy"];
+  ASSERT_TRUE(step.contains("span"));
+  EXPECT_EQ(step["span"]["kind"], 1);
+  EXPECT_EQ(step["span"]["parentSpanId"], spans["tools/call secret"]["span"]["spanId"]);
+  EXPECT_EQ(step["span"]["startTimeUnixNano"],
+            spans["tools/call secret"]["span"]["startTimeUnixNano"]);
+}
+
 TEST_F(TracerTest, AnUnsampledSpanStillParentsTheComputerButIsNeverSent) {
   auto made = tracer(0.0);
   auto span = made.start(std::nullopt, "unsampled");
