@@ -16,7 +16,7 @@ namespace sb::ipc {
 
 // Raised whenever a frame, a meta field or the status record changes meaning. A worker's
 // kHello carries it and the build's id; the supervisor refuses a worker of another.
-inline constexpr int kProtocolVersion = 6;
+inline constexpr int kProtocolVersion = 7;
 // Unique to one configured build of the project: both programs of one build share it.
 std::string_view build_id();
 

@@ -50,7 +50,8 @@ std::optional<CallMeta> decode_call_meta(std::string_view meta) {
                   *max_total,          std::string(method), *stream};
 }
 
-// status, kind, whether an error code follows its place; the reply's size; the code or 0.
+// status, kind, whether an error code follows its place; the reply's size; the code or 0;
+// the three times.
 std::string encode_outcome(const CallOutcome& outcome) {
   return MetaWriter()
       .byte(static_cast<std::uint8_t>(outcome.status))
@@ -59,14 +60,9 @@ std::string encode_outcome(const CallOutcome& outcome) {
       .number(outcome.response_bytes)
       .number(static_cast<std::uint64_t>(outcome.error_code.value_or(0)))
       .number(outcome.sent_unix_nanos)
+      .number(outcome.first_byte_unix_nanos)
       .number(outcome.replied_unix_nanos)
       .take();
-}
-
-std::uint64_t unix_nanos_now() {
-  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                        std::chrono::system_clock::now().time_since_epoch())
-                                        .count());
 }
 
 std::optional<CallOutcome> decode_outcome(std::string_view meta) {
@@ -77,12 +73,14 @@ std::optional<CallOutcome> decode_outcome(std::string_view meta) {
   const std::uint64_t response_bytes = in.number();
   const auto code = static_cast<std::int64_t>(in.number());
   const std::uint64_t sent = in.number();
+  const std::uint64_t first_byte = in.number();
   const std::uint64_t replied = in.number();
   if (!in.complete() || !status || !kind || !has_code || (!*has_code && code != 0))
     return std::nullopt;
   CallOutcome outcome{*status, response_bytes, *kind};
   if (*has_code) outcome.error_code = code;
   outcome.sent_unix_nanos = sent;
+  outcome.first_byte_unix_nanos = first_byte;
   outcome.replied_unix_nanos = replied;
   return outcome;
 }

@@ -51,15 +51,15 @@ struct CallOutcome {
   std::size_t response_bytes = 0;  // size of the computer's reply as received
   ReplyKind kind = ReplyKind::kOk;
   std::optional<std::int64_t> error_code;  // error.code of an rpc_error, when an integer
-  // When the request was written for the computer and when its reply arrived, in Unix time
-  // (nanoseconds; 0: not sent), for the spans of the round trip (docs/observability.md).
-  // The worker's word: the supervisor keeps them within the call's own time.
+  // When the request was written for the computer, when the first and the last of its
+  // reply's bytes arrived, in Unix time (nanoseconds; 0: not sent, or no reply), for the
+  // spans of the round trip (docs/observability.md). A call timed out or cut off by a
+  // closing socket has only the first. The worker's word: the supervisor keeps them within
+  // the call's own time.
   std::uint64_t sent_unix_nanos = 0;
+  std::uint64_t first_byte_unix_nanos = 0;
   std::uint64_t replied_unix_nanos = 0;
 };
-
-// Now, in Unix time, nanoseconds: what CallOutcome's times are read from.
-std::uint64_t unix_nanos_now();
 
 std::string encode_outcome(const CallOutcome& outcome);
 std::optional<CallOutcome> decode_outcome(std::string_view meta);

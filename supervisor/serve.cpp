@@ -16,7 +16,7 @@
 
 #include "base/asio_names.hpp"
 #include "base/heap_trim.hpp"
-#include "ipc/messages.hpp"
+#include "base/unix_time.hpp"
 #include "shared/http_proxy.hpp"
 #include "shared/log.hpp"
 #include "shared/service_notify.hpp"
@@ -469,7 +469,7 @@ class Supervisor {
                                std::string_view event, const std::string& line,
                                std::string_view trace_id, std::string_view span_id) {
         if (const auto live = tracer.lock()) {
-          live->log(LogRecord{.time_unix_nanos = ipc::unix_nanos_now(),
+          live->log(LogRecord{.time_unix_nanos = unix_nanos_now(),
                               .event = std::string(event),
                               .body = line,
                               .trace_id = std::string(trace_id),

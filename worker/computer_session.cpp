@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "base/page_release.hpp"
+#include "base/unix_time.hpp"
 #include "ipc/frame.hpp"
 #include "shared/jsonrpc.hpp"
 #include "worker/session.hpp"
@@ -51,12 +52,6 @@ std::string_view close_reason_text(std::uint16_t code) {
     default:
       return "closed";
   }
-}
-
-std::int64_t wall_clock_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
 }
 
 }  // namespace
@@ -113,7 +108,7 @@ ipc::ComputerStatus Session::status() const {
 
 void Session::install() {
   phase_ = Phase::kHandshaking;
-  attached_at_ms_ = wall_clock_ms();
+  attached_at_ms_ = unix_time_now<std::chrono::milliseconds>();
   attached_at_ = std::chrono::steady_clock::now();
   read_next();
   schedule_tick();

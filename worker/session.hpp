@@ -172,7 +172,9 @@ class Session final : public ComputerSession, public std::enable_shared_from_thi
   void set_deadline(std::uint64_t id, std::chrono::steady_clock::time_point at);
   void restart_deadline(PendingCall& call);
   void on_deadline(std::uint64_t id);
-  void reply_status(std::uint64_t call_id, ipc::CallStatus status);
+  // An outcome with no reply; `sent_unix_nanos` when the call had been sent.
+  void reply_status(std::uint64_t call_id, ipc::CallStatus status,
+                    std::uint64_t sent_unix_nanos = 0);
   // A reply the worker writes itself (`response` with a null id, which is cut out).
   void reply_written(std::uint64_t call_id, const json& response);
 

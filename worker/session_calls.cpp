@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "base/unix_time.hpp"
 #include "shared/jsonrpc.hpp"
 #include "worker/session.hpp"
 #include "worker/stateless_revision.hpp"
@@ -67,7 +68,7 @@ void Session::forward(ForwardedCall forwarded) {
   }
   if (!(offers_ & ipc::offer::kStatelessOnly)) follow_request_log_level(method, params);
   arm_deadline(*id, forwarded.timeout);
-  pending.sent_unix_nanos = ipc::unix_nanos_now();
+  pending.sent_unix_nanos = unix_nanos_now();
   std::string frame = R"({"id":)" + std::to_string(*id) + R"(,"jsonrpc":"2.0","method":)" +
                       json(method).dump() + R"(,"params":)" + params + "}";
   enqueue(std::move(frame), /*droppable=*/false);
@@ -105,7 +106,8 @@ void Session::fail_all_pending() {
   asking_.clear();
   task_watches_.clear();
   for (auto& call : pending_.take_all()) {
-    if (!call.handshake) reply_status(call.call_id, ipc::CallStatus::kDisconnected);
+    if (!call.handshake)
+      reply_status(call.call_id, ipc::CallStatus::kDisconnected, call.sent_unix_nanos);
   }
 }
 
@@ -249,7 +251,8 @@ void Session::handle_response(const ScannedMessage& scanned, std::string_view te
                            .kind = scanned.kind,
                            .error_code = scanned.error_code,
                            .sent_unix_nanos = call->sent_unix_nanos,
-                           .replied_unix_nanos = ipc::unix_nanos_now()};
+                           .first_byte_unix_nanos = ws_.next_layer().message_began_unix_nanos(),
+                           .replied_unix_nanos = unix_nanos_now()};
   // The reply may wait in the supervisor for a slow caller: until it has left, the call
   // keeps its place, so that max_inflight bounds replies held as well as calls running.
   pending_.hold_until_delivered(call->call_id, call->caller);
@@ -310,12 +313,15 @@ void Session::on_deadline(std::uint64_t id) {
     return close(close_code::kHandshakeFailed);
   }
   const std::uint64_t call_id = call->call_id;
+  const std::uint64_t sent = call->sent_unix_nanos;
   end_early(id, "timed out");
-  reply_status(call_id, ipc::CallStatus::kTimeout);
+  reply_status(call_id, ipc::CallStatus::kTimeout, sent);
 }
 
-void Session::reply_status(std::uint64_t call_id, ipc::CallStatus status) {
-  hooks_.reply(call_id, ipc::CallOutcome{status, 0}, std::string());
+void Session::reply_status(std::uint64_t call_id, ipc::CallStatus status,
+                           std::uint64_t sent_unix_nanos) {
+  hooks_.reply(call_id, ipc::CallOutcome{.status = status, .sent_unix_nanos = sent_unix_nanos},
+               std::string());
 }
 
 void Session::reply_written(std::uint64_t call_id, const json& response) {

@@ -1,5 +1,7 @@
 #include "worker/session_socket.hpp"
 
+#include "base/unix_time.hpp"
+
 namespace sb::worker {
 
 std::optional<SessionSocket::FrameStart> SessionSocket::frame_start() const {
@@ -28,7 +30,9 @@ bool SessionSocket::begin_frame() {
   frame_left_ = frame->size;
   frame_control_ = frame->control;
   // Control frames may come between the frames of a message and belong to none.
-  if (!frame->control) inside_message_ = !frame->final;
+  if (frame->control) return true;
+  if (!inside_message_) message_began_unix_nanos_ = unix_nanos_now();
+  inside_message_ = !frame->final;
   return true;
 }
 

@@ -59,6 +59,9 @@ class SessionSocket {
   // Bytes of data frames handed to the reader so far (control frames' not counted): while
   // it stays the same, the reader has put nothing into the buffer it reads messages into.
   std::uint64_t data_bytes_handed() const { return data_bytes_handed_; }
+  // When the header of the first frame of the message being read (or last read) was all
+  // here, in Unix time (nanoseconds): its first byte, as near as the reader can tell.
+  std::uint64_t message_began_unix_nanos() const { return message_began_unix_nanos_; }
 
   // Stops the reader at its next message boundary: when it next asks for a frame there
   // (at once, if it is waiting for one), its read is abandoned, never completed, and
@@ -184,6 +187,7 @@ class SessionSocket {
   bool inside_message_ = false;  // a data frame without FIN was handed on
   bool frame_control_ = false;   // the frame in progress is a control frame
   std::uint64_t data_bytes_handed_ = 0;
+  std::uint64_t message_began_unix_nanos_ = 0;
   bool swallow_writes_ = false;
   bool gathering_ = false;  // a read for a frame's header is waiting on the socket
   int writes_in_flight_ = 0;

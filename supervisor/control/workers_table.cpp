@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "base/unix_time.hpp"
+
 namespace sb::supervisor {
 
 using json = nlohmann::json;
@@ -86,9 +88,7 @@ std::string build_label(const std::string& build) {
 std::string taken_up_label(const json& row) {
   const auto resumed = row.find("resumed_at_ms");
   if (resumed == row.end() || !resumed->is_number_integer()) return "-";
-  const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                       std::chrono::system_clock::now().time_since_epoch())
-                       .count();
+  const auto now = unix_time_now<std::chrono::milliseconds>();
   return std::to_string(std::max<std::int64_t>(0, now - resumed->get<std::int64_t>()) / 1000) +
          "s ago";
 }

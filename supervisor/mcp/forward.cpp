@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "base/unix_time.hpp"
 #include "ipc/messages.hpp"
 #include "shared/jsonrpc.hpp"
 #include "supervisor/mcp/input_bridge.hpp"
@@ -31,6 +32,18 @@ ReplyBudget::Lease admit_reply(ReplyBudget& budget, CallResult& result) {
   }
   result = CallResult{ipc::CallStatus::kOverloaded, 0, {}};
   return {};
+}
+
+// How a call the worker answered without the computer's reply ended, for its span.
+std::string_view round_trip_error_of(ipc::CallStatus status) {
+  switch (status) {
+    case ipc::CallStatus::kTimeout:
+      return round_trip_error::kTimeout;
+    case ipc::CallStatus::kDisconnected:
+      return round_trip_error::kDisconnected;
+    default:
+      return {};  // answered, or refused before it was sent
+  }
 }
 
 // The answer to a request from the computer that its caller cannot be asked.
@@ -97,34 +110,39 @@ Underway forward(const Exchange& exchange, CallRequest request,
       bridge ? bridged_sink(exchange, bridge) : message_sink(exchange, entry, forwarded_id);
   const McpDone done =
       bridge ? bridged_done(bridge, exchange.services().inputs) : exchange.request.done;
-  const std::uint64_t forwarded_at = ipc::unix_nanos_now();
-  const std::uint64_t call_id =
-      workers.forward(exchange.context().computer, std::move(request),
-                      [&book, &budget = exchange.services().replies, entry, reply, done,
-                       forwarded_at](CallResult result) {
-                        book.close(*entry);
-                        auto lease = admit_reply(budget, result);
-                        const RoundTrip round_trip{.forwarded = forwarded_at,
-                                                   .sent = result.sent_unix_nanos,
-                                                   .replied = result.replied_unix_nanos,
-                                                   .returned = ipc::unix_nanos_now()};
-                        ReplyText text = reply(std::move(result));
-                        text.lease = std::move(lease);
-                        text.round_trip = round_trip;
-                        done(std::move(text));
-                      });
+  const std::uint64_t forwarded_at = unix_nanos_now();
+  const std::uint64_t call_id = workers.forward(
+      exchange.context().computer, std::move(request),
+      [&book, &budget = exchange.services().replies, entry, reply, done,
+       forwarded_at](CallResult result) {
+        book.close(*entry);
+        const RoundTrip round_trip{.forwarded = forwarded_at,
+                                   .sent = result.sent_unix_nanos,
+                                   .first_byte = result.first_byte_unix_nanos,
+                                   .replied = result.replied_unix_nanos,
+                                   .returned = unix_nanos_now(),
+                                   .error_type = round_trip_error_of(result.status)};
+        auto lease = admit_reply(budget, result);
+        ReplyText text = reply(std::move(result));
+        text.lease = std::move(lease);
+        text.round_trip = round_trip;
+        done(std::move(text));
+      });
   if (call_id == 0) return {};
   *forwarded_id = call_id;
   if (bridge) bridge->call_id = call_id;
-  *entry = book.open(
-      exchange.owner(), dump(exchange.id), call_id,
-      [&workers, call_id, ended_early, id = exchange.id, done](const std::string& reason) {
-        workers.cancel(call_id, reason);
-        ended_early("cancelled");
-        done(ReplyText{
-            .body = dump(jsonrpc::error_response(id, kRequestCancelled, "request cancelled")),
-            .error_code = kRequestCancelled});
-      });
+  *entry = book.open(exchange.owner(), dump(exchange.id), call_id,
+                     [&workers, call_id, ended_early, id = exchange.id, done,
+                      forwarded_at](const std::string& reason) {
+                       workers.cancel(call_id, reason);
+                       ended_early("cancelled");
+                       done(ReplyText{.body = dump(jsonrpc::error_response(id, kRequestCancelled,
+                                                                           "request cancelled")),
+                                      .error_code = kRequestCancelled,
+                                      .round_trip = {.forwarded = forwarded_at,
+                                                     .returned = unix_nanos_now(),
+                                                     .error_type = round_trip_error::kCancelled}});
+                     });
   std::function<void()> abandon = [&book, &workers, entry, call_id, ended_early] {
     book.close(*entry);
     workers.cancel(call_id, "caller disconnected");
@@ -134,7 +152,8 @@ Underway forward(const Exchange& exchange, CallRequest request,
   // A switch carries the call with its caller's connection (docs/architecture.md,
   // "Switching").
   return Underway{.abandon = std::move(abandon),
-                  .call = CarriedCall{.call_id = call_id, .started = started}};
+                  .call = CarriedCall{.call_id = call_id, .started = started},
+                  .forwarded_unix_nanos = forwarded_at};
 }
 
 CallRequest request_to_computer(const Exchange& exchange, std::string method, int timeout_secs) {

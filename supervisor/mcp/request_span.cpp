@@ -112,8 +112,9 @@ McpMessage traced(McpMessage inner, const std::shared_ptr<RequestSpan>& span) {
 
 Underway traced(Underway underway, const std::shared_ptr<RequestSpan>& span) {
   if (!span || !underway.abandon) return underway;
-  underway.abandon = [abandon = std::move(underway.abandon), span] {
-    span->end_abandoned();
+  underway.abandon = [abandon = std::move(underway.abandon), span,
+                      forwarded = underway.forwarded_unix_nanos] {
+    span->end_abandoned(forwarded);
     abandon();
   };
   return underway;

@@ -39,6 +39,8 @@ struct CarriedCall {
 struct Underway {
   std::function<void()> abandon;
   std::optional<CarriedCall> call;
+  // When it was handed to its worker (Unix nanoseconds; 0: it was not), for its span.
+  std::uint64_t forwarded_unix_nanos = 0;
 };
 
 // A caller's connection: its socket by descriptor name, the bytes to read from it first (a

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -41,15 +42,27 @@ struct Span {
 };
 
 // A forwarded request's way there and back (Unix nanoseconds): handed to the worker, sent
-// to the computer, answered, and the answer back in the supervisor. What its span's
+// to the computer, its answer's first and last bytes read, and the answer back in the
+// supervisor (or the moment the switchboard stopped waiting for it). What its span's
 // children are drawn from (docs/observability.md); all 0 for an answer that never left the
-// supervisor, `sent` 0 for one that never reached the computer.
+// supervisor, `sent` 0 for one the worker did not say it sent.
 struct RoundTrip {
   std::uint64_t forwarded = 0;
   std::uint64_t sent = 0;
+  std::uint64_t first_byte = 0;
   std::uint64_t replied = 0;
   std::uint64_t returned = 0;
+  // How a round trip without its answer ended, as its span's error.type: one of the
+  // constants below; empty when the computer answered, or the request never reached it.
+  std::string_view error_type;
 };
+
+namespace round_trip_error {
+inline constexpr std::string_view kTimeout = "timeout";            // no answer in time
+inline constexpr std::string_view kDisconnected = "disconnected";  // the socket closed first
+inline constexpr std::string_view kCancelled = "cancelled";        // the caller cancelled it
+inline constexpr std::string_view kAbandoned = "abandoned";        // the caller went away
+}  // namespace round_trip_error
 
 // One audit line as an OTLP log record (docs/observability.md, "The audit as logs"): the
 // line itself as its body, its event as `event.name`, and the span of the call it records

@@ -2,13 +2,11 @@
 
 #include <algorithm>
 
-#include "ipc/messages.hpp"
+#include "base/unix_time.hpp"
 #include "shared/text.hpp"
 
 namespace sb::supervisor {
 namespace {
-
-using ipc::unix_nanos_now;
 
 // Parse error, invalid request, method not found, invalid params, resource not found.
 bool callers_fault(std::int64_t code) {
@@ -94,18 +92,51 @@ void RequestSpan::end(std::optional<int> http_status, std::optional<std::int64_t
   finish(round_trip, local_step);
 }
 
-void RequestSpan::end_abandoned() {
+void RequestSpan::end_abandoned(std::uint64_t forwarded) {
   if (ended_) return;
   span_.error = true;
   span_.status_message = "the caller went away before its answer";
-  set("error.type", std::string("abandoned"));
-  finish({});
+  set("error.type", std::string(round_trip_error::kAbandoned));
+  finish(forwarded == 0 ? RoundTrip{}
+                        : RoundTrip{.forwarded = forwarded,
+                                    .returned = unix_nanos_now(),
+                                    .error_type = round_trip_error::kAbandoned});
+}
+
+// The computer's round trip, from the request written to the reply read (or to when the
+// switchboard stopped waiting, when the worker did not say: the request was sent by then,
+// or about to be), within the worker's hop [from, to]: the mark of its reply's first byte,
+// the messages to the caller while it ran, and how it ended without an answer.
+Span RequestSpan::round_trip_span(const RoundTrip& round_trip, std::uint64_t from,
+                                  std::uint64_t to) {
+  const std::uint64_t sent = within(round_trip.sent == 0 ? from : round_trip.sent, from, to);
+  const std::uint64_t replied = within(round_trip.replied == 0 ? to : round_trip.replied, sent, to);
+  Span span{.trace_id = span_.trace_id,
+            .span_id = round_trip_id_,
+            .parent_id = hop_id_,
+            .name = span_.name,
+            .kind = SpanKind::kClient,
+            .start_unix_nanos = sent,
+            .end_unix_nanos = replied,
+            .attributes = round_trip_attributes(),
+            .events = std::move(span_.events)};
+  span_.events.clear();
+  if (round_trip.first_byte != 0)
+    span.events.push_back(
+        {"first byte of the reply", within(round_trip.first_byte, sent, replied)});
+  if (!round_trip.error_type.empty()) {
+    span.error = true;
+    span.status_message =
+        "ended without the computer's answer: " + std::string(round_trip.error_type);
+    span.attributes.push_back({"error.type", std::string(round_trip.error_type)});
+  }
+  return span;
 }
 
 // The span, and with a forwarded request its children: the worker's hop (from the
-// supervisor handing it over to the answer back) and under it the computer's round trip
-// (from the request written to the reply read), whose id the computer was given; with one
-// the switchboard answered itself, a child named for what it did.
+// supervisor handing it over to the answer back) and under it the computer's round trip,
+// whose id the computer was given; with one the switchboard answered itself, a child named
+// for what it did.
 void RequestSpan::finish(const RoundTrip& round_trip, std::string_view local_step) {
   ended_ = true;
   span_.end_unix_nanos = unix_nanos_now();
@@ -132,19 +163,8 @@ void RequestSpan::finish(const RoundTrip& round_trip, std::string_view local_ste
              .kind = SpanKind::kInternal,
              .start_unix_nanos = from,
              .end_unix_nanos = to};
-    if (round_trip.sent != 0) {
-      const std::uint64_t sent = within(round_trip.sent, from, to);
-      const std::uint64_t replied =
-          within(round_trip.replied == 0 ? to : round_trip.replied, sent, to);
-      exporter->add(Span{.trace_id = span_.trace_id,
-                         .span_id = round_trip_id_,
-                         .parent_id = hop_id_,
-                         .name = span_.name,
-                         .kind = SpanKind::kClient,
-                         .start_unix_nanos = sent,
-                         .end_unix_nanos = replied,
-                         .attributes = round_trip_attributes()});
-    }
+    if (round_trip.sent != 0 || !round_trip.error_type.empty())
+      exporter->add(round_trip_span(round_trip, from, to));
     exporter->add(std::move(hop));
   }
   exporter->add(std::move(span_));

@@ -41,7 +41,8 @@ class RequestSpan {
 
   void set(std::string key, std::variant<std::string, std::int64_t, bool> value);
   // A message went to the caller during the call (progress, the computer's request): an
-  // event on the span, at most kMaxSpanEvents.
+  // event, at most kMaxSpanEvents, on the computer's round trip when there is one, else on
+  // this span.
   void message_to_caller();
   // The request's answer: its HTTP status (none over a pod's socket), its code when a
   // JSON-RPC error, whether it is a tool's result that says it failed, and its way through
@@ -49,11 +50,13 @@ class RequestSpan {
   // become this span's children.
   void end(std::optional<int> http_status, std::optional<std::int64_t> error_code, bool tool_error,
            const RoundTrip& round_trip = {}, std::string_view local_step = {});
-  // The caller went away before its answer.
-  void end_abandoned();
+  // The caller went away before its answer; `forwarded`: when its request was handed to its
+  // worker (Unix nanoseconds), 0 if it never was.
+  void end_abandoned(std::uint64_t forwarded = 0);
 
  private:
   void finish(const RoundTrip& round_trip, std::string_view local_step = {});
+  Span round_trip_span(const RoundTrip& round_trip, std::uint64_t from, std::uint64_t to);
   std::vector<SpanAttribute> round_trip_attributes() const;
 
   Span span_;

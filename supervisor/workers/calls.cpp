@@ -107,7 +107,8 @@ void WorkerRegistry::on_reply(const std::shared_ptr<Worker>& worker, ipc::Reply&
   const auto& outcome = reply.outcome;
   done(CallResult{outcome.status, outcome.response_bytes, std::move(reply.body),
                   std::move(reply.arriving), outcome.kind, outcome.error_code, std::move(slot),
-                  outcome.sent_unix_nanos, outcome.replied_unix_nanos});
+                  outcome.sent_unix_nanos, outcome.first_byte_unix_nanos,
+                  outcome.replied_unix_nanos});
 }
 
 void WorkerRegistry::on_message(const std::shared_ptr<Worker>& worker, ipc::Message&& message) {

@@ -50,9 +50,11 @@ struct CallResult {
   // While held, the worker keeps the call's place in the computer's caps: the reply is
   // still in the supervisor. Released when the reply has been written or dropped.
   std::shared_ptr<void> slot;
-  // The worker's word on when the computer was sent the request and answered it (Unix
-  // nanoseconds, 0: not sent), for the round trip's spans.
+  // The worker's word on when the computer was sent the request, and when its answer began
+  // and ended arriving (Unix nanoseconds, 0: not sent, or no answer), for the round trip's
+  // spans.
   std::uint64_t sent_unix_nanos = 0;
+  std::uint64_t first_byte_unix_nanos = 0;
   std::uint64_t replied_unix_nanos = 0;
 };
 

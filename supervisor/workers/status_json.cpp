@@ -2,14 +2,14 @@
 
 #include <chrono>
 
+#include "base/unix_time.hpp"
+
 namespace sb::supervisor {
 
 nlohmann::json computer_status_json(const ComputerView& view, bool show_internals) {
   using nlohmann::json;
   if (!view.attached) return json{{"attached", false}, {"computer", view.name}, {"ready", false}};
-  const auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          std::chrono::system_clock::now().time_since_epoch())
-                          .count();
+  const auto now_ms = unix_time_now<std::chrono::milliseconds>();
   json status{{"attached", true},
               {"attached_for_secs",
                std::max<std::int64_t>(0, (now_ms - view.status.attached_at_ms) / 1000)},

@@ -11,6 +11,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "base/unix_time.hpp"
 #include "ipc/parked_session.hpp"
 #include "ipc/supervisor_frames.hpp"
 #include "shared/log.hpp"
@@ -33,8 +34,7 @@ constexpr auto kParkGrace = 5s;
 // The vm_detach line of a carried session that ended in this process without a worker.
 void write_lost(AuditLog& audit, const CarriedSession& session, std::uint16_t code,
                 std::string reason) {
-  const auto attached_for_ms =
-      ms_since_epoch(std::chrono::system_clock::now()) - session.attached_at_ms;
+  const auto attached_for_ms = unix_time_now<std::chrono::milliseconds>() - session.attached_at_ms;
   audit.write("vm_detach",
               {{"computer", session.computer},
                {"peer", session.peer},

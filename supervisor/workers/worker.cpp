@@ -8,6 +8,7 @@
 #include <array>
 #include <fstream>
 
+#include "base/unix_time.hpp"
 #include "ipc/parked_session.hpp"
 #include "ipc/supervisor_frames.hpp"
 #include "shared/log.hpp"
@@ -281,13 +282,14 @@ WorkerNews Worker::check_parked(ipc::Parked&& parked, std::uint64_t next_call_id
   for (const auto& call : record->calls) {
     if (call.call_id >= next_call_id) return violation("parked a call never made");
   }
-  parked_ = CarriedSession{.verifier = render_verifier(verifier_),
-                           .computer = name_,
-                           .generation = record->generation,
-                           .peer = record->peer,
-                           .attached_at_ms = ms_since_epoch(session->second.attached_at),
-                           .socket = stored_socket_name(name_, record->generation),
-                           .record = std::move(parked.record)};
+  parked_ = CarriedSession{
+      .verifier = render_verifier(verifier_),
+      .computer = name_,
+      .generation = record->generation,
+      .peer = record->peer,
+      .attached_at_ms = unix_time<std::chrono::milliseconds>(session->second.attached_at),
+      .socket = stored_socket_name(name_, record->generation),
+      .record = std::move(parked.record)};
   parked_socket_ = std::move(session->second.socket);
   session->second.stored.keep();  // in the store it stays, for the next process
   sessions_.erase(session);
@@ -458,10 +460,11 @@ WorkerRow Worker::row(std::chrono::milliseconds stale) {
     row.attached = status.state != ipc::ComputerState::kIdle;
     if (row.attached)
       row.attached_for_secs =
-          (ms_since_epoch(std::chrono::system_clock::now()) - status.attached_at_ms) / 1000;
+          (unix_time_now<std::chrono::milliseconds>() - status.attached_at_ms) / 1000;
     std::uint64_t generation = 0;
     const SessionRecord* session = session_named(status.generation, &generation);
-    if (session && session->taken_up) row.taken_up_at_ms = ms_since_epoch(session->taken_up_at);
+    if (session && session->taken_up)
+      row.taken_up_at_ms = unix_time<std::chrono::milliseconds>(session->taken_up_at);
     if (!responsive(stale)) {
       row.state = "stalled";
     } else {

@@ -55,12 +55,6 @@ struct SessionRecord {
   std::chrono::system_clock::time_point taken_up_at;
 };
 
-// Wall-clock milliseconds since the epoch: how times are written in a carried session's
-// record and in the workers listing.
-inline std::int64_t ms_since_epoch(std::chrono::system_clock::time_point time) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(time.time_since_epoch()).count();
-}
-
 // A session a switch carried in, for the worker's first process to take up
 // (ipc::TakeUp): its record as the old worker left it, which calls it holds, and which of
 // those have a caller again (known for sure once every carried caller has been heard

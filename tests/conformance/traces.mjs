@@ -66,6 +66,7 @@ const INTERNAL = 1; // SpanKind INTERNAL in OTLP
 const SERVER = 2; // SpanKind SERVER
 const CLIENT = 3; // SpanKind CLIENT
 const ERROR = 2; // Status code ERROR in OTLP
+const UNSET = 0; // Status code UNSET in OTLP
 const A = {
   method: "mcp.method.name",
   tool: "gen_ai.tool.name",
@@ -168,7 +169,7 @@ async function checkLocalStep(server, name) {
 
 // The computer's parent is the switchboard's span of the computer's round trip (CLIENT),
 // under its span of the hop through the worker (INTERNAL), under the request's SERVER
-// span; each within the one above it.
+// span; each within the one above it, the reply's first byte marked within the round trip.
 async function checkChain(server, computerParentId) {
   const [roundTrip, hop] = await waitFor("the round trip's spans", async () => {
     const spans = (await receiverGet("/spans")).filter(byTrace(server.traceId));
@@ -185,6 +186,13 @@ async function checkChain(server, computerParentId) {
     roundTrip.endTimeUnixNano, hop.endTimeUnixNano, server.endTimeUnixNano].map(BigInt);
   for (let i = 1; i < times.length; i++)
     assert.ok(times[i - 1] <= times[i], `the spans nest in time: ${times.join(" ")}`);
+  const firstByte = roundTrip.events.filter((event) => event.name === "first byte of the reply");
+  assert.equal(firstByte.length, 1, `the reply's first byte: ${JSON.stringify(roundTrip.events)}`);
+  const at = BigInt(firstByte[0].timeUnixNano);
+  assert.ok(BigInt(roundTrip.startTimeUnixNano) <= at && at <= BigInt(roundTrip.endTimeUnixNano),
+    "the first byte within the round trip");
+  assert.equal(roundTrip.status.code, UNSET, "an answered round trip: no error");
+  return roundTrip;
 }
 const byRequestId = (id) => (span) => span.attributes[A.requestId] === String(id);
 
@@ -599,9 +607,18 @@ const unauthenticated = hex(16);
   checkSpan(server, { name: "tools/call test_trace_context" });
   assert.equal(server.parentSpanId, span.spanContext().spanId);
   checkFailed(server, answer);
-  assert.ok(server.events.some((event) => event.name === "message to the caller"),
-    `the tool's progress, an event of the call's span: ${JSON.stringify(server.events)}`);
-  step("a cancelled call's span ends with error.type -32800, its progress an event");
+  // The computer's round trip ends at the cancel, an error that says so, with the tool's
+  // progress marked on it; no first byte of a reply that never came.
+  const roundTrip = await waitFor("the cancelled call's round trip", async () =>
+    (await receiverGet("/spans")).find((s) => s.traceId === server.traceId && s.kind === CLIENT));
+  assert.equal(roundTrip.name, server.name);
+  assert.equal(roundTrip.status.code, ERROR, "the round trip: an error");
+  assert.equal(roundTrip.attributes[A.errorType], "cancelled");
+  assert.ok(roundTrip.events.some((event) => event.name === "message to the caller"),
+    `the tool's progress, an event of the round trip: ${JSON.stringify(roundTrip.events)}`);
+  assert.ok(!roundTrip.events.some((event) => event.name === "first byte of the reply"));
+  assert.ok(BigInt(roundTrip.endTimeUnixNano) <= BigInt(server.endTimeUnixNano));
+  step("a cancelled call's span ends with error.type -32800; its round trip, cancelled, has its progress");
 }
 
 // ---- 7. nothing for what made no span; every export as it should be ----

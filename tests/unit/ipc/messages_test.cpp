@@ -9,9 +9,13 @@ namespace sb::ipc {
 namespace {
 
 TEST(CallOutcome, RoundTripsThroughMeta) {
-  const CallOutcome outcome{CallStatus::kReplied,         1234,
-                            ReplyKind::kRpcError,         -32050,
-                            1'800'000'000'000'000'001ULL, 1'800'000'000'250'000'000ULL};
+  const CallOutcome outcome{.status = CallStatus::kReplied,
+                            .response_bytes = 1234,
+                            .kind = ReplyKind::kRpcError,
+                            .error_code = -32050,
+                            .sent_unix_nanos = 1'800'000'000'000'000'001ULL,
+                            .first_byte_unix_nanos = 1'800'000'000'200'000'000ULL,
+                            .replied_unix_nanos = 1'800'000'000'250'000'000ULL};
   const auto decoded = decode_outcome(encode_outcome(outcome));
   ASSERT_TRUE(decoded);
   EXPECT_EQ(decoded->status, CallStatus::kReplied);
@@ -19,6 +23,7 @@ TEST(CallOutcome, RoundTripsThroughMeta) {
   EXPECT_EQ(decoded->kind, ReplyKind::kRpcError);
   EXPECT_EQ(decoded->error_code, -32050);
   EXPECT_EQ(decoded->sent_unix_nanos, 1'800'000'000'000'000'001ULL);
+  EXPECT_EQ(decoded->first_byte_unix_nanos, 1'800'000'000'200'000'000ULL);
   EXPECT_EQ(decoded->replied_unix_nanos, 1'800'000'000'250'000'000ULL);
   const auto without_code = decode_outcome(encode_outcome({CallStatus::kTimeout, 0}));
   ASSERT_TRUE(without_code);
@@ -27,7 +32,7 @@ TEST(CallOutcome, RoundTripsThroughMeta) {
 }
 
 // A worker's meta is checked, not trusted: every byte is accounted for and every field in
-// range (the layout: status, kind, has-code, then the size, the code and the two times as
+// range (the layout: status, kind, has-code, then the size, the code and the three times as
 // 8 bytes each).
 TEST(CallOutcome, AMalformedMetaIsRefused) {
   const std::string good = encode_outcome({CallStatus::kReplied, 5, ReplyKind::kOk});

@@ -80,7 +80,24 @@ TEST(ComputerSession, ACallPastItsTimeoutIsAnsweredTimedOutAndCancelledTowardThe
   ASSERT_TRUE(rig.run_until([&] { return !rig.replies.empty(); }));
   EXPECT_EQ(rig.replies[0].call_id, 10u);
   EXPECT_EQ(rig.replies[0].outcome.status, ipc::CallStatus::kTimeout);
+  EXPECT_GT(rig.replies[0].outcome.sent_unix_nanos, 0u) << "for its span: when it was sent";
   EXPECT_EQ(rig.last_received()["method"], "notifications/cancelled");
+}
+
+TEST(ComputerSession, AReplySaysWhenItsRequestWasSentAndWhenItsFirstAndLastBytesCame) {
+  SessionRig rig;
+  rig.handshake();
+  rig.forward(12, echo(6));
+  const json sent = rig.last_received();
+  rig.send_in_two_frames(json{{"jsonrpc", "2.0"},
+                              {"id", sent["id"]},
+                              {"result", {{"content", json::array()}, {"padding", "0123456789"}}}});
+  ASSERT_EQ(rig.replies.size(), 1u);
+  const ipc::CallOutcome& outcome = rig.replies[0].outcome;
+  EXPECT_GT(outcome.sent_unix_nanos, 0u);
+  EXPECT_LE(outcome.sent_unix_nanos, outcome.first_byte_unix_nanos);
+  EXPECT_LT(outcome.first_byte_unix_nanos, outcome.replied_unix_nanos)
+      << "its first frame was read before its last";
 }
 
 TEST(ComputerSession, AReplyNoCallWaitsForIsDroppedAndTheSessionGoesOn) {

@@ -99,6 +99,19 @@ class SessionRig {
     settle();
   }
 
+  // `message` in two frames, the loop run between them: a reply still arriving.
+  void send_in_two_frames(const json& message) {
+    const std::string text = message.dump();
+    const std::size_t half = text.size() / 2;
+    computer_.text(true);
+    computer_.async_write_some(false, net::buffer(text.data(), half),
+                               [](beast::error_code, std::size_t) {});
+    settle();
+    computer_.async_write_some(true, net::buffer(text.data() + half, text.size() - half),
+                               [](beast::error_code, std::size_t) {});
+    settle();
+  }
+
   ComputerSession& session() { return *session_; }
 
   // What the computer has received, in order.

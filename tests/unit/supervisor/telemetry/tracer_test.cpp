@@ -2,15 +2,17 @@
 // them: the child of the caller's span, how each kind of answer ends one (a server's
 // error, the caller's own fault, a tool's failure, an abandoned request), texts cut to
 // their bound, a forwarded request's hop and round trip as its children (the worker's
-// times kept within the hop), and an unsampled span never sent.
+// times kept within the hop, the reply's first byte and the messages to the caller marked
+// on the round trip, a round trip ended without its answer an error), and an unsampled
+// span never sent.
 #include "supervisor/telemetry/tracer.hpp"
 
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
+#include "base/unix_time.hpp"
 #include "harness/fixed_http_origin.hpp"
-#include "ipc/messages.hpp"
 
 namespace sb::supervisor {
 namespace {
@@ -104,15 +106,19 @@ TEST_F(TracerTest, AForwardedRequestsWayThroughTheWorkerAreItsChildren) {
   span->set("switchboard.caller", std::string("agent"));
   const std::string computers_parent = span->traceparent().substr(36, 16);
   span->message_to_caller();
-  const auto now = ipc::unix_nanos_now();
+  const auto now = unix_nanos_now();
   // The worker's word is kept within the hop: a reply "before" the request was sent, and a
   // send after the answer came back, are moved into it.
   span->end(200, std::nullopt, false,
-            RoundTrip{.forwarded = now, .sent = now + 10, .replied = 5, .returned = now + 100});
+            RoundTrip{.forwarded = now,
+                      .sent = now + 10,
+                      .first_byte = now + 500,
+                      .replied = 5,
+                      .returned = now + 100});
   const json spans = exported(3);
   const json& server = spans["tools/call echo"];
   ASSERT_TRUE(server.contains("span"));
-  EXPECT_EQ(server["span"]["events"][0]["name"], "message to the caller");
+  EXPECT_FALSE(server["span"].contains("events")) << "they are the round trip's";
   const json& hop = spans["switchboard worker"];
   EXPECT_EQ(hop["span"]["kind"], 1);
   EXPECT_EQ(hop["span"]["parentSpanId"], server["span"]["spanId"]);
@@ -129,6 +135,51 @@ TEST_F(TracerTest, AForwardedRequestsWayThroughTheWorkerAreItsChildren) {
   EXPECT_EQ(nanos(round_trip, "endTimeUnixNano"), now + 10);
   EXPECT_LE(nanos(hop, "startTimeUnixNano"), nanos(round_trip, "startTimeUnixNano"));
   EXPECT_GE(nanos(hop, "endTimeUnixNano"), nanos(round_trip, "endTimeUnixNano"));
+  const json& events = round_trip["span"]["events"];
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0]["name"], "message to the caller");
+  EXPECT_EQ(events[1]["name"], "first byte of the reply");
+  EXPECT_EQ(std::stoull(events[1]["timeUnixNano"].get<std::string>()), now + 10)
+      << "kept within the round trip";
+  EXPECT_FALSE(round_trip["span"].contains("status"));
+}
+
+TEST_F(TracerTest, ARoundTripEndedWithoutItsAnswerSaysHow) {
+  auto made = tracer();
+  auto timed_out = made.start(std::nullopt, "timed out");
+  auto cancelled = made.start(std::nullopt, "cancelled");
+  auto abandoned = made.start(std::nullopt, "abandoned");
+  auto overloaded = made.start(std::nullopt, "overloaded");
+  const auto now = unix_nanos_now();
+  // Timed out in the worker, which says when it sent the request.
+  timed_out->end(200, -32001, false,
+                 RoundTrip{.forwarded = now,
+                           .sent = now + 10,
+                           .returned = now + 100,
+                           .error_type = round_trip_error::kTimeout});
+  // Cancelled by its caller: the worker's times never come back.
+  cancelled->end(
+      200, -32800, false,
+      RoundTrip{
+          .forwarded = now, .returned = now + 100, .error_type = round_trip_error::kCancelled});
+  abandoned->end_abandoned(now);
+  // Refused by the worker (a full cap): the computer never had it.
+  overloaded->end(200, -32000, false, RoundTrip{.forwarded = now, .returned = now + 100});
+  // Four requests, their hops (one name) and three round trips.
+  const json spans = exported(8);
+  for (const char* name : {"timed out", "cancelled", "abandoned"}) {
+    const json& round_trip = spans[std::string("client ") + name];
+    ASSERT_TRUE(round_trip.contains("span")) << name;
+    EXPECT_EQ(round_trip["span"]["status"]["code"], 2) << name;
+    EXPECT_EQ(round_trip["span"]["traceId"], spans[name]["span"]["traceId"]) << name;
+  }
+  EXPECT_EQ(spans["client timed out"]["attributes"]["error.type"]["stringValue"], "timeout");
+  EXPECT_EQ(spans["client timed out"]["span"]["startTimeUnixNano"], std::to_string(now + 10));
+  EXPECT_EQ(spans["client cancelled"]["attributes"]["error.type"]["stringValue"], "cancelled");
+  EXPECT_EQ(spans["client cancelled"]["span"]["startTimeUnixNano"], std::to_string(now))
+      << "from the hop's start, the worker's time of sending unknown";
+  EXPECT_EQ(spans["client abandoned"]["attributes"]["error.type"]["stringValue"], "abandoned");
+  EXPECT_FALSE(spans.contains("client overloaded"));
 }
 
 TEST_F(TracerTest, WhatTheSwitchboardDidItselfIsTheChildOfARequestItAnswered) {
