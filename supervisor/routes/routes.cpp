@@ -10,8 +10,6 @@
 
 #include "shared/jsonrpc.hpp"
 #include "shared/text.hpp"
-#include "shared/verifier.hpp"
-#include "supervisor/audit/audit_log.hpp"
 #include "supervisor/http/origin_policy.hpp"
 #include "supervisor/http/resumable_streams.hpp"
 #include "supervisor/mcp/call_scan.hpp"
@@ -23,6 +21,7 @@
 #include "supervisor/metrics/metrics.hpp"
 #include "supervisor/routes/computer_door.hpp"
 #include "supervisor/routes/revision_gate.hpp"
+#include "supervisor/routes/sign_in_gate.hpp"
 #include "supervisor/workers/status_json.hpp"
 
 namespace sb::supervisor {
@@ -57,19 +56,14 @@ struct Resolved {
   const config::NameList* tools = nullptr;
 };
 
-std::int64_t seconds_now() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 class Routes {
  public:
   Routes(SupervisorState& state, const HttpRequest& request, Respond respond, SendEvent send_event)
       : state_(state),
         request_(request),
         respond_(std::move(respond)),
-        send_event_(std::move(send_event)) {}
+        send_event_(std::move(send_event)),
+        gate_(state, request) {}
 
   Underway run() {
     if (request_.origin && !origin_allowed(*state_.config, *request_.origin))
@@ -113,97 +107,10 @@ class Routes {
     return ready ? text_response(200, "ok") : text_response(503, "vm offline");
   }
 
-  // The caller a static token or an OAuth access token names (docs/auth.md), or null; a
-  // token that names nobody is the same refusal whatever the reason.
-  const Caller* authenticate() {
-    const auto token =
-        request_.authorization ? parse_bearer(*request_.authorization) : std::nullopt;
-    // A sender-constrained token (RFC 9449) comes under its own scheme, with its proof.
-    const auto bound_token = !token && request_.authorization && state_.sign_in
-                                 ? parse_credentials(*request_.authorization, "dpop")
-                                 : std::nullopt;
-    token_presented_ = token.has_value() || bound_token.has_value();
-    const Caller* caller = state_.clients->authenticate(token);
-    if (!caller && token && state_.sign_in) caller = signed_in(*token, /*with_proof=*/false);
-    if (!caller && bound_token) caller = signed_in(*bound_token, /*with_proof=*/true);
-    if (!caller) {
-      state_.services.audit.auth_failure("client_auth_fail", request_.peer);
-      state_.services.metrics.auth_failure("client");
-    }
-    return caller;
-  }
-
-  // The caller an OAuth access token names. A token bound to a key comes with a DPoP proof
-  // by that key, and only so; an unbound one only as a bearer token (RFC 9449 §7).
-  const Caller* signed_in(const std::string& token, bool with_proof) {
-    const auto now = seconds_now();
-    const auto verdict = state_.sign_in->check(token, now);
-    const auto* identity = std::get_if<oauth::TokenIdentity>(&verdict);
-    if (!identity || identity->confirmation_key.empty() == with_proof) return nullptr;
-    if (!for_this_url(identity->resource_paths)) return nullptr;
-    if (with_proof) {
-      if (!request_.dpop) return nullptr;
-      const auto proved = state_.sign_in->check_proof(*request_.dpop, request_.method,
-                                                      request_path(request_.target), token, now);
-      const auto* key = std::get_if<std::string>(&proved);
-      if (!key || *key != identity->confirmation_key) return nullptr;
-    }
-    const Caller* caller = state_.clients->identified(identity->issuer, identity->identities);
-    if (!caller) return nullptr;
-    for (const auto& scope : state_.sign_in->oauth().scopes) {
-      if (std::find(identity->scopes.begin(), identity->scopes.end(), scope) ==
-          identity->scopes.end()) {
-        missing_scope_ = true;
-        return nullptr;
-      }
-    }
-    signed_in_ = *identity;
-    return caller;
-  }
-
-  // Whether a token for these computers' URLs (none: for the whole switchboard) is for the
-  // URL asked; by the path alone, so that it never tells whether a computer exists.
-  bool for_this_url(const std::vector<std::string>& resource_paths) const {
-    if (resource_paths.empty()) return true;
-    std::string_view path = request_path(request_.target);
-    if (path.size() > 1 && path.ends_with('/')) path.remove_suffix(1);
-    return std::find(resource_paths.begin(), resource_paths.end(), path) != resource_paths.end();
-  }
-
-  // 401, with where a caller learns how to sign in when OAuth is configured (RFC 9728 §5.1),
-  // or 403 for a token without the scopes every request needs (RFC 6750 §3.1); both before
-  // any path is resolved.
-  HttpResponse refused() const {
-    if (!state_.sign_in) return unauthorized_response();
-    if (missing_scope_) {
-      HttpResponse response = text_response(403, "insufficient scope");
-      response.headers.emplace_back("WWW-Authenticate", challenge("insufficient_scope"));
-      return response;
-    }
-    HttpResponse response = text_response(401, "unauthorized");
-    response.headers.emplace_back("WWW-Authenticate",
-                                  challenge(token_presented_ ? "invalid_token" : ""));
-    // Tokens bound to a key are taken too, with proofs signed by these (RFC 9449 §7.1).
-    response.headers.emplace_back("WWW-Authenticate", R"(DPoP algs="RS256 PS256 ES256 EdDSA")");
-    return response;
-  }
-
-  std::string challenge(std::string_view error) const {
-    std::string value = R"(Bearer resource_metadata=")" + state_.sign_in->metadata_url() + '"';
-    if (!error.empty()) value += R"(, error=")" + std::string(error) + '"';
-    const auto& scopes = state_.sign_in->oauth().scopes;
-    if (!scopes.empty()) {
-      std::string joined;
-      for (const auto& scope : scopes) joined += (joined.empty() ? "" : " ") + scope;
-      value += R"(, scope=")" + joined + '"';
-    }
-    return value;
-  }
-
   template <typename Make>
   HttpResponse with_caller(Make make) {
-    const Caller* caller = authenticate();
-    if (!caller) return refused();
+    const Caller* caller = gate_.authenticate();
+    if (!caller) return gate_.refused();
     return make(*caller);
   }
 
@@ -250,8 +157,8 @@ class Routes {
     if (segment.empty() || segment.find('/') != std::string_view::npos)
       return reply(empty_response(404));
     if (!is_get(request_)) return reply(method_not_allowed_response("GET,HEAD"));
-    const Caller* caller = authenticate();
-    if (!caller) return reply(refused());
+    const Caller* caller = gate_.authenticate();
+    if (!caller) return reply(gate_.refused());
     const auto computer = percent_decode(segment);
     if (!computer) return reply(text_response(400, "invalid path segment"));
     const auto resolved = resolve(*caller, *computer);
@@ -271,8 +178,8 @@ class Routes {
         request_.method == "GET" || request_.method == "HEAD" || request_.method == "DELETE";
     if (!probe && request_.method != "POST") return reply(method_not_allowed_response("POST"));
     // The token first: without one, nothing about the path is answered.
-    const Caller* caller = authenticate();
-    if (!caller) return reply(refused());
+    const Caller* caller = gate_.authenticate();
+    if (!caller) return reply(gate_.refused());
     std::optional<std::string> computer;
     if (segment) {
       computer = percent_decode(*segment);
@@ -388,10 +295,11 @@ class Routes {
   }
 
   Underway post_mcp(const Resolved& resolved) {
+    const auto& signed_in = gate_.identity();
     McpRequest mcp{
         .context = {.caller = resolved.caller->name,
-                    .oauth_issuer = signed_in_ ? signed_in_->issuer : std::string(),
-                    .oauth_subject = signed_in_ ? signed_in_->subject : std::string(),
+                    .oauth_issuer = signed_in ? signed_in->issuer : std::string(),
+                    .oauth_subject = signed_in ? signed_in->subject : std::string(),
                     .computer = resolved.computer,
                     .tools = *resolved.tools,
                     .resources =
@@ -530,11 +438,8 @@ class Routes {
   const HttpRequest& request_;
   Respond respond_;
   SendEvent send_event_;
+  SignInGate gate_;
   std::shared_ptr<ResumableStream> resumable_;  // when the request's stream is resumable
-  // What authenticate() saw, for the refusal's challenge.
-  bool token_presented_ = false;
-  bool missing_scope_ = false;
-  std::optional<oauth::TokenIdentity> signed_in_;  // the token's, when OAuth signed it in
 };
 
 }  // namespace
@@ -556,42 +461,14 @@ std::optional<std::string> percent_decode(std::string_view segment) {
   return out;
 }
 
-namespace {
-
-// An opaque OAuth token no issuer has vouched for yet, which its issuer is to be asked
-// about before the request is routed (docs/auth.md, "Opaque tokens").
-std::optional<std::string> token_to_introspect(const SupervisorState& state,
-                                               const HttpRequest& request) {
-  if (!state.sign_in || !request.authorization) return std::nullopt;
-  auto token = parse_bearer(*request.authorization);
-  if (!token) token = parse_credentials(*request.authorization, "dpop");
-  // The static table last: a request that needs no question is not authenticated twice.
-  if (!token || !state.sign_in->awaits_introspection(*token, seconds_now()) ||
-      state.clients->authenticate(token))
-    return std::nullopt;
-  return token;
-}
-
-}  // namespace
-
 Underway route_request(SupervisorState& state, const HttpRequest& request, Respond respond,
                        SendEvent send_event) {
-  if (auto token = token_to_introspect(state, request)) {
-    // The request is routed once the issuer has answered; a caller gone meanwhile ends
-    // whatever it has become by then.
-    auto routed = std::make_shared<Underway>();
-    auto gone = std::make_shared<bool>(false);
-    state.sign_in->introspect(std::move(*token), seconds_now(),
-                              [&state, &request, respond, send_event, routed, gone] {
-                                if (*gone) return;
-                                *routed = Routes(state, request, respond, send_event).run();
-                              });
-    return Underway{.abandon = [routed, gone] {
-      *gone = true;
-      if (routed->abandon) routed->abandon();
-    }};
-  }
-  return Routes(state, request, std::move(respond), std::move(send_event)).run();
+  return after_introspection(
+      state, request,
+      [&state, &request, respond = std::move(respond),
+       send_event = std::move(send_event)]() mutable {
+        return Routes(state, request, std::move(respond), std::move(send_event)).run();
+      });
 }
 
 HttpServices http_services(SupervisorState& state, const Timings& timings) {
