@@ -75,26 +75,33 @@ std::string dumped(const json& request) {
   return request.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
+// The names an OTLP export's envelope gives its lists: of resources, of scopes, of items.
+struct Envelope {
+  const char* resources;
+  const char* scopes;
+  const char* items;
+};
+
+// `items` as the one scope "switchboard" of the one resource this process is.
+std::string enveloped(const Envelope& names, json items, const TraceResource& resource) {
+  json scope{{"scope", {{"name", "switchboard"}}}, {names.items, std::move(items)}};
+  json of_resource{{"resource", resource_of(resource)},
+                   {names.scopes, json::array({std::move(scope)})}};
+  return dumped({{names.resources, json::array({std::move(of_resource)})}});
+}
+
 }  // namespace
 
 std::string encode_otlp_traces(const std::vector<Span>& spans, const TraceResource& resource) {
   json encoded = json::array();
   for (const auto& span : spans) encoded.push_back(span_of(span));
-  return dumped(
-      {{"resourceSpans",
-        json::array({{{"resource", resource_of(resource)},
-                      {"scopeSpans", json::array({{{"scope", {{"name", "switchboard"}}},
-                                                   {"spans", std::move(encoded)}}})}}})}});
+  return enveloped({"resourceSpans", "scopeSpans", "spans"}, std::move(encoded), resource);
 }
 
 std::string encode_otlp_logs(const std::vector<LogRecord>& records, const TraceResource& resource) {
   json encoded = json::array();
   for (const auto& record : records) encoded.push_back(record_of(record));
-  return dumped(
-      {{"resourceLogs",
-        json::array({{{"resource", resource_of(resource)},
-                      {"scopeLogs", json::array({{{"scope", {{"name", "switchboard"}}},
-                                                  {"logRecords", std::move(encoded)}}})}}})}});
+  return enveloped({"resourceLogs", "scopeLogs", "logRecords"}, std::move(encoded), resource);
 }
 
 }  // namespace sb::supervisor
