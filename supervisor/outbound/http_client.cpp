@@ -10,6 +10,8 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <limits>
+#include <optional>
+#include <string_view>
 
 #include "shared/dial_target.hpp"
 #include "shared/tls_client.hpp"
@@ -38,6 +40,15 @@ http::request<http::string_body> request_for(const OutboundRequest& request,
   return out;
 }
 
+// Retry-After as delay-seconds: digits only, and few enough to be a number of seconds.
+std::optional<std::chrono::seconds> delay_seconds(std::string_view value) {
+  constexpr std::size_t kMaxDigits = 9;
+  if (value.empty() || value.size() > kMaxDigits ||
+      !std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return std::nullopt;
+  return std::chrono::seconds(std::stol(std::string(value)));
+}
+
 // The exchange on a connected stream (TCP or TLS): the request out, the response in,
 // within the stream's deadline and `max_bytes`.
 template <class Stream>
@@ -61,7 +72,8 @@ net::awaitable<Result> exchange(Stream& stream, const OutboundRequest& request,
   auto& response = parser.get();
   co_return OutboundResponse{.status = static_cast<int>(response.result_int()),
                              .content_type = std::string(response[http::field::content_type]),
-                             .body = std::move(response.body())};
+                             .body = std::move(response.body()),
+                             .retry_after = delay_seconds(response[http::field::retry_after])};
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
@@ -31,6 +32,9 @@ struct OutboundResponse {
   int status = 0;
   std::string content_type;
   std::string body;
+  // How long the server asks to be left alone (Retry-After as delay-seconds, RFC 9110
+  // §10.2.3); an HTTP date is not read.
+  std::optional<std::chrono::seconds> retry_after;
 };
 
 class OutboundClient {

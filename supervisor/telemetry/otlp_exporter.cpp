@@ -1,5 +1,6 @@
 #include "supervisor/telemetry/otlp_exporter.hpp"
 
+#include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/redirect_error.hpp>
@@ -35,6 +36,12 @@ std::string encoded(const std::vector<LogRecord>& records, const TraceResource& 
 }
 
 }  // namespace
+
+std::chrono::milliseconds export_retry_delay(int attempt,
+                                             std::optional<std::chrono::seconds> retry_after) {
+  if (retry_after) return std::min(*retry_after, kMaxRetryAfter);
+  return std::chrono::seconds(1 << std::clamp(attempt - 1, 0, kExportAttempts));
+}
 
 template <typename Record>
 OtlpExporter<Record>::OtlpExporter(net::io_context& io, OutboundClient& client,
@@ -105,11 +112,14 @@ net::awaitable<void> OtlpExporter<Record>::send(std::vector<Record> batch) {
                           .max_response_bytes = kMaxAnswerBytes};
   request.headers.emplace_back("Content-Type", "application/json");
   std::string failure;
+  std::optional<std::chrono::seconds> retry_after;
   for (int attempt = 0; attempt < kExportAttempts && !stopped_; ++attempt) {
-    if (attempt > 0) co_await pause(std::chrono::seconds(1 << (attempt - 1)));
+    if (attempt > 0) co_await pause(export_retry_delay(attempt, retry_after));
     if (stopped_) break;
     const auto answer = co_await client_.send(request);
+    retry_after.reset();
     if (const auto* response = std::get_if<OutboundResponse>(&answer)) {
+      retry_after = response->retry_after;
       if (response->status >= 200 && response->status < 300) {
         if (failing_) {
           log_info("OTLP export works again",

@@ -4,8 +4,9 @@
 // kMaxBatchRecords, each batch after `batch_delay` (or at once when one is full). The queue
 // holds at most `max_queue_spans`; a record past it is dropped. A batch the collector
 // refuses for a while (429, 502, 503, 504, or no answer) is tried again after 1, 2 and 4
-// seconds, then dropped. Nothing here ever waits for a call, and no call waits for it: what
-// is sent and what is dropped is only counted.
+// seconds, or after as long as its Retry-After asks (at most kMaxRetryAfter), then dropped. Nothing
+// here ever waits for a call, and no call waits for it: what is sent and what is dropped is only
+// counted.
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
@@ -15,6 +16,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -28,6 +30,12 @@ namespace sb::supervisor {
 
 inline constexpr std::size_t kMaxBatchRecords = 512;
 inline constexpr int kExportAttempts = 4;
+inline constexpr std::chrono::seconds kMaxRetryAfter{60};
+
+// The wait before export attempt `attempt` (from 1) of a batch the collector refused: its
+// Retry-After when it gave one, kept within kMaxRetryAfter, else the next backoff step.
+std::chrono::milliseconds export_retry_delay(int attempt,
+                                             std::optional<std::chrono::seconds> retry_after);
 
 // `outcome` is "exported" or "dropped".
 using CountExports = std::function<void(std::string_view outcome, std::uint64_t records)>;

@@ -1,7 +1,7 @@
 // The supervisor's outbound HTTP(S) client (supervisor/outbound/http_client.hpp) against
-// servers in this process on loopback: a request and its response, a response past the
-// size bound, a server that never answers ended by the deadline, and https:// with the
-// certificate checked against the authorities given and no other.
+// servers in this process on loopback: a request and its response, Retry-After read, a
+// response past the size bound, a server that never answers ended by the deadline, and https://
+// with the certificate checked against the authorities given and no other.
 #include "supervisor/outbound/http_client.hpp"
 
 #include <gtest/gtest.h>
@@ -116,6 +116,30 @@ TEST(OutboundClient, SendsTheRequestAndReadsTheResponse) {
   EXPECT_EQ(server.received().target(), "/v1/traces?x=1");
   EXPECT_EQ(server.received()["api-key"], "s3cret");
   EXPECT_EQ(server.received().body(), "{}");
+}
+
+TEST(OutboundClient, ReadsRetryAfterWhenItIsANumberOfSeconds) {
+  for (const auto& [header, expected] :
+       std::vector<std::pair<std::string, std::optional<std::chrono::seconds>>>{
+           {"7", std::chrono::seconds(7)},
+           {"0", std::chrono::seconds(0)},
+           {"Wed, 21 Oct 2026 07:28:00 GMT", std::nullopt},
+           {"-3", std::nullopt},
+           {"12345678901234567890", std::nullopt}}) {
+    net::io_context io;
+    OneShotServer server(io, [header = header](const auto&) {
+      auto response = ok("{}");
+      response.result(http::status::service_unavailable);
+      response.set(http::field::retry_after, header);
+      return std::optional(response);
+    });
+    OutboundClient client(io, nullptr);
+    const auto result =
+        send(io, client, {.url = "http://127.0.0.1:" + std::to_string(server.port()) + "/"});
+    ASSERT_TRUE(std::holds_alternative<OutboundResponse>(result)) << failure_of(result);
+    EXPECT_EQ(std::get<OutboundResponse>(result).status, 503);
+    EXPECT_EQ(std::get<OutboundResponse>(result).retry_after, expected) << header;
+  }
 }
 
 TEST(OutboundClient, AResponsePastItsBoundIsRefusedWhole) {

@@ -109,6 +109,16 @@ TEST(SpanExporter, ABatchTheCollectorRefusesIsDroppedAndCounted) {
   exporter->stop();
 }
 
+TEST(SpanExporter, ARefusedBatchWaitsAsTheCollectorAsksWithinABound) {
+  using std::chrono::seconds;
+  EXPECT_EQ(export_retry_delay(1, std::nullopt), seconds(1));
+  EXPECT_EQ(export_retry_delay(2, std::nullopt), seconds(2));
+  EXPECT_EQ(export_retry_delay(3, std::nullopt), seconds(4));
+  EXPECT_EQ(export_retry_delay(1, seconds(0)), seconds(0));
+  EXPECT_EQ(export_retry_delay(2, seconds(7)), seconds(7));
+  EXPECT_EQ(export_retry_delay(1, seconds(86400)), kMaxRetryAfter);
+}
+
 TEST(ExportHeaders, AFileOfNameValueLinesIsReadAndAnythingElseRefused) {
   const harness::TempDir dir("sb-export-headers");
   auto write = [&](const std::string& text) {
