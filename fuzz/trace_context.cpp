@@ -6,7 +6,7 @@
 // traceparent that reads to the same ids and flag; a tracestate is kept only whole, as
 // received (trimmed), and within its bound; a span named and attributed with the input's
 // bytes (which a caller's tool name and id are) always encodes to JSON that parses, with
-// its ids in hex.
+// its ids in hex and its text as nlohmann/json would have written it.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -40,6 +40,10 @@ void check_encoded(const std::string& words,
   FUZZ_CHECK(written["traceId"].get<std::string>().size() == 32);
   FUZZ_CHECK(written["spanId"] == "0102030405060708");
   FUZZ_CHECK(written["attributes"].size() == 3);
+  // The text writer replaces what is not UTF-8 as nlohmann/json's own writer does.
+  const auto as_nlohmann_writes = nlohmann::json::parse(
+      nlohmann::json(span.name).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  FUZZ_CHECK(written["name"] == as_nlohmann_writes);
 }
 
 }  // namespace
