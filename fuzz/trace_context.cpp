@@ -34,7 +34,9 @@ void check_encoded(const std::string& words,
     span.tracestate = context->tracestate;
   }
   const auto encoded = nlohmann::json::parse(
-      sb::supervisor::encode_otlp_traces({span}, {.service_version = words}), nullptr, false);
+      sb::supervisor::otlp_request(sb::supervisor::OtlpSignal::kTraces,
+                                   {sb::supervisor::otlp_json(span)}, {.service_version = words}),
+      nullptr, false);
   FUZZ_CHECK(!encoded.is_discarded());
   const auto& written = encoded["resourceSpans"][0]["scopeSpans"][0]["spans"][0];
   FUZZ_CHECK(written["traceId"].get<std::string>().size() == 32);

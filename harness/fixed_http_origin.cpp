@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <string_view>
+#include <vector>
 
 namespace harness {
 namespace {
@@ -77,16 +78,19 @@ std::string FixedHttpOrigin::last_request() const {
 // one response.
 void FixedHttpOrigin::answer(int connection) {
   std::string request;
-  char buffer[4096];
+  std::vector<char> buffer(64 * 1024);
   std::size_t wanted = std::string::npos;
   while (request.size() < wanted && request.size() < kMaxRequest) {
     pollfd readable{connection, POLLIN, 0};
     if (::poll(&readable, 1, 10 * kPollMs) <= 0) return;
-    const ssize_t got = ::read(connection, buffer, sizeof buffer);
+    const ssize_t got = ::read(connection, buffer.data(), buffer.size());
     if (got <= 0) return;
-    request.append(buffer, static_cast<std::size_t>(got));
+    request.append(buffer.data(), static_cast<std::size_t>(got));
+    // The head is looked for until found, not again through a large body (a batch of spans)
+    // at every read.
+    if (wanted != std::string::npos) continue;
     const auto head_end = request.find("\r\n\r\n");
-    if (wanted == std::string::npos && head_end != std::string::npos)
+    if (head_end != std::string::npos)
       wanted = head_end + 4 + content_length(std::string_view(request).substr(0, head_end));
   }
   {

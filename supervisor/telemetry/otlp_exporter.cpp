@@ -21,19 +21,12 @@ bool worth_trying_again(int status) {
   return status == 429 || status == 502 || status == 503 || status == 504;
 }
 
-// Where each kind of record goes, and how it is written.
-std::string path_of(const std::vector<Span>&) {
-  return "/v1/traces";
-}
-std::string path_of(const std::vector<LogRecord>&) {
-  return "/v1/logs";
-}
-std::string encoded(const std::vector<Span>& spans, const TraceResource& resource) {
-  return encode_otlp_traces(spans, resource);
-}
-std::string encoded(const std::vector<LogRecord>& records, const TraceResource& resource) {
-  return encode_otlp_logs(records, resource);
-}
+// Which signal each kind of record is, and where it goes.
+template <typename Record>
+constexpr OtlpSignal kSignal =
+    std::is_same_v<Record, Span> ? OtlpSignal::kTraces : OtlpSignal::kLogs;
+template <typename Record>
+constexpr const char* kPath = kSignal<Record> == OtlpSignal::kTraces ? "/v1/traces" : "/v1/logs";
 
 }  // namespace
 
@@ -70,13 +63,13 @@ void OtlpExporter<Record>::stop() {
 }
 
 template <typename Record>
-void OtlpExporter<Record>::add(Record record) {
+void OtlpExporter<Record>::add(const Record& record) {
   if (stopped_) return;
   if (queue_.size() >= static_cast<std::size_t>(telemetry_.max_queue_spans)) {
     count_("dropped", 1);
     return;
   }
-  queue_.push_back(std::move(record));
+  queue_.push_back(otlp_json(record));
   if (state_ == State::kIdle || (state_ == State::kBatching && queue_.size() >= kMaxBatchRecords))
     wake_.cancel();
 }
@@ -96,19 +89,20 @@ net::awaitable<void> OtlpExporter<Record>::run() {
     }
     state_ = State::kSending;
     const std::size_t taken = std::min(queue_.size(), kMaxBatchRecords);
-    std::vector<Record> batch(std::make_move_iterator(queue_.begin()),
-                              std::make_move_iterator(queue_.begin() + static_cast<long>(taken)));
+    std::vector<std::string> batch(
+        std::make_move_iterator(queue_.begin()),
+        std::make_move_iterator(queue_.begin() + static_cast<long>(taken)));
     queue_.erase(queue_.begin(), queue_.begin() + static_cast<long>(taken));
     co_await send(std::move(batch));
   }
 }
 
 template <typename Record>
-net::awaitable<void> OtlpExporter<Record>::send(std::vector<Record> batch) {
+net::awaitable<void> OtlpExporter<Record>::send(std::vector<std::string> batch) {
   OutboundRequest request{.method = "POST",
-                          .url = telemetry_.endpoint + path_of(batch),
+                          .url = telemetry_.endpoint + std::string(kPath<Record>),
                           .headers = headers_,
-                          .body = encoded(batch, resource_),
+                          .body = otlp_request(kSignal<Record>, batch, resource_),
                           .max_response_bytes = kMaxAnswerBytes};
   request.headers.emplace_back("Content-Type", "application/json");
   std::string failure;
@@ -123,7 +117,7 @@ net::awaitable<void> OtlpExporter<Record>::send(std::vector<Record> batch) {
       if (response->status >= 200 && response->status < 300) {
         if (failing_) {
           log_info("OTLP export works again",
-                   {{"endpoint", telemetry_.endpoint}, {"path", path_of(batch)}});
+                   {{"endpoint", telemetry_.endpoint}, {"path", kPath<Record>}});
         }
         failing_ = false;
         count_("exported", batch.size());
@@ -137,7 +131,7 @@ net::awaitable<void> OtlpExporter<Record>::send(std::vector<Record> batch) {
   }
   if (!failing_ && !stopped_) {
     log_warn("OTLP export failed; records are dropped until the collector answers",
-             {{"endpoint", telemetry_.endpoint}, {"path", path_of(batch)}, {"error", failure}});
+             {{"endpoint", telemetry_.endpoint}, {"path", kPath<Record>}, {"error", failure}});
   }
   failing_ = !stopped_;
   count_("dropped", batch.size());

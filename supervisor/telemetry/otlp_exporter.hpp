@@ -51,11 +51,12 @@ class OtlpExporter : public std::enable_shared_from_this<OtlpExporter<Record>> {
   // Starts sending; stop() drops what is queued (counted) and ends the sending.
   void start();
   void stop();
-  void add(Record record);
+  // Written now (otlp_json.hpp), sent with its batch.
+  void add(const Record& record);
 
  private:
   boost::asio::awaitable<void> run();
-  boost::asio::awaitable<void> send(std::vector<Record> batch);
+  boost::asio::awaitable<void> send(std::vector<std::string> batch);
   boost::asio::awaitable<void> pause(std::chrono::milliseconds how_long);
 
   boost::asio::io_context& io_;
@@ -64,7 +65,7 @@ class OtlpExporter : public std::enable_shared_from_this<OtlpExporter<Record>> {
   TraceResource resource_;
   ExportHeaders headers_;
   CountExports count_;
-  std::deque<Record> queue_;
+  std::deque<std::string> queue_;  // each record written as it came (otlp_json.hpp)
   boost::asio::steady_timer wake_;
   // What run() is waiting for: a first record, a batch to fill, or a send to end.
   enum class State { kIdle, kBatching, kSending } state_ = State::kIdle;

@@ -1,6 +1,8 @@
-// Spans (and log records) as the OTLP/HTTP JSON encoding of an ExportTraceServiceRequest (the
-// OpenTelemetry protocol specification: ids as lower-case hex, 64-bit numbers as decimal strings,
-// enums as numbers), one resource and one scope ("switchboard").
+// Spans and log records in the OTLP/HTTP JSON encoding (the OpenTelemetry protocol
+// specification: ids as lower-case hex, 64-bit numbers as decimal strings, enums as
+// numbers): each item written on its own when it is queued, and an export request
+// (ExportTraceServiceRequest, ExportLogsServiceRequest) joining a batch of them under one
+// resource and one scope ("switchboard").
 #pragma once
 
 #include <string>
@@ -10,8 +12,15 @@
 
 namespace sb::supervisor {
 
-std::string encode_otlp_traces(const std::vector<Span>& spans, const TraceResource& resource);
-// Log records as an ExportLogsServiceRequest: INFO (severity 9), the line as a string body.
-std::string encode_otlp_logs(const std::vector<LogRecord>& records, const TraceResource& resource);
+enum class OtlpSignal { kTraces, kLogs };
+
+// One span, or one audit line's log record, as its OTLP JSON object.
+std::string otlp_json(const Span& span);
+std::string otlp_json(const LogRecord& record);
+
+// The export request of `items`, each written by otlp_json (spans for kTraces, log records
+// for kLogs).
+std::string otlp_request(OtlpSignal signal, const std::vector<std::string>& items,
+                         const TraceResource& resource);
 
 }  // namespace sb::supervisor

@@ -29,8 +29,9 @@ Span sample_span() {
 }
 
 TEST(OtlpJson, ASpanIsWrittenAsTheProtocolsJsonEncoding) {
-  const json request = json::parse(encode_otlp_traces(
-      {sample_span()}, {.service_version = "2.1.0", .service_instance = "box:8790"}));
+  const json request =
+      json::parse(otlp_request(OtlpSignal::kTraces, {otlp_json(sample_span())},
+                               {.service_version = "2.1.0", .service_instance = "box:8790"}));
   const json& resource_spans = request.at("resourceSpans").at(0);
   EXPECT_EQ(resource_spans.at("resource").at("attributes"),
             json::parse(R"([{"key":"service.name","value":{"stringValue":"switchboard"}},
@@ -62,7 +63,7 @@ TEST(OtlpJson, ARootSpanHasNoParentAndAnErrorHasItsStatus) {
   span.error = true;
   span.status_message = "JSON-RPC error -32800";
   span.name = std::string("tools/call \xff\xfe", 13);  // not UTF-8: a caller's tool name
-  const json request = json::parse(encode_otlp_traces({span}, {}));
+  const json request = json::parse(otlp_request(OtlpSignal::kTraces, {otlp_json(span)}, {}));
   const json& written = request["resourceSpans"][0]["scopeSpans"][0]["spans"][0];
   EXPECT_FALSE(written.contains("parentSpanId"));
   EXPECT_FALSE(written.contains("traceState"));
@@ -78,7 +79,9 @@ TEST(OtlpJson, AnAuditLineIsALogRecordWithItsSpan) {
        .trace_id = "4bf92f3577b34da6a3ce929d0e0e4736",
        .span_id = "00f067aa0ba902b7"},
       {.time_unix_nanos = 2, .event = "config_reloaded", .body = R"({"event":"config_reloaded"})"}};
-  const json request = json::parse(encode_otlp_logs(records, {.service_version = "2.1.0"}));
+  const json request =
+      json::parse(otlp_request(OtlpSignal::kLogs, {otlp_json(records[0]), otlp_json(records[1])},
+                               {.service_version = "2.1.0"}));
   const json& scope = request.at("resourceLogs").at(0).at("scopeLogs").at(0);
   EXPECT_EQ(request["resourceLogs"][0]["resource"]["attributes"][0]["value"]["stringValue"],
             "switchboard");
