@@ -39,17 +39,25 @@ void append_value(std::string& out, const std::variant<std::string, std::int64_t
   out += '}';
 }
 
-void append_attributes(std::string& out, const std::vector<SpanAttribute>& attributes) {
+// `items` as a JSON array, each written by `append_item`.
+template <typename Item, typename AppendItem>
+void append_array(std::string& out, const std::vector<Item>& items, AppendItem append_item) {
   out += '[';
-  for (std::size_t i = 0; i < attributes.size(); ++i) {
+  for (std::size_t i = 0; i < items.size(); ++i) {
     if (i > 0) out += ',';
-    out += R"({"key":)";
-    append_json_string(out, attributes[i].key);
-    out += R"(,"value":)";
-    append_value(out, attributes[i].value);
-    out += '}';
+    append_item(out, items[i]);
   }
   out += ']';
+}
+
+void append_attributes(std::string& out, const std::vector<SpanAttribute>& attributes) {
+  append_array(out, attributes, [](std::string& to, const SpanAttribute& attribute) {
+    to += R"({"key":)";
+    append_json_string(to, attribute.key);
+    to += R"(,"value":)";
+    append_value(to, attribute.value);
+    to += '}';
+  });
 }
 
 void append_span(std::string& out, const Span& span) {
@@ -76,16 +84,14 @@ void append_span(std::string& out, const Span& span) {
   out += R"(,"attributes":)";
   append_attributes(out, span.attributes);
   if (!span.events.empty()) {
-    out += R"(,"events":[)";
-    for (std::size_t i = 0; i < span.events.size(); ++i) {
-      if (i > 0) out += ',';
-      out += R"({"name":)";
-      append_json_string(out, span.events[i].name);
-      out += R"(,"timeUnixNano":)";
-      append_quoted_number(out, span.events[i].time_unix_nanos);
-      out += '}';
-    }
-    out += ']';
+    out += R"(,"events":)";
+    append_array(out, span.events, [](std::string& to, const SpanEvent& event) {
+      to += R"({"name":)";
+      append_json_string(to, event.name);
+      to += R"(,"timeUnixNano":)";
+      append_quoted_number(to, event.time_unix_nanos);
+      to += '}';
+    });
   }
   if (span.error) {
     out += R"(,"status":{"code":2,"message":)";
@@ -143,13 +149,10 @@ std::string otlp_request(OtlpSignal signal, const std::vector<std::string>& item
   append_attributes(out, {{"service.name", std::string("switchboard")},
                           {"service.version", resource.service_version},
                           {"service.instance.id", resource.service_instance}});
-  out += traces ? R"(},"scopeSpans":[{"scope":{"name":"switchboard"},"spans":[)"
-                : R"(},"scopeLogs":[{"scope":{"name":"switchboard"},"logRecords":[)";
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (i > 0) out += ',';
-    out += items[i];
-  }
-  out += "]}]}]}";
+  out += traces ? R"(},"scopeSpans":[{"scope":{"name":"switchboard"},"spans":)"
+                : R"(},"scopeLogs":[{"scope":{"name":"switchboard"},"logRecords":)";
+  append_array(out, items, [](std::string& to, const std::string& item) { to += item; });
+  out += "}]}]}";
   return out;
 }
 

@@ -84,6 +84,17 @@ TEST(ComputerSession, ACallPastItsTimeoutIsAnsweredTimedOutAndCancelledTowardThe
   EXPECT_EQ(rig.last_received()["method"], "notifications/cancelled");
 }
 
+TEST(ComputerSession, ACallCutOffByItsSocketClosingSaysWhenItWasSent) {
+  SessionRig rig;
+  rig.handshake();
+  rig.forward(13, echo(7));
+  rig.session().close(close_code::kGoingAway);
+  ASSERT_TRUE(rig.run_until([&] { return !rig.replies.empty(); }));
+  EXPECT_EQ(rig.replies[0].call_id, 13u);
+  EXPECT_EQ(rig.replies[0].outcome.status, ipc::CallStatus::kDisconnected);
+  EXPECT_GT(rig.replies[0].outcome.sent_unix_nanos, 0u) << "for its span: when it was sent";
+}
+
 TEST(ComputerSession, AReplySaysWhenItsRequestWasSentAndWhenItsFirstAndLastBytesCame) {
   SessionRig rig;
   rig.handshake();
