@@ -8,8 +8,9 @@
 // resource and
 // attributes, in both eras; the header variant, and _meta preferred over it; a malformed
 // traceparent starts a new trace and never reaches the computer; a caller's "not sampled"
-// is honoured; a call refused by the grant, a tool error, a JSON-RPC error and a cancelled
-// call end their spans as errors; a request refused before authentication makes none;
+// is honoured; a call refused by the grant, a tool error, a JSON-RPC error, a cancelled
+// call and one past its timeout end their spans as errors (the last two their round trips
+// too); a request refused before authentication makes none;
 // every export is OTLP JSON with the headers of headers_file, and no token, secret or
 // argument is in any; and with the collector slow, then down, then failing every export,
 // calls are not slowed, /metrics counts the spans dropped, and export resumes once it is
@@ -619,6 +620,44 @@ const unauthenticated = hex(16);
   assert.ok(!roundTrip.events.some((event) => event.name === "first byte of the reply"));
   assert.ok(BigInt(roundTrip.endTimeUnixNano) <= BigInt(server.endTimeUnixNano));
   step("a cancelled call's span ends with error.type -32800; its round trip, cancelled, has its progress");
+}
+
+// ---- 6b. a call past its timeout ----
+
+{
+  // The run gives test_trace_context a timeout of 1 s. Answered as JSON: an event stream
+  // would be ended for polling after poll_secs, as quiet as this call is.
+  const meta = {};
+  const span = callerSpan("tools/call test_trace_context", meta);
+  const { reply } = await rpc(
+    {
+      id: "time-me-out",
+      method: "tools/call",
+      params: { name: "test_trace_context", arguments: { wait_ms: 10000 }, _meta: meta },
+    },
+    { headers: { accept: "application/json" } },
+  );
+  span.end();
+  assert.ok(reply?.error, `the timed-out call's answer: ${JSON.stringify(reply)}`);
+  const server = await spanWhere("the timed-out call's span", byTrace(span.spanContext().traceId));
+  checkSpan(server, { name: "tools/call test_trace_context" });
+  checkFailed(server, reply);
+  // The computer's round trip: from the request written until the worker gave up on it,
+  // an error that says so, with no reply's first byte.
+  const [roundTrip, hop] = await waitFor("the timed-out call's round trip", async () => {
+    const spans = (await receiverGet("/spans")).filter(byTrace(server.traceId));
+    const roundTrip = spans.find((s) => s.kind === CLIENT);
+    const hop = spans.find((s) => s.name === "switchboard worker");
+    return roundTrip && hop ? [roundTrip, hop] : null;
+  });
+  assert.equal(roundTrip.parentSpanId, hop.spanId);
+  assert.equal(roundTrip.status.code, ERROR, "the round trip: an error");
+  assert.equal(roundTrip.attributes[A.errorType], "timeout");
+  assert.ok(!roundTrip.events.some((event) => event.name === "first byte of the reply"));
+  const lasted = BigInt(roundTrip.endTimeUnixNano) - BigInt(roundTrip.startTimeUnixNano);
+  assert.ok(lasted >= 1_000_000_000n, `the round trip lasts the timeout: ${lasted} ns`);
+  assert.ok(BigInt(hop.startTimeUnixNano) <= BigInt(roundTrip.startTimeUnixNano));
+  step("a call past its timeout: its round trip ends as an error, timeout, after the timeout");
 }
 
 // ---- 7. nothing for what made no span; every export as it should be ----
