@@ -102,6 +102,18 @@ void string_counts(Writer& out, std::string_view name, std::string_view label,
     out.sample(name, {{label, key}}, static_cast<double>(value));
 }
 
+// One sample for each of `values`, 0 for one never counted: a family whose every series is
+// there from the start.
+void every_count(Writer& out, std::string_view name, std::string_view label,
+                 std::initializer_list<std::string_view> values,
+                 const Metrics::Counts<std::string>& counts) {
+  for (const std::string_view value : values) {
+    const auto found = counts.find(value);
+    out.sample(name, {{label, value}},
+               static_cast<double>(found == counts.end() ? 0 : found->second));
+  }
+}
+
 void call_families(Writer& out, const Metrics& metrics) {
   out.family("switchboard_calls_total", "counter",
              "Tool calls that ended, by computer, caller and outcome.");
@@ -211,28 +223,17 @@ void supervisor_families(Writer& out, const ScrapeSources& sources) {
              static_cast<double>(metrics.connections_refused()));
   out.family("switchboard_http_connections_cut_total", "counter",
              "HTTP connections reset at a deadline, by cause: write_deadline or lingering.");
-  for (const std::string_view cause : {kCutAtWriteDeadline, kCutLingering}) {
-    const auto found = metrics.connections_cut().find(cause);
-    const std::uint64_t cut = found == metrics.connections_cut().end() ? 0 : found->second;
-    out.sample("switchboard_http_connections_cut_total", {{"cause", cause}},
-               static_cast<double>(cut));
-  }
+  every_count(out, "switchboard_http_connections_cut_total", "cause",
+              {kCutAtWriteDeadline, kCutLingering}, metrics.connections_cut());
   out.family("switchboard_trace_spans_total", "counter",
              "Spans of caller requests, by outcome: exported to the collector, or dropped (the "
              "queue full, or the collector refused them).");
-  for (const std::string_view outcome : {"exported", "dropped"}) {
-    const auto found = metrics.trace_spans().find(outcome);
-    const std::uint64_t spans = found == metrics.trace_spans().end() ? 0 : found->second;
-    out.sample("switchboard_trace_spans_total", {{"outcome", outcome}}, static_cast<double>(spans));
-  }
+  every_count(out, "switchboard_trace_spans_total", "outcome", {"exported", "dropped"},
+              metrics.trace_spans());
   out.family("switchboard_audit_log_records_total", "counter",
              "Audit lines sent as OTLP log records, by outcome: exported or dropped.");
-  for (const std::string_view outcome : {"exported", "dropped"}) {
-    const auto found = metrics.audit_log_records().find(outcome);
-    const std::uint64_t records = found == metrics.audit_log_records().end() ? 0 : found->second;
-    out.sample("switchboard_audit_log_records_total", {{"outcome", outcome}},
-               static_cast<double>(records));
-  }
+  every_count(out, "switchboard_audit_log_records_total", "outcome", {"exported", "dropped"},
+              metrics.audit_log_records());
   out.family("switchboard_switches_total", "counter",
              "Switches in place (SIGUSR2, switchboard upgrade, a restart) since the service "
              "started.");
