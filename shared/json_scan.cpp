@@ -6,6 +6,8 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "shared/utf8.hpp"
+
 namespace sb {
 namespace {
 
@@ -185,32 +187,9 @@ bool JsonScanner::escape() {
 
 // One multi-byte UTF-8 sequence (RFC 3629: no overlongs, no surrogates, <= U+10FFFF).
 bool JsonScanner::utf8_sequence() {
-  const auto byte_at = [&](std::size_t offset) {
-    return static_cast<unsigned char>(text_[position_ + offset]);
-  };
-  const unsigned char lead = byte_at(0);
-  std::size_t length = 0;
-  unsigned char second_min = 0x80;
-  unsigned char second_max = 0xBF;
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3;
-    if (lead == 0xE0) second_min = 0xA0;
-    if (lead == 0xED) second_max = 0x9F;
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4;
-    if (lead == 0xF0) second_min = 0x90;
-    if (lead == 0xF4) second_max = 0x8F;
-  } else {
-    return false;
-  }
-  if (position_ + length > text_.size()) return false;
-  if (byte_at(1) < second_min || byte_at(1) > second_max) return false;
-  for (std::size_t offset = 2; offset < length; ++offset) {
-    if (byte_at(offset) < 0x80 || byte_at(offset) > 0xBF) return false;
-  }
-  position_ += length;
+  const Utf8Sequence sequence = utf8_sequence_at(text_.substr(position_));
+  if (!sequence.whole) return false;
+  position_ += sequence.length;
   return true;
 }
 
