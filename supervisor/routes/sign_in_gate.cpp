@@ -13,10 +13,6 @@
 namespace sb::supervisor {
 namespace {
 
-std::int64_t seconds_now() {
-  return unix_time_now<std::chrono::seconds>();
-}
-
 // An opaque OAuth token no issuer has vouched for yet, which its issuer is to be asked
 // about before the request is routed.
 std::optional<std::string> token_to_introspect(const SupervisorState& state,
@@ -25,7 +21,8 @@ std::optional<std::string> token_to_introspect(const SupervisorState& state,
   auto token = parse_bearer(*request.authorization);
   if (!token) token = parse_credentials(*request.authorization, "dpop");
   // The static table last: a request that needs no question is not authenticated twice.
-  if (!token || !state.sign_in->awaits_introspection(*token, seconds_now()) ||
+  if (!token ||
+      !state.sign_in->awaits_introspection(*token, unix_time_now<std::chrono::seconds>()) ||
       state.clients->authenticate(token))
     return std::nullopt;
   return token;
@@ -54,7 +51,7 @@ const Caller* SignInGate::authenticate() {
 // The caller an OAuth access token names. A token bound to a key comes with a DPoP proof
 // by that key, and only so; an unbound one only as a bearer token (RFC 9449 §7).
 const Caller* SignInGate::signed_in(const std::string& token, bool with_proof) {
-  const auto now = seconds_now();
+  const auto now = unix_time_now<std::chrono::seconds>();
   const auto verdict = state_.sign_in->check(token, now);
   const auto* identity = std::get_if<oauth::TokenIdentity>(&verdict);
   if (!identity || identity->confirmation_key.empty() == with_proof) return nullptr;
@@ -122,7 +119,7 @@ Underway after_introspection(SupervisorState& state, const HttpRequest& request,
   if (!token) return route();
   auto routed = std::make_shared<Underway>();
   auto gone = std::make_shared<bool>(false);
-  state.sign_in->introspect(std::move(*token), seconds_now(),
+  state.sign_in->introspect(std::move(*token), unix_time_now<std::chrono::seconds>(),
                             [route = std::move(route), routed, gone] {
                               if (!*gone) *routed = route();
                             });
